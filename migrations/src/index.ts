@@ -1,0 +1,15 @@
+/**
+ * The database migrations, in the order they are applied. Each is plain SQL that runs on PostgreSQL 15+
+ * and on PGlite. Never edit a migration that has landed: add a new file and a new entry here.
+ */
+import foundation from "./0001_foundation.ts"
+
+export interface Migration {
+  readonly id: number
+  readonly name: string
+  readonly sql: string
+}
+
+export const migrations: ReadonlyArray<Migration> = [
+  { id: 1, name: "foundation", sql: foundation }
+]

@@ -1,0 +1,11 @@
+/** Branded ids: a Dock id can never be passed where a user id is expected. */
+import { Schema } from "effect"
+
+export const UserId = Schema.UUID.pipe(Schema.brand("UserId"))
+export type UserId = typeof UserId.Type
+
+export const DockId = Schema.UUID.pipe(Schema.brand("DockId"))
+export type DockId = typeof DockId.Type
+
+export const TokenId = Schema.UUID.pipe(Schema.brand("TokenId"))
+export type TokenId = typeof TokenId.Type

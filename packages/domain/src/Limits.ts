@@ -1,0 +1,54 @@
+/**
+ * Limits that rules enforce: the spec's anonymous-sandbox defaults and our free plan (architecture §11).
+ * The server fills it from configuration; tests provide `Limits.defaults` or tighter numbers.
+ */
+import { Context, Duration } from "effect"
+
+export interface LimitValues {
+  readonly sandboxClaimWindow: Duration.Duration
+  readonly sandboxRetention: Duration.Duration
+  readonly registrationsPerIpPerDay: number
+  readonly registrationsPerHour: number
+  readonly sandboxMaxArtifacts: number
+  readonly sandboxMaxBytes: number
+  readonly sandboxWritesPerMinute: number
+  readonly otpSendsPerHour: number
+  readonly otpTtl: Duration.Duration
+  readonly claimedTokenTtl: Duration.Duration
+  /** 0 = unlimited */
+  readonly tokenRequestsPerMinute: number
+  /** 0 = unlimited */
+  readonly tokenWritesPerMinute: number
+  readonly planMaxDocks: number
+  readonly planMaxArtifactsPerDock: number
+  readonly planMaxDockBytes: number
+  readonly planMaxRowsPerTable: number
+  readonly planMaxBulkRows: number
+  readonly planSnapshotRetention: number
+}
+
+export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValues>() {
+  static readonly defaults: LimitValues = {
+    sandboxClaimWindow: Duration.days(14),
+    sandboxRetention: Duration.days(7),
+    registrationsPerIpPerDay: 5,
+    registrationsPerHour: 200,
+    sandboxMaxArtifacts: 25,
+    sandboxMaxBytes: 10 * 1024 * 1024,
+    sandboxWritesPerMinute: 60,
+    otpSendsPerHour: 5,
+    otpTtl: Duration.minutes(10),
+    claimedTokenTtl: Duration.days(90),
+    tokenRequestsPerMinute: 600,
+    tokenWritesPerMinute: 120,
+    planMaxDocks: 50,
+    planMaxArtifactsPerDock: 5_000,
+    planMaxDockBytes: 100 * 1024 * 1024,
+    planMaxRowsPerTable: 50_000,
+    planMaxBulkRows: 500,
+    planSnapshotRetention: 20
+  }
+}
+
+/** Where the service is reached from outside: used to build `url` fields. */
+export class PublicBaseUrl extends Context.Tag("@dock/domain/PublicBaseUrl")<PublicBaseUrl, string>() {}

@@ -1,0 +1,29 @@
+/**
+ * `@dock/domain/testing`: every domain service on a fresh, migrated in-memory database (or a fresh database on
+ * DOCK_TEST_DATABASE_URL), with default limits and mail captured in memory. One layer per test file:
+ *
+ *   layer(DomainTest)("my feature", (it) => { it.effect("…", () => Effect.gen(function*() { … })) })
+ */
+import { Layer } from "effect"
+import { TestDatabaseLive } from "./Database/TestDatabase.ts"
+import { DomainLive } from "./DomainLive.ts"
+import { Limits, PublicBaseUrl } from "./Limits.ts"
+import { capturingMailer } from "./Mail/Mailer.ts"
+
+export { scopedPostgresDatabase, TestDatabaseLive, testServerUrl } from "./Database/TestDatabase.ts"
+
+export const TEST_BASE_URL = "http://dock.test"
+
+/** DomainTest with some limits changed, for testing caps without creating thousands of rows. */
+export const domainTestWith = (limits: Partial<typeof Limits.defaults>) =>
+  DomainLive.pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      TestDatabaseLive,
+      Layer.succeed(Limits, { ...Limits.defaults, ...limits }),
+      Layer.succeed(PublicBaseUrl, TEST_BASE_URL),
+      capturingMailer
+    ))
+  )
+
+/** Every domain service, Limits, PublicBaseUrl, a capturing Mailer and the SqlClient, on a fresh database. */
+export const DomainTest = domainTestWith({})
