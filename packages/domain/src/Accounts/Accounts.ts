@@ -18,5 +18,5 @@ export class Accounts extends Context.Tag("@dock/domain/Accounts")<Accounts, {
   readonly findById: (id: UserId) => Effect.Effect<User, NotFound>
   /** By username or (case-insensitive) email, as operators type them. */
   readonly findByIdentifier: (identifier: string) => Effect.Effect<User, NotFound>
-  readonly list: (options?: { readonly limit?: number; readonly offset?: number }) => Effect.Effect<ReadonlyArray<User>>
+  readonly list: (options?: { readonly limit?: number | undefined; readonly offset?: number | undefined }) => Effect.Effect<ReadonlyArray<User>>
 }>() {}

@@ -113,7 +113,7 @@ export const AccountsLive = Layer.effect(
       )
     })
 
-    const list = Effect.fn("Accounts.list")(function*(options?: { readonly limit?: number; readonly offset?: number }) {
+    const list = Effect.fn("Accounts.list")(function*(options?: { readonly limit?: number | undefined; readonly offset?: number | undefined }) {
       const limit = Math.min(Math.max(options?.limit ?? 100, 1), 1000)
       return yield* repo.list(limit, Math.max(options?.offset ?? 0, 0))
     })

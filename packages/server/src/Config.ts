@@ -1,0 +1,163 @@
+/**
+ * Configuration: every environment variable of architecture §5, read through Effect `Config` and validated
+ * before anything starts. A bad value fails with a ConfigError naming the variable; production refuses to
+ * start without an https DOCK_BASE_URL and a DOCK_SECRET. The only module that reads the environment.
+ */
+import { type Database, Limits, type LimitValues } from "@dock/domain"
+import { Config, ConfigError, Duration, Either, Effect, Option, Redacted } from "effect"
+import * as Path from "node:path"
+
+export type DockEnv = "development" | "production"
+
+export interface ServerConfig {
+  readonly port: number
+  readonly host: string
+  /** Origin without a trailing slash, e.g. http://localhost:8787 */
+  readonly baseUrl: string
+  readonly env: DockEnv
+  readonly dataDir: string
+  readonly database: Database.DatabaseOptions
+  readonly secret: Option.Option<Redacted.Redacted>
+  readonly adminToken: Option.Option<Redacted.Redacted>
+  readonly smtpUrl: Option.Option<Redacted.Redacted>
+  readonly mailFrom: string
+  readonly trustProxy: boolean
+  readonly allowedOrigins: ReadonlyArray<string>
+  readonly artifactOrigin: Option.Option<string>
+  readonly anonymousRegistrationEnabled: boolean
+  readonly verifiedEmailRegistration: boolean
+  readonly shutdownGrace: Duration.Duration
+  readonly jobInterval: Duration.Duration
+  readonly limits: LimitValues
+}
+
+const invalid = (variable: string, message: string) => ConfigError.InvalidData([variable], message)
+
+/** A non-negative integer (counts and caps; 0 means unlimited where the README says so). */
+const count = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "Expected a whole number >= 0", validation: (n) => n >= 0 }),
+    Config.withDefault(fallback)
+  )
+
+const duration = (name: string, fallback: Duration.Duration) => Config.duration(name).pipe(Config.withDefault(fallback))
+
+/** "https://x.example/" → "https://x.example"; rejects anything but an http(s) origin. */
+const origin = (name: string) =>
+  Config.string(name).pipe(Config.mapOrFail((raw) => {
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      return Either.left(invalid(name, `Expected an absolute http(s) URL but received ${raw}`))
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      return Either.left(invalid(name, `Expected an http or https URL but received ${raw}`))
+    }
+    if (url.pathname !== "/" || url.search !== "" || url.hash !== "") {
+      return Either.left(invalid(name, `Expected an origin without a path but received ${raw}`))
+    }
+    return Either.right(url.origin)
+  }))
+
+const limits: Config.Config<LimitValues> = Config.all({
+  sandboxClaimWindow: duration("DOCK_SANDBOX_CLAIM_WINDOW", Limits.defaults.sandboxClaimWindow),
+  sandboxRetention: duration("DOCK_SANDBOX_RETENTION", Limits.defaults.sandboxRetention),
+  registrationsPerIpPerDay: count("DOCK_REGISTRATIONS_PER_IP_PER_DAY", Limits.defaults.registrationsPerIpPerDay),
+  registrationsPerHour: count("DOCK_REGISTRATIONS_PER_HOUR", Limits.defaults.registrationsPerHour),
+  sandboxMaxArtifacts: count("DOCK_SANDBOX_MAX_ARTIFACTS", Limits.defaults.sandboxMaxArtifacts),
+  sandboxMaxBytes: count("DOCK_SANDBOX_MAX_BYTES", Limits.defaults.sandboxMaxBytes),
+  sandboxWritesPerMinute: count("DOCK_SANDBOX_WRITES_PER_MINUTE", Limits.defaults.sandboxWritesPerMinute),
+  otpSendsPerHour: count("DOCK_OTP_SENDS_PER_HOUR", Limits.defaults.otpSendsPerHour),
+  otpTtl: duration("DOCK_OTP_TTL", Limits.defaults.otpTtl),
+  claimedTokenTtl: duration("DOCK_CLAIMED_TOKEN_TTL", Limits.defaults.claimedTokenTtl),
+  tokenRequestsPerMinute: count("DOCK_TOKEN_REQUESTS_PER_MINUTE", Limits.defaults.tokenRequestsPerMinute),
+  tokenWritesPerMinute: count("DOCK_TOKEN_WRITES_PER_MINUTE", Limits.defaults.tokenWritesPerMinute),
+  planMaxDocks: count("DOCK_PLAN_MAX_DOCKS", Limits.defaults.planMaxDocks),
+  planMaxArtifactsPerDock: count("DOCK_PLAN_MAX_ARTIFACTS_PER_DOCK", Limits.defaults.planMaxArtifactsPerDock),
+  planMaxDockBytes: count("DOCK_PLAN_MAX_DOCK_BYTES", Limits.defaults.planMaxDockBytes),
+  planMaxRowsPerTable: count("DOCK_PLAN_MAX_ROWS_PER_TABLE", Limits.defaults.planMaxRowsPerTable),
+  planMaxBulkRows: count("DOCK_PLAN_MAX_BULK_ROWS", Limits.defaults.planMaxBulkRows),
+  planSnapshotRetention: count("DOCK_PLAN_SNAPSHOT_RETENTION", Limits.defaults.planSnapshotRetention)
+})
+
+const raw = Config.all({
+  port: Config.port("PORT").pipe(Config.withDefault(8787)),
+  host: Config.nonEmptyString("HOST").pipe(Config.withDefault("127.0.0.1")),
+  env: Config.literal("development", "production")("DOCK_ENV").pipe(Config.withDefault("development" as const)),
+  baseUrl: Config.option(origin("DOCK_BASE_URL")),
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  poolSize: Config.integer("DOCK_DB_POOL_SIZE").pipe(
+    Config.validate({ message: "Expected a whole number from 1 to 100", validation: (n) => n >= 1 && n <= 100 }),
+    Config.withDefault(10)
+  ),
+  dataDir: Config.nonEmptyString("DOCK_DATA_DIR").pipe(Config.withDefault("./.dock")),
+  secret: Config.option(Config.redacted(Config.nonEmptyString("DOCK_SECRET"))),
+  adminToken: Config.option(Config.redacted(Config.nonEmptyString("DOCK_ADMIN_TOKEN"))),
+  smtpUrl: Config.option(Config.redacted("DOCK_SMTP_URL")),
+  mailFrom: Config.nonEmptyString("DOCK_MAIL_FROM").pipe(Config.withDefault("Dock <no-reply@localhost>")),
+  trustProxy: Config.boolean("DOCK_TRUST_PROXY").pipe(Config.withDefault(false)),
+  allowedOrigins: Config.option(Config.array(origin("DOCK_ALLOWED_ORIGINS"))),
+  artifactOrigin: Config.option(origin("DOCK_ARTIFACT_ORIGIN")),
+  anonymousRegistrationEnabled: Config.boolean("ANONYMOUS_REGISTRATION_ENABLED").pipe(Config.withDefault(true)),
+  verifiedEmailRegistration: Config.boolean("DOCK_VERIFIED_EMAIL_REGISTRATION").pipe(Config.withDefault(false)),
+  shutdownGrace: duration("DOCK_SHUTDOWN_GRACE", Duration.seconds(10)),
+  jobInterval: duration("DOCK_JOB_INTERVAL", Duration.minutes(5)),
+  limits
+})
+
+const checkSmtpUrl = (url: Option.Option<Redacted.Redacted>) =>
+  Option.match(url, {
+    onNone: () => Either.right(url),
+    onSome: (value) => {
+      try {
+        const parsed = new URL(Redacted.value(value))
+        return parsed.protocol === "smtp:" || parsed.protocol === "smtps:"
+          ? Either.right(url)
+          : Either.left(invalid("DOCK_SMTP_URL", "Expected an smtp:// or smtps:// URL"))
+      } catch {
+        return Either.left(invalid("DOCK_SMTP_URL", "Expected an smtp:// or smtps:// URL"))
+      }
+    }
+  })
+
+/** The whole configuration, with the cross-variable rules applied. */
+export const ServerConfig: Config.Config<ServerConfig> = raw.pipe(Config.mapOrFail((c) => {
+  const baseUrl = Option.getOrElse(c.baseUrl, () => `http://localhost:${c.port}`)
+  if (c.env === "production") {
+    if (!baseUrl.startsWith("https://")) {
+      return Either.left(invalid("DOCK_BASE_URL", "DOCK_ENV=production requires an https:// DOCK_BASE_URL"))
+    }
+    if (Option.isNone(c.secret)) {
+      return Either.left(invalid("DOCK_SECRET", "DOCK_ENV=production requires DOCK_SECRET"))
+    }
+  }
+  return Either.map(checkSmtpUrl(c.smtpUrl), (smtpUrl): ServerConfig => ({
+    port: c.port,
+    host: c.host,
+    baseUrl,
+    env: c.env,
+    dataDir: Path.resolve(c.dataDir),
+    database: Option.match(c.databaseUrl, {
+      onNone: (): Database.DatabaseOptions => ({ _tag: "Embedded", dataDir: Path.resolve(c.dataDir) }),
+      onSome: (url): Database.DatabaseOptions => ({ _tag: "Postgres", url, poolSize: c.poolSize })
+    }),
+    secret: c.secret,
+    adminToken: c.adminToken,
+    smtpUrl,
+    mailFrom: c.mailFrom,
+    trustProxy: c.trustProxy,
+    allowedOrigins: Option.getOrElse(c.allowedOrigins, () => [baseUrl]),
+    artifactOrigin: c.artifactOrigin,
+    anonymousRegistrationEnabled: c.anonymousRegistrationEnabled,
+    verifiedEmailRegistration: c.verifiedEmailRegistration,
+    shutdownGrace: c.shutdownGrace,
+    jobInterval: c.jobInterval,
+    limits: c.limits
+  }))
+}))
+
+/** Reads the configuration from the process environment. */
+export const loadConfig: Effect.Effect<ServerConfig, ConfigError.ConfigError> = Effect.gen(function*() {
+  return yield* ServerConfig
+})

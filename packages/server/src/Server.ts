@@ -1,0 +1,68 @@
+/**
+ * The whole server as one layer: database (+ migrations under a lock), domain services, the HTTP routes with
+ * the request middleware, and a Node HTTP server that shuts down gracefully. `main.ts`, `dock serve` and the
+ * tests all build this same layer.
+ */
+import { HttpLayerRouter, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Database, DockApi, DomainLive, Limits, MigrationsLive, PublicBaseUrl } from "@dock/domain"
+import type { SqlClient, SqlError } from "@effect/sql"
+import type { PgClient } from "@effect/sql-pg"
+import { Duration, Effect, Layer } from "effect"
+import * as Http from "node:http"
+import type { ServerConfig } from "./Config.ts"
+import { AdminUsersHttp, adminAuthorizationLayer } from "./http/AdminHttp.ts"
+import { HealthHttp } from "./http/HealthHttp.ts"
+import { requestMiddleware } from "./http/RequestMiddleware.ts"
+
+/**
+ * On shutdown: stop accepting connections, let in-flight requests finish within the grace period, then cut
+ * whatever is left. Built on top of the HTTP server so it runs before the server's own finalizer, and before
+ * the database closes.
+ */
+const gracefulShutdown = (server: Http.Server, grace: Duration.Duration) =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    yield* HttpServer.HttpServer
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        yield* Effect.logInfo("Shutting down: finishing in-flight requests")
+        const closed = Effect.async<void>((resume) => {
+          server.close(() => resume(Effect.void))
+          server.closeIdleConnections()
+        })
+        const finished = yield* Effect.timeoutOption(closed, grace)
+        if (finished._tag === "None") {
+          yield* Effect.logWarning(`Requests still running after ${Duration.format(grace)}: closing them`)
+          server.closeAllConnections()
+        }
+      })
+    )
+  }))
+
+export interface ServerOptions {
+  /** The database layer to use instead of the one the configuration names (tests pass a fresh one). */
+  readonly database?: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, SqlError.SqlError>
+}
+
+export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) => {
+  const database = options.database ?? Database.layer(config.database)
+  const infrastructure = Layer.mergeAll(
+    Layer.provideMerge(MigrationsLive, database),
+    Layer.succeed(Limits, config.limits),
+    Layer.succeed(PublicBaseUrl, config.baseUrl)
+  )
+  const routes = HttpLayerRouter.addHttpApi(DockApi).pipe(
+    Layer.provide([HealthHttp, AdminUsersHttp.pipe(Layer.provide(adminAuthorizationLayer(config.adminToken)))]),
+    Layer.provide(requestMiddleware(config))
+  )
+  const nodeServer = Http.createServer()
+  const httpServer = Layer.provideMerge(
+    gracefulShutdown(nodeServer, config.shutdownGrace),
+    NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host })
+  )
+  return HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(
+    Layer.provide(httpServer),
+    Layer.provide(DomainLive),
+    Layer.provide(infrastructure)
+  )
+}

@@ -1,0 +1,35 @@
+/** The operator's admin API: bearer DOCK_ADMIN_TOKEN, then one domain call per endpoint. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Accounts, AdminAuthorization, DockApi, Unauthorized } from "@dock/domain"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { timingSafeEqual } from "node:crypto"
+
+const sameSecret = (given: string, expected: string) => {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export const adminAuthorizationLayer = (adminToken: Option.Option<Redacted.Redacted>) =>
+  Layer.succeed(
+    AdminAuthorization,
+    AdminAuthorization.of({
+      adminToken: (given) =>
+        Option.match(adminToken, {
+          onNone: () => Effect.fail(new Unauthorized({ message: "The admin API is disabled: DOCK_ADMIN_TOKEN is not set" })),
+          onSome: (expected) =>
+            sameSecret(Redacted.value(given), Redacted.value(expected))
+              ? Effect.void
+              : Effect.fail(new Unauthorized({ message: "Missing or wrong admin token" }))
+        })
+    })
+  )
+
+export const AdminUsersHttp = HttpApiBuilder.group(DockApi, "adminUsers", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    return handlers
+      .handle("create", ({ payload }) =>
+        accounts.create({ email: payload.email, username: payload.username, kind: "person", confirmed: true }))
+      .handle("list", ({ urlParams }) => accounts.list(urlParams))
+  }))

@@ -1,0 +1,11 @@
+/** Turns a DockError into the HTTP response every route answers with: the error body plus its headers. */
+import { HttpServerResponse } from "@effect/platform"
+import { type DockError, errorBody } from "@dock/domain"
+
+export const errorResponse = (error: DockError): HttpServerResponse.HttpServerResponse => {
+  const headers: Record<string, string> = { "cache-control": "no-store" }
+  if (error.code === "rate_limited" && "retry_after_seconds" in error) {
+    headers["retry-after"] = String(Math.max(1, Math.ceil(error.retry_after_seconds)))
+  }
+  return HttpServerResponse.unsafeJson(errorBody(error), { status: error.status, headers })
+}

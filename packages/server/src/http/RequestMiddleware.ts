@@ -1,0 +1,113 @@
+/**
+ * The one middleware every request passes through: a request id, Host validation, the error body for
+ * everything that goes wrong (unknown routes, malformed JSON, schema failures, defects), security headers,
+ * and one log line per request.
+ */
+import { HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { BadRequest, Forbidden, Internal, NotFound, ValidationError } from "@dock/domain"
+import { Cause, Clock, Effect, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import type { ServerConfig } from "../Config.ts"
+import { errorResponse } from "./ErrorResponse.ts"
+
+const LOOPBACK = ["localhost", "127.0.0.1", "[::1]", "::1"]
+
+/** Hosts this server answers for: the base URL's host and, in development, loopback names. */
+export const allowedHosts = (config: ServerConfig): ReadonlySet<string> =>
+  new Set([new URL(config.baseUrl).hostname, ...(config.env === "development" ? LOOPBACK : [])])
+
+/** "example.com:8787" → "example.com"; "[::1]:80" → "[::1]". */
+const hostnameOf = (host: string): string => {
+  const trimmed = host.trim().toLowerCase()
+  if (trimmed.startsWith("[")) return trimmed.slice(0, trimmed.indexOf("]") + 1)
+  const colon = trimmed.lastIndexOf(":")
+  return colon === -1 ? trimmed : trimmed.slice(0, colon)
+}
+
+const securityHeaders = (response: HttpServerResponse.HttpServerResponse) =>
+  HttpServerResponse.setHeaders(response, {
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+    ...(response.headers["content-security-policy"] === undefined
+      ? { "content-security-policy": "frame-ancestors 'none'" }
+      : {})
+  })
+
+interface DecodeIssue {
+  readonly path?: ReadonlyArray<PropertyKey>
+  readonly message?: string
+}
+
+/**
+ * HttpApi answers schema failures with its own `HttpApiDecodeError` body; rewrite it into our error body
+ * (validation_error, naming the path of the first problem) so that every error looks the same.
+ */
+const normalizeDecodeError = (response: HttpServerResponse.HttpServerResponse) => {
+  if (response.status !== 400 || response.body._tag !== "Uint8Array") return response
+  let parsed: { _tag?: unknown; issues?: ReadonlyArray<DecodeIssue>; message?: string }
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(response.body.body))
+  } catch {
+    return response
+  }
+  if (parsed._tag !== "HttpApiDecodeError") return response
+  const first = parsed.issues?.[0]
+  const path = (first?.path ?? []).map(String)
+  const where = path.length === 0 ? "request" : path.join(".")
+  return errorResponse(
+    new ValidationError({
+      message: `Invalid ${where}: ${first?.message ?? parsed.message ?? "does not match the expected shape"}`,
+      details: { path, issues: parsed.issues ?? [] }
+    })
+  )
+}
+
+const isMalformedBody = (defect: unknown) =>
+  defect instanceof HttpServerError.RequestError && defect.reason === "Decode"
+
+export const requestMiddleware = (config: ServerConfig) => {
+  const hosts = allowedHosts(config)
+  // The function runs once when routes are built; the Effect it returns runs per request.
+  return HttpLayerRouter.middleware((httpEffect) => Effect.suspend(() => {
+    const requestId = randomUUID()
+    return Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const started = yield* Clock.currentTimeMillis
+      const host = request.headers["host"]
+
+      const failed = (cause: Cause.Cause<unknown>) =>
+        Effect.gen(function*() {
+          const failure = Cause.failureOption(cause)
+          if (Option.isSome(failure) && failure.value instanceof HttpServerError.RouteNotFound) {
+            return errorResponse(new NotFound({ message: `No route for ${request.method} ${request.url.split("?")[0]}` }))
+          }
+          const defect = Cause.dieOption(cause)
+          if (Option.isSome(defect) && isMalformedBody(defect.value)) {
+            return errorResponse(new BadRequest({ message: "The request body is not valid JSON" }))
+          }
+          if (Cause.isInterruptedOnly(cause)) {
+            return HttpServerResponse.empty({ status: 499 })
+          }
+          yield* Effect.logError("Unhandled failure", cause)
+          return errorResponse(
+            new Internal({ message: `Internal error (request id ${requestId})`, request_id: requestId })
+          )
+        })
+
+      const response = host !== undefined && hosts.has(hostnameOf(host))
+        ? yield* httpEffect.pipe(Effect.catchAllCause(failed), Effect.map(normalizeDecodeError))
+        : errorResponse(new Forbidden({ message: `This server does not answer for the host ${host ?? "(none)"}` }))
+
+      const finished = yield* Clock.currentTimeMillis
+      yield* Effect.logInfo(`${request.method} ${request.url} ${response.status}`).pipe(
+        Effect.annotateLogs({ status: response.status, duration_ms: finished - started })
+      )
+      return securityHeaders(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+    }).pipe(
+      Effect.annotateLogs("request_id", requestId),
+      // Every failure is answered above; the router's typing wants the "unhandled" marker kept.
+      (effect) => effect as Effect.Effect<HttpServerResponse.HttpServerResponse, HttpLayerRouter.unhandled, HttpServerRequest.HttpServerRequest>
+    )
+  }), { global: true })
+}

@@ -1,0 +1,5 @@
+export * from "./Config.ts"
+export * from "./Logging.ts"
+export * from "./Program.ts"
+export * from "./Secrets.ts"
+export * from "./Server.ts"
