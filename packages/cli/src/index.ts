@@ -1,0 +1,1 @@
+export { cli, CliFailure } from "./Cli.ts"
