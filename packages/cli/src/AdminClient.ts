@@ -5,6 +5,7 @@
  */
 import { FetchHttpClient, FileSystem, HttpApiClient, HttpClient, HttpClientRequest, Path } from "@effect/platform"
 import { DockApi } from "@dock/domain"
+import { optionalText } from "@dock/server"
 import { Config, Data, Effect, Option, Redacted } from "effect"
 
 export interface Connection {
@@ -19,7 +20,7 @@ const serverUrl = (flag: Option.Option<string>) =>
     onSome: Effect.succeed,
     onNone: () =>
       Effect.gen(function*() {
-        const base = yield* Config.option(Config.string("DOCK_BASE_URL"))
+        const base = yield* optionalText("DOCK_BASE_URL")
         if (Option.isSome(base)) return base.value
         const port = yield* Config.integer("PORT").pipe(Config.withDefault(8787))
         return `http://localhost:${port}`
@@ -29,8 +30,8 @@ const serverUrl = (flag: Option.Option<string>) =>
 const adminToken = (flag: Option.Option<Redacted.Redacted>) =>
   Effect.gen(function*() {
     if (Option.isSome(flag)) return flag.value
-    const fromEnv = yield* Config.option(Config.redacted("DOCK_ADMIN_TOKEN"))
-    if (Option.isSome(fromEnv)) return fromEnv.value
+    const fromEnv = yield* optionalText("DOCK_ADMIN_TOKEN")
+    if (Option.isSome(fromEnv)) return Redacted.make(fromEnv.value)
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const dataDir = yield* Config.string("DOCK_DATA_DIR").pipe(Config.withDefault("./.dock"))

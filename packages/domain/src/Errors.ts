@@ -161,24 +161,20 @@ export const errorBody = (error: DockError): ErrorBody => ({
  */
 export const wire = <K extends ErrorCode>(code: K) => {
   const Class = ErrorClasses[code] as unknown as Schema.Schema<DockErrorOf<K>, any, never> & {
-    new(props: { message: string; details?: unknown }): DockErrorOf<K>
+    new(props: any): DockErrorOf<K>
+    readonly fields: Schema.Struct.Fields
   }
   const status = ErrorStatus[code]
+  // The body carries exactly the class's own fields (so a decoded body always constructs the class).
+  const { _tag: _omitTag, ...fields } = Class.fields
   const Body = Schema.Struct({
-    error: Schema.Struct({
-      code: Schema.Literal(code),
-      status: Schema.Literal(status),
-      message: Schema.String,
-      details: Schema.optional(Schema.Unknown),
-      retry_after_seconds: Schema.optional(Schema.Number),
-      request_id: Schema.optional(Schema.String)
-    })
+    error: Schema.Struct({ code: Schema.Literal(code), status: Schema.Literal(status), ...fields })
   })
   return Schema.transform(Body, Schema.typeSchema(Class), {
     strict: false,
     decode: ({ error }) => {
-      const { code: _code, status: _status, ...props } = error
-      return new Class(props as any)
+      const { code: _code, status: _status, ...props } = error as Record<string, unknown>
+      return new Class(props)
     },
     encode: (error) => errorBody(error as DockError)
   }).annotations(HttpApiSchema.annotations({ status }))

@@ -45,13 +45,15 @@ const checkWriteToken = (
   if (!hasScope(principal, "mcp:write")) {
     return Effect.fail(new PermissionDenied({ message: "This token is read-only: it lacks the mcp:write scope" }))
   }
-  if (principal.allowedBucketIds !== null && (dockId === null || !principal.allowedBucketIds.includes(dockId))) {
+  // A sandbox principal without its Dock list is confined to nothing rather than to everything.
+  const allowed = principal.sandbox ? principal.allowedBucketIds ?? [] : principal.allowedBucketIds
+  if (allowed !== null && (dockId === null || !allowed.includes(dockId))) {
     return Effect.fail(
       new PermissionDenied({
         message: principal.sandbox
           ? "A sandbox token can only write inside its own sandbox Dock"
           : "This token is restricted to other Docks (allowed_bucket_ids)",
-        details: { allowed_bucket_ids: principal.allowedBucketIds }
+        details: { allowed_bucket_ids: allowed }
       })
     )
   }

@@ -14,8 +14,9 @@ export const slugify = (text: string, max = SLUG_MAX): string =>
     .replace(/[\u0300-\u036f]/g, "")
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+/, "")
     .slice(0, max)
-    .replace(/^-+|-+$/g, "")
+    .replace(/-+$/, "")
 
 export const validateSlug = (field: string, value: string, max = SLUG_MAX): Effect.Effect<string, ValidationError> =>
   isSlug(value, max)

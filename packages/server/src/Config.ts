@@ -40,11 +40,16 @@ const count = (name: string, fallback: number) =>
     Config.withDefault(fallback)
   )
 
+/** An optional variable; set but empty counts as unset (so `VAR= cmd` clears it). */
+export const optionalText = (name: string) =>
+  Config.option(Config.string(name)).pipe(Config.map(Option.filter((value) => value.trim() !== "")))
+
+const optionalSecret = (name: string) => optionalText(name).pipe(Config.map(Option.map(Redacted.make)))
+
 const duration = (name: string, fallback: Duration.Duration) => Config.duration(name).pipe(Config.withDefault(fallback))
 
 /** "https://x.example/" → "https://x.example"; rejects anything but an http(s) origin. */
-const origin = (name: string) =>
-  Config.string(name).pipe(Config.mapOrFail((raw) => {
+const parseOrigin = (name: string, raw: string): Either.Either<string, ConfigError.ConfigError> => {
     let url: URL
     try {
       url = new URL(raw)
@@ -58,7 +63,9 @@ const origin = (name: string) =>
       return Either.left(invalid(name, `Expected an origin without a path but received ${raw}`))
     }
     return Either.right(url.origin)
-  }))
+}
+
+const origin = (name: string) => Config.string(name).pipe(Config.mapOrFail((raw) => parseOrigin(name, raw)))
 
 const limits: Config.Config<LimitValues> = Config.all({
   sandboxClaimWindow: duration("DOCK_SANDBOX_CLAIM_WINDOW", Limits.defaults.sandboxClaimWindow),
@@ -82,23 +89,33 @@ const limits: Config.Config<LimitValues> = Config.all({
 })
 
 const raw = Config.all({
-  port: Config.port("PORT").pipe(Config.withDefault(8787)),
+  // 0 asks the OS for a free port (tests); the bound address is logged.
+  port: Config.integer("PORT").pipe(
+    Config.validate({ message: "Expected a port number from 0 to 65535", validation: (n) => n >= 0 && n <= 65535 }),
+    Config.withDefault(8787)
+  ),
   host: Config.nonEmptyString("HOST").pipe(Config.withDefault("127.0.0.1")),
   env: Config.literal("development", "production")("DOCK_ENV").pipe(Config.withDefault("development" as const)),
-  baseUrl: Config.option(origin("DOCK_BASE_URL")),
-  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  baseUrl: optionalText("DOCK_BASE_URL").pipe(Config.mapOrFail(Option.match({
+    onNone: () => Either.right(Option.none<string>()),
+    onSome: (value) => Either.map(parseOrigin("DOCK_BASE_URL", value), Option.some)
+  }))),
+  databaseUrl: optionalSecret("DATABASE_URL"),
   poolSize: Config.integer("DOCK_DB_POOL_SIZE").pipe(
     Config.validate({ message: "Expected a whole number from 1 to 100", validation: (n) => n >= 1 && n <= 100 }),
     Config.withDefault(10)
   ),
   dataDir: Config.nonEmptyString("DOCK_DATA_DIR").pipe(Config.withDefault("./.dock")),
-  secret: Config.option(Config.redacted(Config.nonEmptyString("DOCK_SECRET"))),
-  adminToken: Config.option(Config.redacted(Config.nonEmptyString("DOCK_ADMIN_TOKEN"))),
-  smtpUrl: Config.option(Config.redacted("DOCK_SMTP_URL")),
+  secret: optionalSecret("DOCK_SECRET"),
+  adminToken: optionalSecret("DOCK_ADMIN_TOKEN"),
+  smtpUrl: optionalSecret("DOCK_SMTP_URL"),
   mailFrom: Config.nonEmptyString("DOCK_MAIL_FROM").pipe(Config.withDefault("Dock <no-reply@localhost>")),
   trustProxy: Config.boolean("DOCK_TRUST_PROXY").pipe(Config.withDefault(false)),
   allowedOrigins: Config.option(Config.array(origin("DOCK_ALLOWED_ORIGINS"))),
-  artifactOrigin: Config.option(origin("DOCK_ARTIFACT_ORIGIN")),
+  artifactOrigin: optionalText("DOCK_ARTIFACT_ORIGIN").pipe(Config.mapOrFail(Option.match({
+    onNone: () => Either.right(Option.none<string>()),
+    onSome: (value) => Either.map(parseOrigin("DOCK_ARTIFACT_ORIGIN", value), Option.some)
+  }))),
   anonymousRegistrationEnabled: Config.boolean("ANONYMOUS_REGISTRATION_ENABLED").pipe(Config.withDefault(true)),
   verifiedEmailRegistration: Config.boolean("DOCK_VERIFIED_EMAIL_REGISTRATION").pipe(Config.withDefault(false)),
   shutdownGrace: duration("DOCK_SHUTDOWN_GRACE", Duration.seconds(10)),

@@ -60,8 +60,9 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     gracefulShutdown(nodeServer, config.shutdownGrace),
     NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host })
   )
+  // HttpServer stays in the output so callers (tests, benchmarks) can read the bound address.
   return HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(
-    Layer.provide(httpServer),
+    Layer.provideMerge(httpServer),
     Layer.provide(DomainLive),
     Layer.provide(infrastructure)
   )

@@ -69,9 +69,13 @@ export const AccountsLive = Layer.effect(
         yield* repo.setDefaultDock(inserted.id, dockId)
         return inserted
       })).pipe(
-        // Two creates racing for the same name: the loser sees the unique violation.
+        // Two creates racing for the same email or name: the loser sees the unique violation.
         Effect.catchIf(
-          (error) => error._tag === "SqlError" && isUniqueViolation(error),
+          (error) => error._tag === "SqlError" && isUniqueViolation(error, "users_email_key"),
+          () => Effect.succeed({ _tag: "EmailTaken" } as const)
+        ),
+        Effect.catchIf(
+          (error) => error._tag === "SqlError" && isUniqueViolation(error, "users_username_key"),
           () => Effect.succeed({ _tag: "UsernameTaken" } as const)
         ),
         Effect.catchTag("SqlError", Effect.die),

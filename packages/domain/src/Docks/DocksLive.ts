@@ -42,7 +42,7 @@ const invalid = (field: string, message: string) => new ValidationError({ messag
 
 const normalizeTitle = (input: NewDock) =>
   Effect.gen(function*() {
-    const title = (input.title ?? input.name)?.trim()
+    const title = [input.title, input.name].map((value) => value?.trim()).find((value) => value !== undefined && value !== "")
     if (title === undefined || title.length === 0) return yield* invalid("title", "A Dock needs a title (or name)")
     if (title.length > TITLE_MAX) return yield* invalid("title", `title is longer than ${TITLE_MAX} characters`)
     return title
@@ -122,7 +122,7 @@ export const DocksLive = Layer.effect(
     const baseUrl = yield* PublicBaseUrl
 
     const findRow = (ref: DockRef) => {
-      if (ref._tag === "ByPath") return repo.findByPath(ref.owner, ref.slug)
+      if (ref._tag === "ByPath") return repo.findByPath(ref.owner.toLowerCase(), ref.slug)
       return Schema.is(DockId)(ref.id) ? repo.findById(ref.id) : Effect.succeedNone
     }
 
