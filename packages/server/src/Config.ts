@@ -65,8 +65,6 @@ const parseOrigin = (name: string, raw: string): Either.Either<string, ConfigErr
     return Either.right(url.origin)
 }
 
-const origin = (name: string) => Config.string(name).pipe(Config.mapOrFail((raw) => parseOrigin(name, raw)))
-
 const limits: Config.Config<LimitValues> = Config.all({
   sandboxClaimWindow: duration("DOCK_SANDBOX_CLAIM_WINDOW", Limits.defaults.sandboxClaimWindow),
   sandboxRetention: duration("DOCK_SANDBOX_RETENTION", Limits.defaults.sandboxRetention),
@@ -111,7 +109,16 @@ const raw = Config.all({
   smtpUrl: optionalSecret("DOCK_SMTP_URL"),
   mailFrom: Config.nonEmptyString("DOCK_MAIL_FROM").pipe(Config.withDefault("Dock <no-reply@localhost>")),
   trustProxy: Config.boolean("DOCK_TRUST_PROXY").pipe(Config.withDefault(false)),
-  allowedOrigins: Config.option(Config.array(origin("DOCK_ALLOWED_ORIGINS"))),
+  allowedOrigins: optionalText("DOCK_ALLOWED_ORIGINS").pipe(Config.mapOrFail(Option.match({
+    onNone: () => Either.right(Option.none<ReadonlyArray<string>>()),
+    onSome: (list) =>
+      Either.map(
+        Either.all(list.split(",").map((item) => item.trim()).filter((item) => item !== "").map((item) =>
+          parseOrigin("DOCK_ALLOWED_ORIGINS", item)
+        )),
+        (origins) => Option.some<ReadonlyArray<string>>(origins)
+      )
+  }))),
   artifactOrigin: optionalText("DOCK_ARTIFACT_ORIGIN").pipe(Config.mapOrFail(Option.match({
     onNone: () => Either.right(Option.none<string>()),
     onSome: (value) => Either.map(parseOrigin("DOCK_ARTIFACT_ORIGIN", value), Option.some)

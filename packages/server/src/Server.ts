@@ -8,7 +8,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Database, DockApi, DomainLive, Limits, MigrationsLive, PublicBaseUrl } from "@dock/domain"
 import type { SqlClient, SqlError } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Schedule } from "effect"
 import * as Http from "node:http"
 import type { ServerConfig } from "./Config.ts"
 import { AdminUsersHttp, adminAuthorizationLayer } from "./http/AdminHttp.ts"
@@ -16,25 +16,42 @@ import { HealthHttp } from "./http/HealthHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 
 /**
- * On shutdown: stop accepting connections, let in-flight requests finish within the grace period, then cut
- * whatever is left. Built on top of the HTTP server so it runs before the server's own finalizer, and before
- * the database closes.
+ * On shutdown: stop accepting connections, answer what is in flight with `Connection: close`, let those
+ * requests finish within the grace period, then cut whatever is left. Built on top of the serving layer so it
+ * runs before the request handler is removed and long before the database closes.
  */
 const gracefulShutdown = (server: Http.Server, grace: Duration.Duration) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     yield* HttpServer.HttpServer
+    const inFlight = new Set<Http.ServerResponse>()
+    let draining = false
+    const track = (_request: Http.IncomingMessage, response: Http.ServerResponse) => {
+      if (draining && !response.headersSent) response.setHeader("connection", "close")
+      inFlight.add(response)
+      response.once("close", () => inFlight.delete(response))
+    }
+    server.prependListener("request", track)
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         yield* Effect.logInfo("Shutting down: finishing in-flight requests")
+        draining = true
+        for (const response of inFlight) {
+          if (!response.headersSent) response.setHeader("connection", "close")
+        }
         const closed = Effect.async<void>((resume) => {
           server.close(() => resume(Effect.void))
-          server.closeIdleConnections()
         })
-        const finished = yield* Effect.timeoutOption(closed, grace)
+        // Keep-alive connections become idle as their last response ends: close them as they do.
+        const closeIdle = Effect.sync(() => server.closeIdleConnections()).pipe(
+          Effect.repeat(Schedule.spaced("50 millis"))
+        )
+        // Finalizers are uninterruptible; the wait must not be, or the grace period could never cut it short.
+        const finished = yield* Effect.raceFirst(closed, closeIdle).pipe(Effect.interruptible, Effect.timeoutOption(grace))
         if (finished._tag === "None") {
           yield* Effect.logWarning(`Requests still running after ${Duration.format(grace)}: closing them`)
           server.closeAllConnections()
         }
+        server.off("request", track)
       })
     )
   }))
@@ -56,13 +73,12 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.provide(requestMiddleware(config))
   )
   const nodeServer = Http.createServer()
-  const httpServer = Layer.provideMerge(
-    gracefulShutdown(nodeServer, config.shutdownGrace),
-    NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host })
+  const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host }))
   )
   // HttpServer stays in the output so callers (tests, benchmarks) can read the bound address.
-  return HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(
-    Layer.provideMerge(httpServer),
+  return gracefulShutdown(nodeServer, config.shutdownGrace).pipe(
+    Layer.provideMerge(serving),
     Layer.provide(DomainLive),
     Layer.provide(infrastructure)
   )

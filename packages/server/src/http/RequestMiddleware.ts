@@ -31,7 +31,9 @@ const securityHeaders = (response: HttpServerResponse.HttpServerResponse) =>
     "x-frame-options": "DENY",
     ...(response.headers["content-security-policy"] === undefined
       ? { "content-security-policy": "frame-ancestors 'none'" }
-      : {})
+      : {}),
+    // Errors are never worth caching, whichever layer produced them.
+    ...(response.status >= 400 && response.headers["cache-control"] === undefined ? { "cache-control": "no-store" } : {})
   })
 
 interface DecodeIssue {
