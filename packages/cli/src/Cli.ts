@@ -8,7 +8,7 @@ import { HttpClientError } from "@effect/platform"
 import { applyMigrations, Database, isDockError, latestMigrationId, type User } from "@dock/domain"
 import { configuration, loggerLayer, serve } from "@dock/server"
 import { Console, Effect, Option } from "effect"
-import { adminClient, type Connection } from "./AdminClient.ts"
+import { adminClient, type Connection, MissingAdminToken } from "./AdminClient.ts"
 
 // Options every client command accepts after its own arguments.
 const connection = {
@@ -38,8 +38,8 @@ const describeFailure = (error: unknown, baseUrl: string): string => {
     if (error._tag === "RequestError") return `Cannot reach the Dock server at ${baseUrl} (${error.reason.toLowerCase()} error)`
     return `Unexpected answer from ${baseUrl}: HTTP ${error.response.status}`
   }
-  if (typeof error === "object" && error !== null && "_tag" in error && error._tag === "MissingAdminToken") {
-    return `No admin token: pass --admin-token, set DOCK_ADMIN_TOKEN, or run a development server that writes ${(error as unknown as { searched: string }).searched}`
+  if (error instanceof MissingAdminToken) {
+    return `No admin token: pass --admin-token, set DOCK_ADMIN_TOKEN, or run a development server that writes ${error.searched}`
   }
   return `Unexpected failure: ${String(error)}`
 }
