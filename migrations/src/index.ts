@@ -3,6 +3,7 @@
  * and on PGlite. Never edit a migration that has landed: add a new file and a new entry here.
  */
 import foundation from "./0001_foundation.ts"
+import identity from "./0002_identity.ts"
 
 export interface Migration {
   readonly id: number
@@ -11,5 +12,6 @@ export interface Migration {
 }
 
 export const migrations: ReadonlyArray<Migration> = [
-  { id: 1, name: "foundation", sql: foundation }
+  { id: 1, name: "foundation", sql: foundation },
+  { id: 2, name: "identity", sql: identity }
 ]

@@ -1,10 +1,20 @@
 /**
- * Every domain service over an SqlClient, ready to provide. Infrastructure (the database, Limits,
- * PublicBaseUrl, a Mailer) comes from outside: the server's main or the testing layer.
+ * Every domain service over an SqlClient, ready to provide. Infrastructure (the database, Limits, Features,
+ * HmacKey, PublicBaseUrl, a Mailer) comes from outside: the server's main or the testing layer.
  */
 import { Layer } from "effect"
 import { AccountsLive } from "./Accounts/AccountsLive.ts"
 import { ActivityLive } from "./Activity/Activity.ts"
 import { DocksLive } from "./Docks/DocksLive.ts"
+import { RateLimitsLive } from "./RateLimits/RateLimits.ts"
+import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
+import { WriteRulesLive } from "./Sandbox/WriteRules.ts"
+import { TokensLive } from "./Tokens/TokensLive.ts"
 
-export const DomainLive = Layer.mergeAll(AccountsLive, DocksLive).pipe(Layer.provideMerge(ActivityLive))
+const Foundation = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive)
+const Services = Layer.mergeAll(AccountsLive, DocksLive, WriteRulesLive)
+
+export const DomainLive = RegistrationsLive.pipe(
+  Layer.provideMerge(Services),
+  Layer.provideMerge(Foundation)
+)

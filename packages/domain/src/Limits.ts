@@ -2,7 +2,7 @@
  * Limits that rules enforce: the spec's anonymous-sandbox defaults and our free plan (architecture §11).
  * The server fills it from configuration; tests provide `Limits.defaults` or tighter numbers.
  */
-import { Context, Duration } from "effect"
+import { Context, Duration, type Redacted } from "effect"
 
 export interface LimitValues {
   readonly sandboxClaimWindow: Duration.Duration
@@ -52,3 +52,26 @@ export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValu
 
 /** Where the service is reached from outside: used to build `url` fields. */
 export class PublicBaseUrl extends Context.Tag("@dock/domain/PublicBaseUrl")<PublicBaseUrl, string>() {}
+
+/** Which registration flows this deployment offers (ANONYMOUS_REGISTRATION_ENABLED, DOCK_VERIFIED_EMAIL_REGISTRATION). */
+export class Features extends Context.Tag("@dock/domain/Features")<Features, {
+  readonly anonymousRegistration: boolean
+  readonly verifiedEmailRegistration: boolean
+}>() {
+  static readonly defaults = { anonymousRegistration: true, verifiedEmailRegistration: false }
+}
+
+/** The key for HMACs (OTP hashes): DOCK_SECRET. */
+export class HmacKey extends Context.Tag("@dock/domain/HmacKey")<HmacKey, Redacted.Redacted>() {}
+
+/** "10 minutes", "14 days", "1 hour 30 minutes": durations as people write them (in mail and manifests). */
+export const describeDuration = (duration: Duration.Duration): string => {
+  let rest = Math.round(Duration.toSeconds(duration))
+  const parts: Array<string> = []
+  for (const [unit, seconds] of [["day", 86_400], ["hour", 3_600], ["minute", 60], ["second", 1]] as const) {
+    const count = Math.floor(rest / seconds)
+    if (count > 0) parts.push(`${count} ${unit}${count === 1 ? "" : "s"}`)
+    rest -= count * seconds
+  }
+  return parts.length === 0 ? "0 seconds" : parts.join(" ")
+}

@@ -80,6 +80,7 @@ export const insertDock = (
     readonly allowForks: boolean
     readonly tags: ReadonlyArray<string>
     readonly topics: ReadonlyArray<string>
+    readonly sandbox?: boolean | undefined
   }
 ) =>
   Effect.gen(function*() {
@@ -93,6 +94,7 @@ export const insertDock = (
       allow_forks: fields.allowForks,
       tags: fields.tags,
       topics: fields.topics,
+      sandbox: fields.sandbox,
       now
     }
     if (fields.slug !== undefined) {

@@ -1,4 +1,7 @@
-/** Dock rows: SQL in, typed rows out. SqlError is a defect here; absence is an Option. */
+/**
+ * Dock rows: SQL in, typed rows out. SqlError is a defect here; absence is an Option. Hidden Docks (expired
+ * sandboxes) are absent from every lookup.
+ */
 import { SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
@@ -31,6 +34,8 @@ export interface InsertDock {
   readonly allow_forks: boolean
   readonly tags: ReadonlyArray<string>
   readonly topics: ReadonlyArray<string>
+  /** An anonymous registration's sandbox (the sandbox rules apply while it is unclaimed). */
+  readonly sandbox?: boolean | undefined
   readonly now: Date
 }
 
@@ -44,21 +49,22 @@ export const makeDocksRepo = Effect.gen(function*() {
   const findById = SqlSchema.findOne({
     Request: DockId,
     Result: DockRow,
-    execute: (id) => sql`${selectDock} where d.id = ${id}`
+    execute: (id) => sql`${selectDock} where d.id = ${id} and d.hidden_at is null`
   })
 
   const findByPath = SqlSchema.findOne({
     Request: Schema.Struct({ owner: Schema.String, slug: Schema.String }),
     Result: DockRow,
-    execute: ({ owner, slug }) => sql`${selectDock} where u.username = ${owner} and d.slug = ${slug}`
+    execute: ({ owner, slug }) =>
+      sql`${selectDock} where u.username = ${owner} and d.slug = ${slug} and d.hidden_at is null`
   })
 
   const insert = (dock: InsertDock) =>
     sql<{ id: DockId }>`insert into docks (owner_id, slug, title, description, visibility, discoverable, allow_forks,
-        tags, topics, created_at, updated_at)
+        tags, topics, sandbox, created_at, updated_at)
       values (${dock.owner_id}, ${dock.slug}, ${dock.title}, ${dock.description}, ${dock.visibility},
         ${dock.discoverable}, ${dock.allow_forks}, ${[...dock.tags]}::text[], ${[...dock.topics]}::text[],
-        ${dock.now}, ${dock.now})
+        ${dock.sandbox ?? false}, ${dock.now}, ${dock.now})
       on conflict (owner_id, slug) do nothing
       returning id`.pipe(Effect.map((rows) => rows[0]?.id))
 

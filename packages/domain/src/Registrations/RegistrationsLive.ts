@@ -1,0 +1,473 @@
+/**
+ * Anonymous sandboxes and their claim (spec §3, architecture §8), the verified-email preview flow, and the
+ * sandbox lifecycle. Every state change is one transaction; caps are counted inside it so they hold exactly.
+ * Claim tokens and OTPs exist in clear only in answers and mail: the database keeps SHA-256 and HMAC digests.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Accounts } from "../Accounts/Accounts.ts"
+import { Activity } from "../Activity/Activity.ts"
+import { toDock } from "../Docks/DocksLive.ts"
+import { makeDocksRepo } from "../Docks/DocksRepo.ts"
+import { Forbidden, NotFound, RateLimited, ValidationError } from "../Errors.ts"
+import type { DockId, TokenId, UserId } from "../Ids.ts"
+import { describeDuration, Features, HmacKey, Limits, PublicBaseUrl } from "../Limits.ts"
+import { Mailer } from "../Mail/Mailer.ts"
+import { CurrentPrincipal, userPrincipal } from "../Principal.ts"
+import { RateLimits } from "../RateLimits/RateLimits.ts"
+import { newOtp, newRegistrationSecret, otpHash, randomBase62, sameHash, sha256 } from "../Secrets.ts"
+import { Tokens } from "../Tokens/Tokens.ts"
+import {
+  AnonymousRegistration,
+  ClaimAccount,
+  ClaimCompleted,
+  type ClaimRequest,
+  ClaimStarted,
+  CredentialIssued,
+  type RegistrationRequest,
+  SandboxBucket,
+  type SandboxStatus,
+  SandboxSummary,
+  SweepResult,
+  VerifiedEmailRegistration
+} from "./Registration.ts"
+import { Registrations } from "./Registrations.ts"
+
+/** Wrong codes tolerated per code, and per registration and per email per day. */
+export const OTP_WRONG_TRIES_PER_CODE = 5
+export const OTP_WRONG_TRIES_PER_DAY = 20
+/** How long a verified-email claim token stays valid. */
+export const VERIFIED_EMAIL_WINDOW = Duration.hours(1)
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+const OTP = /^\d{6}$/
+
+interface RegistrationRow {
+  readonly id: string
+  readonly kind: "anonymous" | "verified_email"
+  readonly status: "unclaimed" | "otp_sent" | "claimed" | "expired"
+  readonly user_id: UserId | null
+  readonly dock_id: DockId | null
+  readonly token_id: TokenId | null
+  readonly agent_label: string | null
+  readonly email: string | null
+  readonly expires_at: Date
+}
+
+/** The one answer for a wrong, expired, used or voided code (and for a claimed registration). */
+const codeRefused = () =>
+  new ValidationError({
+    message: "The code is wrong, expired or already used. Request a new one with claim-start.",
+    details: { field: "otp" }
+  })
+
+const normalizeEmail = (email: string) => {
+  const normalized = email.trim().toLowerCase()
+  return normalized.length <= 254 && EMAIL.test(normalized)
+    ? Effect.succeed(normalized)
+    : Effect.fail(new ValidationError({ message: "email is not a valid email address", details: { field: "email" } }))
+}
+
+export const RegistrationsLive = Layer.effect(
+  Registrations,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const limits = yield* Limits
+    const features = yield* Features
+    const baseUrl = yield* PublicBaseUrl
+    const hmacKey = yield* HmacKey
+    const mailer = yield* Mailer
+    const rateLimits = yield* RateLimits
+    const tokens = yield* Tokens
+    const accounts = yield* Accounts
+    const activity = yield* Activity
+    const docks = yield* makeDocksRepo
+
+    const claimUrl = `${baseUrl}/agent/auth/claim`
+    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    const instructions = (claimToken: string, expiresAt: Date, emailHint: string) =>
+      [
+        `To claim this registration, POST ${claimUrl} with Content-Type: application/json and the body`,
+        `{"claim_token":"${claimToken}","email":"${emailHint}"} (claim-start). A six-digit code is mailed to that`,
+        `address; it expires after ${describeDuration(limits.otpTtl)}. Then POST ${claimUrl} with the body`,
+        `{"claim_token":"${claimToken}","otp":"<the six digits from the mail>"} (claim-complete).`,
+        `The claim window ends at ${expiresAt.toISOString()}; after that the sandbox is hidden and later deleted.`,
+        `Keep the claim_token secret: whoever holds it can start a claim.`
+      ].join(" ")
+
+    const registrationCaps = (ip: string) =>
+      Effect.zipRight(
+        rateLimits.hit({
+          key: `registrations-ip:${ip}`,
+          limit: limits.registrationsPerIpPerDay,
+          window: Duration.days(1),
+          message: "Too many registrations from this address today"
+        }),
+        rateLimits.hit({
+          key: "registrations-global",
+          limit: limits.registrationsPerHour,
+          window: Duration.hours(1),
+          message: "Too many registrations on this server this hour"
+        })
+      )
+
+    /** Voids earlier codes, stores the new one's HMAC, and mails it — all inside the caller's transaction. */
+    const sendCode = (registrationId: string, email: string) =>
+      Effect.gen(function*() {
+        yield* rateLimits.hit({
+          key: `otp-sends-registration:${registrationId}`,
+          limit: limits.otpSendsPerHour,
+          window: Duration.hours(1),
+          message: "Too many codes sent for this registration this hour"
+        })
+        yield* rateLimits.hit({
+          key: `otp-sends-email:${email}`,
+          limit: limits.otpSendsPerHour,
+          window: Duration.hours(1),
+          message: "Too many codes sent to this email address this hour"
+        })
+        const at = yield* now
+        yield* sql`update otp_codes set voided_at = ${at}
+          where registration_id = ${registrationId} and used_at is null and voided_at is null`
+        const otp = newOtp()
+        const hash = otpHash(Redacted.value(hmacKey), { purpose: "claim", registrationId, email, otp })
+        yield* sql`insert into otp_codes (registration_id, email, code_hash, created_at, expires_at)
+          values (${registrationId}, ${email}, ${hash}, ${at}, ${new Date(at.getTime() + Duration.toMillis(limits.otpTtl))})`
+        yield* mailer.send({
+          to: email,
+          subject: "Your Dock claim code",
+          text: [
+            `Your Dock claim code is ${otp}`,
+            "",
+            `Enter it within ${describeDuration(limits.otpTtl)} to finish the claim your agent started.`,
+            "If you did not ask for it, ignore this mail: nothing happens without the code."
+          ].join("\n")
+        })
+      })
+
+    const registerAnonymous = (agentLabel: string | undefined, ip: string) =>
+      inTransaction(Effect.gen(function*() {
+        yield* registrationCaps(ip)
+        const at = yield* now
+        const expiresAt = new Date(at.getTime() + Duration.toMillis(limits.sandboxClaimWindow))
+        const username = `anon-${randomBase62(8).toLowerCase()}`
+        const userRows = yield* sql<{ id: UserId }>`insert into users (username, email, kind, confirmed, created_at, updated_at)
+          values (${username}, null, 'anonymous', false, ${at}, ${at}) returning id`
+        const userId = userRows[0]!.id
+        const slug = `anonymous-sandbox-${randomBase62(10).toLowerCase()}`
+        const dockId = yield* docks.insert({
+          owner_id: userId,
+          slug,
+          title: agentLabel ? `Sandbox of ${agentLabel}` : "Anonymous sandbox",
+          description: null,
+          visibility: "private",
+          discoverable: false,
+          allow_forks: false,
+          tags: [],
+          topics: [],
+          sandbox: true,
+          now: at
+        })
+        yield* sql`update users set default_dock_id = ${dockId!} where id = ${userId}`
+        yield* sql`insert into dock_usage (dock_id) values (${dockId!})`
+        const label = agentLabel?.trim() || "anonymous agent"
+        const token = yield* tokens.create({
+          userId,
+          label,
+          kind: "anonymous",
+          scopes: ["mcp:read", "mcp:write"],
+          allowedBucketIds: [dockId!],
+          expiresAt
+        }).pipe(Effect.orDie)
+        const claimToken = newRegistrationSecret()
+        yield* sql`insert into registrations (secret_hash, kind, status, user_id, dock_id, token_id, agent_label,
+            requester_ip, created_at, expires_at)
+          values (${sha256(claimToken)}, 'anonymous', 'unclaimed', ${userId}, ${dockId!}, ${token.id}, ${label}, ${ip},
+            ${at}, ${expiresAt})`
+        yield* activity.record({ dockId: dockId!, action: "sandbox.registered", subjectType: "dock", subjectId: dockId! }).pipe(
+          Effect.provideService(CurrentPrincipal, userPrincipal({ id: userId, username }, { tokenId: token.id, agentLabel: label, sandbox: true }))
+        )
+        return new AnonymousRegistration({
+          registration_id: claimToken,
+          registration_type: "anonymous",
+          credential_type: "mcp_write_token",
+          credential: token.token,
+          token_id: token.id,
+          expires_at: expiresAt.toISOString(),
+          scopes: token.scopes,
+          sandbox_bucket: new SandboxBucket({ id: dockId!, slug }),
+          status: "unclaimed",
+          claim_url: claimUrl,
+          claim_instructions: instructions(claimToken, expiresAt, "<the person's email>")
+        })
+      }))
+
+    const registerVerifiedEmail = (rawEmail: string, agentLabel: string | undefined, ip: string) =>
+      Effect.gen(function*() {
+        const email = yield* normalizeEmail(rawEmail)
+        return yield* inTransaction(Effect.gen(function*() {
+          yield* registrationCaps(ip)
+          const at = yield* now
+          const expiresAt = new Date(at.getTime() + Duration.toMillis(VERIFIED_EMAIL_WINDOW))
+          const claimToken = newRegistrationSecret()
+          const rows = yield* sql<{ id: string }>`insert into registrations (secret_hash, kind, status, agent_label,
+              requester_ip, email, created_at, expires_at)
+            values (${sha256(claimToken)}, 'verified_email', 'unclaimed', ${agentLabel?.trim() || null}, ${ip}, ${email},
+              ${at}, ${expiresAt})
+            returning id`
+          yield* sendCode(rows[0]!.id, email)
+          return new VerifiedEmailRegistration({
+            registration_id: claimToken,
+            registration_type: "verified_email",
+            credential_type: "mcp_write_token",
+            status: "otp_sent",
+            email,
+            claim_token_expires: expiresAt.toISOString(),
+            claim_url: claimUrl,
+            claim_instructions: [
+              `A six-digit code was mailed to ${email}; it expires after ${describeDuration(limits.otpTtl)}.`,
+              `POST ${claimUrl} with Content-Type: application/json and the body`,
+              `{"claim_token":"${claimToken}","otp":"<the six digits>"} to receive an MCP write token (shown once).`,
+              `To mail a new code, POST {"claim_token":"${claimToken}","email":"${email}"}.`
+            ].join(" ")
+          })
+        }))
+      })
+
+    const register = Effect.fn("Registrations.register")(function*(request: RegistrationRequest, requesterIp: string) {
+      if (request.type === "anonymous") {
+        if (!features.anonymousRegistration) {
+          return yield* new Forbidden({ message: "Anonymous registration is disabled on this server" })
+        }
+        return yield* registerAnonymous(request.agent_label, requesterIp)
+      }
+      if (!features.verifiedEmailRegistration) {
+        return yield* new Forbidden({ message: "Verified-email registration is not enabled on this server" })
+      }
+      return yield* registerVerifiedEmail(request.email, request.agent_label, requesterIp)
+    })
+
+    const findRegistration = (claimToken: string, lock: boolean) =>
+      Effect.gen(function*() {
+        const rows = yield* (lock
+          ? sql<RegistrationRow>`select id, kind, status, user_id, dock_id, token_id, agent_label, email, expires_at
+              from registrations where secret_hash = ${sha256(claimToken)} for update`
+          : sql<RegistrationRow>`select id, kind, status, user_id, dock_id, token_id, agent_label, email, expires_at
+              from registrations where secret_hash = ${sha256(claimToken)}`)
+        if (rows[0] === undefined) return yield* new NotFound({ message: "No registration has this claim token" })
+        return rows[0]
+      })
+
+    const checkWindow = (registration: RegistrationRow) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        if (registration.status === "expired" || registration.expires_at.getTime() <= at.getTime()) {
+          return yield* new Forbidden({ message: "The claim window of this registration has ended" })
+        }
+      })
+
+    const claimStart = (claimToken: string, rawEmail: string) =>
+      Effect.gen(function*() {
+        const email = yield* normalizeEmail(rawEmail)
+        return yield* inTransaction(Effect.gen(function*() {
+          const registration = yield* findRegistration(claimToken, true)
+          yield* checkWindow(registration)
+          if (registration.status === "claimed") {
+            return yield* new Forbidden({ message: "This registration has already been claimed" })
+          }
+          if (registration.kind === "verified_email" && registration.email !== email) {
+            return yield* new ValidationError({
+              message: "This claim token was issued for another email address",
+              details: { field: "email" }
+            })
+          }
+          yield* sendCode(registration.id, email)
+          return new ClaimStarted({
+            status: "otp_sent",
+            registration_id: claimToken,
+            claim_token_expires: registration.expires_at.toISOString()
+          })
+        }))
+      })
+
+    /** The confirmed person for the email: existing (confirmed now, the code proved the address) or new. */
+    const accountFor = (email: string) =>
+      Effect.gen(function*() {
+        const existing = yield* sql<{ id: UserId; username: string; kind: string }>`select id, username, kind
+          from users where email = ${email} for update`
+        if (existing[0] !== undefined) {
+          yield* sql`update users set confirmed = true where id = ${existing[0].id}`
+          return new ClaimAccount({ id: existing[0].id, username: existing[0].username, email })
+        }
+        const user = yield* accounts.create({ email, kind: "person", confirmed: true, identityProvider: "email_otp" })
+          .pipe(Effect.orDie)
+        return new ClaimAccount({ id: user.id, username: user.username, email })
+      })
+
+    const wrongTryKeys = (registrationId: string, email: string) => [
+      `otp-wrong-registration:${registrationId}`,
+      `otp-wrong-email:${email}`
+    ]
+
+    const claimComplete = (claimToken: string, otp: string) =>
+      Effect.gen(function*() {
+        const outcome = yield* inTransaction(Effect.gen(function*() {
+          const registration = yield* findRegistration(claimToken, true)
+          yield* checkWindow(registration)
+          if (registration.status === "claimed") return { _tag: "Refused" } as const
+          const codes = yield* sql<{ id: string; email: string; code_hash: string; expires_at: Date; wrong_tries: number }>`
+            select id, email, code_hash, expires_at, wrong_tries from otp_codes
+            where registration_id = ${registration.id} and used_at is null and voided_at is null
+            order by created_at desc limit 1 for update`
+          const code = codes[0]
+          if (code === undefined) return { _tag: "Refused" } as const
+          for (const key of wrongTryKeys(registration.id, code.email)) {
+            if ((yield* rateLimits.count(key, Duration.days(1))) >= OTP_WRONG_TRIES_PER_DAY) {
+              return { _tag: "Capped" } as const
+            }
+          }
+          const at = yield* now
+          const expected = otpHash(Redacted.value(hmacKey), { purpose: "claim", registrationId: registration.id, email: code.email, otp })
+          const matches = OTP.test(otp) && sameHash(expected, code.code_hash)
+          if (!matches || code.expires_at.getTime() <= at.getTime() || code.wrong_tries >= OTP_WRONG_TRIES_PER_CODE) {
+            if (!matches) {
+              yield* sql`update otp_codes set wrong_tries = wrong_tries + 1 where id = ${code.id}`
+              for (const key of wrongTryKeys(registration.id, code.email)) {
+                yield* rateLimits.hit({ key, limit: Number.MAX_SAFE_INTEGER, window: Duration.days(1), message: "" })
+                  .pipe(Effect.orDie)
+              }
+            }
+            return { _tag: "Refused" } as const
+          }
+          yield* sql`update otp_codes set used_at = ${at} where id = ${code.id}`
+          const account = yield* accountFor(code.email)
+          yield* sql`update registrations set status = 'claimed', claimed_user_id = ${account.id}, claimed_at = ${at}
+            where id = ${registration.id}`
+          const principal = userPrincipal({ id: account.id, username: account.username }, {
+            tokenId: registration.token_id,
+            agentLabel: registration.agent_label
+          })
+
+          if (registration.kind === "verified_email") {
+            const token = yield* tokens.create({
+              userId: account.id,
+              label: registration.agent_label ?? "verified-email agent",
+              kind: "personal",
+              scopes: ["mcp:read", "mcp:write"],
+              allowedBucketIds: null,
+              expiresAt: new Date(at.getTime() + Duration.toMillis(limits.claimedTokenTtl))
+            }).pipe(Effect.orDie)
+            yield* sql`update registrations set token_id = ${token.id} where id = ${registration.id}`
+            return {
+              _tag: "Issued",
+              answer: new CredentialIssued({
+                status: "claimed",
+                registration_id: claimToken,
+                credential_type: "mcp_write_token",
+                credential: token.token,
+                account,
+                token: {
+                  id: token.id,
+                  label: token.label,
+                  scopes: token.scopes,
+                  allowed_bucket_ids: token.allowed_bucket_ids,
+                  expires_at: token.expires_at
+                }
+              })
+            } as const
+          }
+
+          // An anonymous sandbox: the Dock, and the very token the agent holds, move to the person.
+          const tokenExpiry = new Date(at.getTime() + Duration.toMillis(limits.claimedTokenTtl))
+          yield* sql`update docks set owner_id = ${account.id}, sandbox = false, updated_at = ${at}
+            where id = ${registration.dock_id}`
+          yield* sql`update tokens set user_id = ${account.id}, kind = 'claimed_from_anonymous', expires_at = ${tokenExpiry}
+            where id = ${registration.token_id}`
+          yield* activity.record({
+            dockId: registration.dock_id,
+            action: "sandbox.claimed",
+            subjectType: "dock",
+            subjectId: registration.dock_id ?? undefined
+          }).pipe(Effect.provideService(CurrentPrincipal, principal))
+          const dock = yield* docks.findById(registration.dock_id!).pipe(Effect.map(Option.getOrThrow))
+          return {
+            _tag: "Claimed",
+            answer: new ClaimCompleted({
+              status: "claimed",
+              registration_id: claimToken,
+              bucket: toDock(dock, baseUrl),
+              account,
+              token: { id: registration.token_id!, expires_at: tokenExpiry.toISOString() }
+            })
+          } as const
+        }))
+        switch (outcome._tag) {
+          case "Refused":
+            return yield* codeRefused()
+          case "Capped":
+            return yield* new RateLimited({
+              message: `Too many wrong codes today: at most ${OTP_WRONG_TRIES_PER_DAY} per registration and per email`,
+              retry_after_seconds: 24 * 60 * 60
+            })
+          default:
+            return outcome.answer
+        }
+      })
+
+    const claim = Effect.fn("Registrations.claim")(function*(request: ClaimRequest) {
+      return "otp" in request
+        ? yield* claimComplete(request.claim_token, request.otp.trim())
+        : yield* claimStart(request.claim_token, request.email)
+    })
+
+    const list = Effect.fn("Registrations.list")(function*(status?: SandboxStatus) {
+      const rows = yield* sql<{
+        status: SandboxStatus
+        bucket_id: DockId | null
+        bucket_slug: string | null
+        created_at: Date
+        expires_at: Date
+      }>`select r.status, r.dock_id as bucket_id, d.slug as bucket_slug, r.created_at, r.expires_at
+        from registrations r left join docks d on d.id = r.dock_id
+        where r.kind = 'anonymous' ${status === undefined ? sql`` : sql`and r.status = ${status}`}
+        order by r.created_at, r.id`.pipe(Effect.orDie)
+      return rows.map((row) =>
+        new SandboxSummary({ ...row, created_at: row.created_at.toISOString(), expires_at: row.expires_at.toISOString() })
+      )
+    })
+
+    const sweep = Effect.gen(function*() {
+      const at = yield* now
+      const purgeBefore = new Date(at.getTime() - Duration.toMillis(limits.sandboxRetention))
+      return yield* inTransaction(Effect.gen(function*() {
+        const expired = yield* sql<{ token_id: TokenId | null; dock_id: DockId | null }>`update registrations
+          set status = 'expired', expired_at = ${at}
+          where status = 'unclaimed' and expires_at <= ${at}
+          returning token_id, dock_id`
+        const tokenIds = expired.flatMap((row) => (row.token_id === null ? [] : [row.token_id]))
+        const dockIds = expired.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id]))
+        if (tokenIds.length > 0) {
+          yield* sql`update tokens set revoked_at = coalesce(revoked_at, ${at}) where ${sql.in("id", tokenIds)}`
+        }
+        if (dockIds.length > 0) {
+          yield* sql`update docks set hidden_at = ${at} where ${sql.in("id", dockIds)}`
+        }
+        // Deleting the anonymous user cascades to its token and registration; the sandbox Dock goes first.
+        const purged = yield* sql<{ id: string; user_id: UserId | null; dock_id: DockId | null }>`
+          select id, user_id, dock_id from registrations where status = 'expired' and expired_at <= ${purgeBefore}`
+        const purgeDocks = purged.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id]))
+        const purgeUsers = purged.flatMap((row) => (row.user_id === null ? [] : [row.user_id]))
+        if (purgeDocks.length > 0) yield* sql`delete from docks where ${sql.in("id", purgeDocks)} and sandbox`
+        if (purged.length > 0) yield* sql`delete from registrations where ${sql.in("id", purged.map((row) => row.id))}`
+        if (purgeUsers.length > 0) yield* sql`delete from users where ${sql.in("id", purgeUsers)} and kind = 'anonymous'`
+        yield* rateLimits.prune(new Date(at.getTime() - Duration.toMillis(Duration.days(2))))
+        return new SweepResult({ expired: expired.length, purged: purged.length })
+      }))
+    }).pipe(Effect.withSpan("Registrations.sweep"))
+
+    return { register, claim, list, sweep }
+  })
+)

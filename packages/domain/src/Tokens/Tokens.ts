@@ -1,0 +1,28 @@
+/** The Tokens port: issuing, listing, revoking and authenticating MCP bearer tokens. */
+import { Context, type Effect } from "effect"
+import type { NotFound, Unauthorized, ValidationError } from "../Errors.ts"
+import type { DockId, UserId } from "../Ids.ts"
+import type { Principal, Scope } from "../Principal.ts"
+import type { CreatedToken, TokenInfo, TokenKind } from "./Token.ts"
+
+export interface NewToken {
+  readonly userId: UserId
+  readonly label?: string | null | undefined
+  readonly kind: TokenKind
+  /** Defaults to read and write. */
+  readonly scopes?: ReadonlyArray<Scope> | undefined
+  /** null = any Dock the user can edit. */
+  readonly allowedBucketIds?: ReadonlyArray<DockId> | null | undefined
+  readonly expiresAt?: Date | null | undefined
+}
+
+export class Tokens extends Context.Tag("@dock/domain/Tokens")<Tokens, {
+  readonly create: (input: NewToken) => Effect.Effect<CreatedToken, ValidationError>
+  readonly list: (userId?: UserId) => Effect.Effect<ReadonlyArray<TokenInfo>>
+  readonly revoke: (id: string) => Effect.Effect<TokenInfo, NotFound>
+  /**
+   * The principal behind a bearer secret. Malformed values fail before any database work; unknown, revoked
+   * and expired tokens fail alike. Records `last_used_at` at most once a minute.
+   */
+  readonly authenticate: (secret: string) => Effect.Effect<Principal, Unauthorized>
+}>() {}
