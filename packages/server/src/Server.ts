@@ -5,14 +5,18 @@
  */
 import { HttpLayerRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Database, DockApi, DomainLive, Limits, MigrationsLive, PublicBaseUrl } from "@dock/domain"
+import { Database, DockApi, DomainLive, Features, HmacKey, Limits, MigrationsLive, PublicBaseUrl } from "@dock/domain"
 import type { SqlClient, SqlError } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Layer, Schedule } from "effect"
 import * as Http from "node:http"
 import type { ServerConfig } from "./Config.ts"
-import { AdminUsersHttp, adminAuthorizationLayer } from "./http/AdminHttp.ts"
+import { sandboxSweepJob } from "./Jobs.ts"
+import { adminAuthorizationLayer, AdminSandboxesHttp, AdminTokensHttp, AdminUsersHttp } from "./http/AdminHttp.ts"
+import { agentAuthHttp } from "./http/AgentAuthHttp.ts"
+import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
+import { mailerLayer } from "./mail/Mailers.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 
 /**
@@ -66,12 +70,29 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
   const infrastructure = Layer.mergeAll(
     Layer.provideMerge(MigrationsLive, database),
     Layer.succeed(Limits, config.limits),
-    Layer.succeed(PublicBaseUrl, config.baseUrl)
+    Layer.succeed(PublicBaseUrl, config.baseUrl),
+    Layer.succeed(Features, {
+      anonymousRegistration: config.anonymousRegistrationEnabled,
+      verifiedEmailRegistration: config.verifiedEmailRegistration
+    }),
+    // resolveSecrets fills DOCK_SECRET in development; production refuses to start without it.
+    Layer.effect(HmacKey, Effect.orDieWith(config.secret, () => new Error("DOCK_SECRET is not set"))),
+    mailerLayer(config)
   )
-  const routes = HttpLayerRouter.addHttpApi(DockApi).pipe(
-    Layer.provide([HealthHttp, AdminUsersHttp.pipe(Layer.provide(adminAuthorizationLayer(config.adminToken)))]),
-    Layer.provide(requestMiddleware(config))
-  )
+  const admin = adminAuthorizationLayer(config.adminToken)
+  const routes = Layer.mergeAll(
+    HttpLayerRouter.addHttpApi(DockApi).pipe(
+      Layer.provide([
+        HealthHttp,
+        wellKnownHttp(config),
+        agentAuthHttp(config.trustProxy),
+        AdminUsersHttp.pipe(Layer.provide(admin)),
+        AdminTokensHttp.pipe(Layer.provide(admin)),
+        AdminSandboxesHttp.pipe(Layer.provide(admin))
+      ])
+    ),
+    authManifestRoute(config)
+  ).pipe(Layer.provide(requestMiddleware(config)))
   const nodeServer = Http.createServer()
   const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host }))
@@ -79,6 +100,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
   // HttpServer stays in the output so callers (tests, benchmarks) can read the bound address.
   return gracefulShutdown(nodeServer, config.shutdownGrace).pipe(
     Layer.provideMerge(serving),
+    Layer.merge(sandboxSweepJob(config.jobInterval)),
     Layer.provide(DomainLive),
     Layer.provide(infrastructure)
   )

@@ -2,10 +2,21 @@
  * The HTTP contract of Dock, shared by the server (handlers) and the CLI (a client derived from it): health
  * probes and the operator's admin API. Errors travel as the one error body of Errors.ts.
  */
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity } from "@effect/platform"
 import { Schema } from "effect"
 import { CreateUser, User } from "../Accounts/User.ts"
 import { wire } from "../Errors.ts"
+import {
+  AnonymousRegistration,
+  ClaimAnswer,
+  ClaimRequest,
+  RegistrationRequest,
+  SandboxStatus,
+  SandboxSummary,
+  SweepResult,
+  VerifiedEmailRegistration
+} from "../Registrations/Registration.ts"
+import { CreatedToken, CreateTokenRequest, TokenInfo } from "../Tokens/Token.ts"
 
 export class Health extends Schema.Class<Health>("Health")({ status: Schema.Literal("ok") }) {}
 export class Readiness extends Schema.Class<Readiness>("Readiness")({
@@ -42,5 +53,84 @@ export class AdminUsersGroup extends HttpApiGroup.make("adminUsers")
   .prefix("/admin")
 {}
 
-export class DockApi extends HttpApi.make("dock").add(HealthGroup).add(AdminUsersGroup) {}
+/** RFC 9728 protected-resource metadata for the MCP endpoint. */
+export class ProtectedResource extends Schema.Class<ProtectedResource>("ProtectedResource")({
+  resource: Schema.String,
+  resource_name: Schema.String,
+  bearer_methods_supported: Schema.Array(Schema.String),
+  scopes_supported: Schema.Array(Schema.String),
+  resource_documentation: Schema.String
+}) {}
+
+export class WellKnownGroup extends HttpApiGroup.make("wellKnown")
+  .add(HttpApiEndpoint.get("protectedResource", "/.well-known/oauth-protected-resource").addSuccess(ProtectedResource))
+  .add(HttpApiEndpoint.get("protectedResourceMcp", "/.well-known/oauth-protected-resource/mcp").addSuccess(ProtectedResource))
+{}
+
+/** Agent registration (anonymous sandbox, verified email) and claim: spec §4.2. */
+export class AgentAuthGroup extends HttpApiGroup.make("agentAuth")
+  .add(
+    HttpApiEndpoint.post("register", "/agent/auth")
+      .setPayload(RegistrationRequest)
+      .addSuccess(AnonymousRegistration, { status: 201 })
+      .addSuccess(VerifiedEmailRegistration, { status: 202 })
+      .addError(wire("validation_error"))
+      .addError(wire("forbidden"))
+      .addError(wire("rate_limited"))
+      .addError(wire("unavailable"))
+  )
+  .add(
+    HttpApiEndpoint.post("claim", "/agent/auth/claim")
+      .setPayload(ClaimRequest)
+      .addSuccess(ClaimAnswer)
+      .addError(wire("validation_error"))
+      .addError(wire("not_found"))
+      .addError(wire("forbidden"))
+      .addError(wire("rate_limited"))
+      .addError(wire("unavailable"))
+  )
+{}
+
+export class AdminTokensGroup extends HttpApiGroup.make("adminTokens")
+  .add(
+    HttpApiEndpoint.post("create", "/tokens")
+      .setPayload(CreateTokenRequest)
+      .addSuccess(CreatedToken, { status: 201 })
+      .addError(wire("validation_error"))
+      .addError(wire("not_found"))
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/tokens")
+      .setUrlParams(Schema.Struct({ user: Schema.optional(Schema.String) }))
+      .addSuccess(Schema.Array(TokenInfo))
+      .addError(wire("not_found"))
+  )
+  .add(
+    HttpApiEndpoint.post("revoke")`/tokens/${HttpApiSchema.param("id", Schema.String)}/revoke`
+      .addSuccess(TokenInfo)
+      .addError(wire("not_found"))
+  )
+  .middleware(AdminAuthorization)
+  .prefix("/admin")
+{}
+
+export class AdminSandboxesGroup extends HttpApiGroup.make("adminSandboxes")
+  .add(
+    HttpApiEndpoint.get("list", "/sandboxes")
+      .setUrlParams(Schema.Struct({ status: Schema.optional(SandboxStatus) }))
+      .addSuccess(Schema.Array(SandboxSummary))
+  )
+  .add(HttpApiEndpoint.post("sweep", "/sandboxes/sweep").addSuccess(SweepResult))
+  .middleware(AdminAuthorization)
+  .prefix("/admin")
+{}
+
+export class DockApi extends HttpApi.make("dock")
+  .add(HealthGroup)
+  .add(WellKnownGroup)
+  .add(AgentAuthGroup)
+  .add(AdminUsersGroup)
+  .add(AdminTokensGroup)
+  .add(AdminSandboxesGroup)
+{}
 

@@ -9,7 +9,7 @@ import { Accounts } from "../Accounts/Accounts.ts"
 import { Activity } from "../Activity/Activity.ts"
 import { toDock } from "../Docks/DocksLive.ts"
 import { makeDocksRepo } from "../Docks/DocksRepo.ts"
-import { Forbidden, NotFound, RateLimited, ValidationError } from "../Errors.ts"
+import { Forbidden, NotFound, RateLimited, Unavailable, ValidationError } from "../Errors.ts"
 import type { DockId, TokenId, UserId } from "../Ids.ts"
 import { describeDuration, Features, HmacKey, Limits, PublicBaseUrl } from "../Limits.ts"
 import { Mailer } from "../Mail/Mailer.ts"
@@ -36,6 +36,8 @@ import { Registrations } from "./Registrations.ts"
 /** Wrong codes tolerated per code, and per registration and per email per day. */
 export const OTP_WRONG_TRIES_PER_CODE = 5
 export const OTP_WRONG_TRIES_PER_DAY = 20
+/** An arbitrary constant naming the sandbox sweep among advisory locks. */
+const SWEEP_LOCK = 736_110_002
 /** How long a verified-email claim token stays valid. */
 export const VERIFIED_EMAIL_WINDOW = Duration.hours(1)
 
@@ -145,7 +147,10 @@ export const RegistrationsLive = Layer.effect(
             `Enter it within ${describeDuration(limits.otpTtl)} to finish the claim your agent started.`,
             "If you did not ask for it, ignore this mail: nothing happens without the code."
           ].join("\n")
-        })
+        }).pipe(
+          // Nothing is kept when the mail cannot go out: the transaction rolls back code and counters.
+          Effect.mapError(() => new Unavailable({ message: "The code could not be mailed right now; try again later" }))
+        )
       })
 
     const registerAnonymous = (agentLabel: string | undefined, ip: string) =>
@@ -443,6 +448,8 @@ export const RegistrationsLive = Layer.effect(
       const at = yield* now
       const purgeBefore = new Date(at.getTime() - Duration.toMillis(limits.sandboxRetention))
       return yield* inTransaction(Effect.gen(function*() {
+        // One sweep at a time across all instances: the periodic job and `dock sandboxes sweep` queue up here.
+        yield* sql`select pg_advisory_xact_lock(${SWEEP_LOCK})`
         const expired = yield* sql<{ token_id: TokenId | null; dock_id: DockId | null }>`update registrations
           set status = 'expired', expired_at = ${at}
           where status = 'unclaimed' and expires_at <= ${at}

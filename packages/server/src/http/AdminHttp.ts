@@ -1,6 +1,6 @@
 /** The operator's admin API: bearer DOCK_ADMIN_TOKEN, then one domain call per endpoint. */
 import { HttpApiBuilder } from "@effect/platform"
-import { Accounts, AdminAuthorization, DockApi, Unauthorized } from "@dock/domain"
+import { Accounts, AdminAuthorization, DockApi, Docks, issueOperatorToken, NotFound, Registrations, Tokens, Unauthorized } from "@dock/domain"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
 
@@ -32,4 +32,29 @@ export const AdminUsersHttp = HttpApiBuilder.group(DockApi, "adminUsers", (handl
       .handle("create", ({ payload }) =>
         accounts.create({ email: payload.email, username: payload.username, kind: "person", confirmed: true }))
       .handle("list", ({ urlParams }) => accounts.list(urlParams))
+  }))
+
+export const AdminTokensHttp = HttpApiBuilder.group(DockApi, "adminTokens", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const tokens = yield* Tokens
+    const context = yield* Effect.context<Accounts | Tokens | Docks>()
+    return handlers
+      .handle("create", ({ payload }) => issueOperatorToken(payload).pipe(Effect.provide(context)))
+      .handle("list", ({ urlParams }) =>
+        urlParams.user === undefined
+          ? tokens.list()
+          : accounts.findByIdentifier(urlParams.user).pipe(
+            Effect.mapError(() => new NotFound({ message: `No user "${urlParams.user}"` })),
+            Effect.flatMap((user) => tokens.list(user.id))
+          ))
+      .handle("revoke", ({ path }) => tokens.revoke(path.id))
+  }))
+
+export const AdminSandboxesHttp = HttpApiBuilder.group(DockApi, "adminSandboxes", (handlers) =>
+  Effect.gen(function*() {
+    const registrations = yield* Registrations
+    return handlers
+      .handle("list", ({ urlParams }) => registrations.list(urlParams.status))
+      .handle("sweep", () => registrations.sweep)
   }))

@@ -1,13 +1,14 @@
 /**
  * The one middleware every request passes through: a request id, Host validation, the error body for
- * everything that goes wrong (unknown routes, malformed JSON, schema failures, defects), security headers,
- * and one log line per request.
+ * everything that goes wrong (unknown routes, malformed JSON, schema failures, defects) with its headers
+ * (Retry-After, WWW-Authenticate), security headers, and one log line per request.
  */
 import { HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { BadRequest, Forbidden, Internal, NotFound, ValidationError } from "@dock/domain"
 import { Cause, Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ServerConfig } from "../Config.ts"
+import { resourceMetadataUrl } from "./DiscoveryHttp.ts"
 import { errorResponse } from "./ErrorResponse.ts"
 
 const LOOPBACK = ["localhost", "127.0.0.1", "[::1]", "::1"]
@@ -41,28 +42,59 @@ interface DecodeIssue {
   readonly message?: string
 }
 
-/**
- * HttpApi answers schema failures with its own `HttpApiDecodeError` body; rewrite it into our error body
- * (validation_error, naming the path of the first problem) so that every error looks the same.
- */
-const normalizeDecodeError = (response: HttpServerResponse.HttpServerResponse) => {
-  if (response.status !== 400 || response.body._tag !== "Uint8Array") return response
-  let parsed: { _tag?: unknown; issues?: ReadonlyArray<DecodeIssue>; message?: string }
+interface ErrorLike {
+  readonly _tag?: unknown
+  readonly issues?: ReadonlyArray<DecodeIssue>
+  readonly message?: string
+  readonly error?: { readonly retry_after_seconds?: unknown }
+}
+
+const bodyJson = (response: HttpServerResponse.HttpServerResponse): ErrorLike | undefined => {
+  if (response.body._tag !== "Uint8Array") return undefined
   try {
-    parsed = JSON.parse(new TextDecoder().decode(response.body.body))
+    return JSON.parse(new TextDecoder().decode(response.body.body))
   } catch {
-    return response
+    return undefined
   }
-  if (parsed._tag !== "HttpApiDecodeError") return response
-  const first = parsed.issues?.[0]
-  const path = (first?.path ?? []).map(String)
-  const where = path.length === 0 ? "request" : path.join(".")
-  return errorResponse(
-    new ValidationError({
-      message: `Invalid ${where}: ${first?.message ?? parsed.message ?? "does not match the expected shape"}`,
-      details: { path, issues: parsed.issues ?? [] }
-    })
-  )
+}
+
+/**
+ * The finishing touches every error response gets, whichever layer produced it:
+ * - HttpApi's own `HttpApiDecodeError` body becomes our validation_error naming the path of the first problem;
+ * - 429 carries `Retry-After` from the body's `retry_after_seconds`;
+ * - 401 carries the bearer challenge pointing at the protected-resource metadata (with
+ *   `error="invalid_token"` when a token was sent).
+ */
+const finishErrorResponse = (
+  response: HttpServerResponse.HttpServerResponse,
+  request: HttpServerRequest.HttpServerRequest,
+  baseUrl: string
+) => {
+  if (response.status < 400) return response
+  const body = bodyJson(response)
+  if (response.status === 400 && body?._tag === "HttpApiDecodeError") {
+    const first = body.issues?.[0]
+    const path = (first?.path ?? []).map(String)
+    const where = path.length === 0 ? "request" : path.join(".")
+    return errorResponse(
+      new ValidationError({
+        message: `Invalid ${where}: ${first?.message ?? body.message ?? "does not match the expected shape"}`,
+        details: { path, issues: body.issues ?? [] }
+      })
+    )
+  }
+  const retryAfter = body?.error?.retry_after_seconds
+  if (response.status === 429 && response.headers["retry-after"] === undefined && typeof retryAfter === "number") {
+    return HttpServerResponse.setHeader(response, "retry-after", String(Math.max(1, Math.ceil(retryAfter))))
+  }
+  if (response.status === 401 && response.headers["www-authenticate"] === undefined) {
+    const challenge = request.url.startsWith("/admin")
+      ? `Bearer realm="dock-admin"`
+      : `Bearer resource_metadata="${resourceMetadataUrl(baseUrl)}"` +
+        (request.headers["authorization"] === undefined ? "" : `, error="invalid_token"`)
+    return HttpServerResponse.setHeader(response, "www-authenticate", challenge)
+  }
+  return response
 }
 
 const isMalformedBody = (defect: unknown) =>
@@ -98,7 +130,10 @@ export const requestMiddleware = (config: ServerConfig) => {
         })
 
       const response = host !== undefined && hosts.has(hostnameOf(host))
-        ? yield* httpEffect.pipe(Effect.catchAllCause(failed), Effect.map(normalizeDecodeError))
+        ? yield* httpEffect.pipe(
+          Effect.catchAllCause(failed),
+          Effect.map((response) => finishErrorResponse(response, request, config.baseUrl))
+        )
         : errorResponse(new Forbidden({ message: `This server does not answer for the host ${host ?? "(none)"}` }))
 
       const finished = yield* Clock.currentTimeMillis

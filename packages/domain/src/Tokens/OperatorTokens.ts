@@ -1,0 +1,70 @@
+/**
+ * What `dock tokens create` asks for, turned into a token: the user named by email, username or id; each Dock
+ * by id or `owner/slug`, and only Docks that user may write; the expiry as a Duration string.
+ */
+import { Clock, Duration, Effect, Option } from "effect"
+import { Accounts } from "../Accounts/Accounts.ts"
+import type { DockRef } from "../Docks/Dock.ts"
+import { Docks } from "../Docks/Docks.ts"
+import { NotFound, ValidationError } from "../Errors.ts"
+import type { UserId } from "../Ids.ts"
+import { checkWrite } from "../Policy.ts"
+import { CurrentPrincipal, userPrincipal } from "../Principal.ts"
+import type { CreateTokenRequest } from "./Token.ts"
+import { Tokens } from "./Tokens.ts"
+
+export const dockRefOf = (value: string): DockRef => {
+  const slash = value.indexOf("/")
+  return slash === -1
+    ? { _tag: "ById", id: value.trim() }
+    : { _tag: "ByPath", owner: value.slice(0, slash).trim(), slug: value.slice(slash + 1).trim() }
+}
+
+export const parseExpiresIn = (value: string) =>
+  Option.match(Duration.decodeUnknown(value.trim()), {
+    onNone: () =>
+      Effect.fail(new ValidationError({
+        message: `expires_in must be a duration such as "90 days" or "12 hours", not "${value}"`,
+        details: { field: "expires_in" }
+      })),
+    onSome: (duration) =>
+      Duration.toMillis(duration) > 0 && Duration.isFinite(duration)
+        ? Effect.succeed(duration)
+        : Effect.fail(new ValidationError({ message: "expires_in must be a positive duration", details: { field: "expires_in" } }))
+  })
+
+export const issueOperatorToken = Effect.fn("Tokens.issueForOperator")(function*(request: CreateTokenRequest) {
+  const accounts = yield* Accounts
+  const docks = yield* Docks
+  const tokens = yield* Tokens
+  const user = yield* accounts.findByIdentifier(request.user).pipe(
+    Effect.catchTag("NotFound", () =>
+      accounts.findById(request.user as UserId).pipe(
+        Effect.mapError(() => new NotFound({ message: `No user "${request.user}"`, details: { field: "user" } }))
+      ))
+  )
+  const principal = userPrincipal(user)
+  const allowed = request.docks === undefined || request.docks.length === 0 ? null : yield* Effect.forEach(request.docks, (name) =>
+    Effect.gen(function*() {
+      const access = yield* docks.access(dockRefOf(name))
+      yield* checkWrite(principal, access)
+      return access.dockId
+    }).pipe(
+      Effect.provideService(CurrentPrincipal, principal),
+      Effect.mapError(() =>
+        new ValidationError({ message: `${user.username} cannot write to a Dock "${name}"`, details: { field: "docks", value: name } })
+      )
+    ))
+  const expiresAt = request.expires_in === undefined ? null : yield* Effect.gen(function*() {
+    const duration = yield* parseExpiresIn(request.expires_in!)
+    return new Date((yield* Clock.currentTimeMillis) + Duration.toMillis(duration))
+  })
+  return yield* tokens.create({
+    userId: user.id,
+    label: request.label,
+    kind: "personal",
+    scopes: request.scopes,
+    allowedBucketIds: allowed,
+    expiresAt
+  })
+})
