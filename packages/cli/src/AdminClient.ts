@@ -41,14 +41,28 @@ const adminToken = (flag: Option.Option<Redacted.Redacted>) =>
     return Redacted.make(token)
   })
 
+const makeClient = (baseUrl: string, token: Option.Option<Redacted.Redacted>) =>
+  HttpApiClient.make(DockApi, {
+    baseUrl,
+    ...Option.match(token, {
+      onNone: () => ({}),
+      onSome: (token) => ({ transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token))) })
+    })
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+export type DockClient = Effect.Effect.Success<ReturnType<typeof makeClient>>
+
 /** An HttpApiClient for DockApi at the resolved URL, sending the admin token as a bearer. */
 export const adminClient = (connection: Connection) =>
   Effect.gen(function*() {
     const baseUrl = yield* serverUrl(connection.url)
     const token = yield* adminToken(connection.adminToken)
-    const client = yield* HttpApiClient.make(DockApi, {
-      baseUrl,
-      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token)))
-    })
-    return { client, baseUrl }
-  }).pipe(Effect.provide(FetchHttpClient.layer))
+    return { client: yield* makeClient(baseUrl, Option.some(token)), baseUrl }
+  })
+
+/** The same client without credentials, for the public agent endpoints (register, claim). */
+export const publicClient = (url: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const baseUrl = yield* serverUrl(url)
+    return { client: yield* makeClient(baseUrl, Option.none()), baseUrl }
+  })

@@ -3,12 +3,22 @@
  * `migrate` act on the configured database directly. `--json` prints exactly one JSON document on stdout;
  * every failure is one line on stderr and exit code 1.
  */
-import { Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "@effect/cli"
 import { HttpClientError } from "@effect/platform"
-import { applyMigrations, Database, isDockError, latestMigrationId, type User } from "@dock/domain"
+import {
+  type AnonymousRegistration,
+  applyMigrations,
+  Database,
+  isDockError,
+  latestMigrationId,
+  type SandboxSummary,
+  type TokenInfo,
+  type User
+} from "@dock/domain"
 import { configuration, loggerLayer, serve } from "@dock/server"
 import { Console, Effect, Option } from "effect"
-import { adminClient, type Connection, MissingAdminToken } from "./AdminClient.ts"
+import { adminClient, type Connection, type DockClient, MissingAdminToken, publicClient } from "./AdminClient.ts"
+import { saveRegistration } from "./Credentials.ts"
 
 // Options every client command accepts after its own arguments.
 const connection = {
@@ -44,19 +54,34 @@ const describeFailure = (error: unknown, baseUrl: string): string => {
   return `Unexpected failure: ${String(error)}`
 }
 
-/** Runs an admin API call and prints its result as JSON or as text. */
-const withAdmin = <A>(
-  options: Connection & { readonly json: boolean },
-  call: (client: Effect.Effect.Success<ReturnType<typeof adminClient>>["client"]) => Effect.Effect<A, unknown>,
+/** Runs one API call and prints its result as JSON or as text. */
+const runCall = <A, R1, R2>(
+  connect: Effect.Effect<{ readonly client: DockClient; readonly baseUrl: string }, unknown, R1>,
+  json: boolean,
+  call: (client: DockClient, baseUrl: string) => Effect.Effect<A, unknown, R2>,
   human: (result: A) => string
 ) =>
   Effect.gen(function*() {
-    const { baseUrl, client } = yield* adminClient(options).pipe(
-      Effect.mapError((error) => new CliFailure(describeFailure(error, "")))
+    const { baseUrl, client } = yield* connect.pipe(Effect.mapError((error) => new CliFailure(describeFailure(error, ""))))
+    const result = yield* call(client, baseUrl).pipe(
+      Effect.mapError((error) => new CliFailure(describeFailure(error, baseUrl)))
     )
-    const result = yield* call(client).pipe(Effect.mapError((error) => new CliFailure(describeFailure(error, baseUrl))))
-    yield* Console.log(options.json ? JSON.stringify(result) : human(result))
+    yield* Console.log(json ? JSON.stringify(result) : human(result))
   })
+
+/** An admin API call (operator token). */
+const withAdmin = <A, R>(
+  options: Connection & { readonly json: boolean },
+  call: (client: DockClient) => Effect.Effect<A, unknown, R>,
+  human: (result: A) => string
+) => runCall(adminClient(options), options.json, call, human)
+
+/** A public agent endpoint (no operator token). */
+const withPublic = <A, R>(
+  options: { readonly url: Option.Option<string>; readonly json: boolean },
+  call: (client: DockClient, baseUrl: string) => Effect.Effect<A, unknown, R>,
+  human: (result: A) => string
+) => runCall(publicClient(options.url), options.json, call, human)
 
 const userLine = (user: User) =>
   `${user.username}  ${user.email ?? "-"}  ${user.kind}${user.confirmed ? "" : " (unconfirmed)"}  id ${user.id}  default Dock ${user.default_bucket_id ?? "-"}`
@@ -98,6 +123,211 @@ const users = Command.make("users").pipe(
   Command.withSubcommands([usersCreate, usersList])
 )
 
+
+const tokenLine = (token: TokenInfo) =>
+  `${token.id}  ${token.label ?? "-"}  ${token.kind}  ${token.scopes.join(",")}` +
+  `  docks ${token.allowed_bucket_ids?.join(",") ?? "any"}  expires ${token.expires_at ?? "never"}` +
+  (token.revoked_at === null ? "" : `  REVOKED ${token.revoked_at}`)
+
+const tokensCreate = Command.make(
+  "create",
+  {
+    user: Options.text("user").pipe(Options.withDescription("The token's user: email, username or id")),
+    label: Options.text("label").pipe(Options.withDescription("The agent's visible identity"), Options.optional),
+    scope: Options.choice("scope", ["mcp:read", "mcp:write"]).pipe(
+      Options.withDescription("mcp:read or mcp:write (write implies read); repeat for several; default mcp:write"),
+      Options.repeated
+    ),
+    dock: Options.text("dock").pipe(
+      Options.withDescription("Restrict writes to this Dock (id or owner/slug); repeat for several"),
+      Options.repeated
+    ),
+    expiresIn: Options.text("expires-in").pipe(
+      Options.withDescription(`Lifetime as a duration, e.g. "90 days" (default: no expiry)`),
+      Options.optional
+    ),
+    ...connection
+  },
+  (options) =>
+    withAdmin(
+      options,
+      (client) =>
+        client.adminTokens.create({
+          payload: {
+            user: options.user,
+            ...Option.match(options.label, { onNone: () => ({}), onSome: (label) => ({ label }) }),
+            ...(options.scope.length === 0 ? {} : { scopes: options.scope }),
+            ...(options.dock.length === 0 ? {} : { docks: options.dock }),
+            ...Option.match(options.expiresIn, { onNone: () => ({}), onSome: (expires_in) => ({ expires_in }) })
+          }
+        }),
+      (token) =>
+        [
+          `Token ${token.id} (${token.scopes.join(", ")}; docks: ${token.allowed_bucket_ids?.join(", ") ?? "any"}; expires: ${token.expires_at ?? "never"})`,
+          "",
+          `  ${token.token}`,
+          "",
+          "This is the only time the token is shown."
+        ].join("\n")
+    )
+).pipe(Command.withDescription("Create an MCP token for a user (the secret is printed once)"))
+
+const tokensList = Command.make(
+  "list",
+  {
+    user: Options.text("user").pipe(Options.withDescription("Only this user's tokens (email, username or id)"), Options.optional),
+    ...connection
+  },
+  (options) =>
+    withAdmin(
+      options,
+      (client) =>
+        client.adminTokens.list({
+          urlParams: Option.match(options.user, { onNone: () => ({}), onSome: (user) => ({ user }) })
+        }),
+      (tokens) => (tokens.length === 0 ? "No tokens" : tokens.map(tokenLine).join("\n"))
+    )
+).pipe(Command.withDescription("List tokens (never their secrets)"))
+
+const tokensRevoke = Command.make(
+  "revoke",
+  { id: Args.text({ name: "token-id" }).pipe(Args.withDescription("The token's id")), ...connection },
+  (options) =>
+    withAdmin(
+      options,
+      (client) => client.adminTokens.revoke({ path: { id: options.id } }),
+      (token) => `Revoked ${tokenLine(token)}`
+    )
+).pipe(Command.withDescription("Revoke a token: it fails from the next request on"))
+
+const tokens = Command.make("tokens").pipe(
+  Command.withDescription("Manage MCP tokens (admin API)"),
+  Command.withSubcommands([tokensCreate, tokensList, tokensRevoke])
+)
+
+const sandboxLine = (sandbox: SandboxSummary) =>
+  `${sandbox.bucket_slug ?? "(deleted)"}  ${sandbox.status}  created ${sandbox.created_at}  window ends ${sandbox.expires_at}`
+
+const sandboxesList = Command.make(
+  "list",
+  {
+    status: Options.choice("status", ["unclaimed", "claimed", "expired"]).pipe(
+      Options.withDescription("Only sandboxes in this state"),
+      Options.optional
+    ),
+    ...connection
+  },
+  (options) =>
+    withAdmin(
+      options,
+      (client) =>
+        client.adminSandboxes.list({
+          urlParams: Option.match(options.status, { onNone: () => ({}), onSome: (status) => ({ status }) })
+        }),
+      (sandboxes) => (sandboxes.length === 0 ? "No sandboxes" : sandboxes.map(sandboxLine).join("\n"))
+    )
+).pipe(Command.withDescription("List anonymous sandboxes"))
+
+const sandboxesSweep = Command.make(
+  "sweep",
+  connection,
+  (options) =>
+    withAdmin(
+      options,
+      (client) => client.adminSandboxes.sweep(),
+      (result) => `Expired ${result.expired} sandboxes, purged ${result.purged}`
+    )
+).pipe(Command.withDescription("Expire and purge sandboxes now (runs to completion)"))
+
+const sandboxes = Command.make("sandboxes").pipe(
+  Command.withDescription("Anonymous sandboxes (admin API)"),
+  Command.withSubcommands([sandboxesList, sandboxesSweep])
+)
+
+const register = Command.make(
+  "register",
+  {
+    label: Options.text("label").pipe(Options.withDescription("The agent's visible name"), Options.optional),
+    url: connection.url,
+    json: connection.json
+  },
+  (options) =>
+    withPublic(
+      options,
+      (client, baseUrl) =>
+        client.agentAuth.register({
+          payload: {
+            type: "anonymous",
+            requested_credential_type: "mcp_write_token",
+            ...Option.match(options.label, { onNone: () => ({}), onSome: (agent_label) => ({ agent_label }) })
+          }
+        }).pipe(
+          Effect.filterOrFail(
+            (registration): registration is AnonymousRegistration => registration.registration_type === "anonymous",
+            () => new CliFailure("The server answered with another kind of registration")
+          ),
+          Effect.flatMap((registration) =>
+            saveRegistration(baseUrl, registration).pipe(
+              Effect.map((file) => ({ registration, file })),
+              Effect.mapError((error) => new CliFailure(`Registered, but could not save the credentials: ${error.message}`))
+            )
+          )
+        ),
+      ({ file, registration }) =>
+        [
+          `Registered an anonymous sandbox: ${registration.sandbox_bucket.slug} (${registration.sandbox_bucket.id})`,
+          `Token (shown once, saved to ${file}):`,
+          `  ${registration.credential}`,
+          `Claim token: ${registration.registration_id}`,
+          `Claim window ends: ${registration.expires_at}`,
+          "",
+          registration.claim_instructions
+        ].join("\n")
+    ).pipe(Effect.asVoid)
+).pipe(Command.withDescription("Register an anonymous agent: a sandbox Dock and a write token (saved locally, mode 0600)"))
+
+const claimStart = Command.make(
+  "start",
+  {
+    registration: Options.text("registration").pipe(Options.withDescription("The registration id (claim token)")),
+    email: Options.text("email").pipe(Options.withDescription("The person's email; a six-digit code is mailed there")),
+    url: connection.url,
+    json: connection.json
+  },
+  (options) =>
+    withPublic(
+      options,
+      (client) => client.agentAuth.claim({ payload: { claim_token: options.registration, email: options.email } }),
+      (answer) => `A code was mailed to ${options.email}. Claim token valid until ${"claim_token_expires" in answer ? answer.claim_token_expires : "-"}.`
+    )
+).pipe(Command.withDescription("Start claiming a registration: mail a six-digit code"))
+
+const claimComplete = Command.make(
+  "complete",
+  {
+    registration: Options.text("registration").pipe(Options.withDescription("The registration id (claim token)")),
+    otp: Options.text("otp").pipe(Options.withDescription("The six-digit code from the mail")),
+    url: connection.url,
+    json: connection.json
+  },
+  (options) =>
+    withPublic(
+      options,
+      (client) => client.agentAuth.claim({ payload: { claim_token: options.registration, otp: options.otp } }),
+      (answer) =>
+        "bucket" in answer
+          ? `Claimed: ${answer.bucket.slug} now belongs to ${answer.account.username} (${answer.account.email}); the token works until ${answer.token.expires_at}.`
+          : "credential" in answer
+          ? `Confirmed ${answer.account.email}. Token (shown once):\n  ${answer.credential}`
+          : `Status: ${answer.status}`
+    )
+).pipe(Command.withDescription("Complete a claim with the mailed code"))
+
+const claim = Command.make("claim").pipe(
+  Command.withDescription("Claim an anonymous sandbox for a person"),
+  Command.withSubcommands([claimStart, claimComplete])
+)
+
 const serveCommand = Command.make("serve", {}, () =>
   configuration.pipe(
     Effect.mapError((error) => new CliFailure(error.message)),
@@ -127,7 +357,7 @@ const migrate = Command.make(
 
 const dock = Command.make("dock").pipe(
   Command.withDescription("Dock: an agent-first store for living artifacts"),
-  Command.withSubcommands([serveCommand, migrate, users])
+  Command.withSubcommands([serveCommand, migrate, users, tokens, sandboxes, register, claim])
 )
 
 export const cli = Command.run(dock, { name: "dock", version: "0.0.0" })

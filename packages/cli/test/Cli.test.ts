@@ -1,6 +1,8 @@
 import { HttpServer } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
+import { latestMigrationId } from "@dock/domain"
 import { TestDatabaseLive } from "@dock/domain/testing"
+import { migrations } from "@dock/migrations"
 import { ServerConfig, ServerLive } from "@dock/server"
 import { expect, layer } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
@@ -125,8 +127,8 @@ layer(NodeContext.layer)("dock without a server", (it) => {
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-cli-migrate-"))
       const first = yield* dock(["migrate", "--json"], { DOCK_DATA_DIR: dir, DATABASE_URL: "" })
       expect(first.code).toBe(0)
-      expect(JSON.parse(first.stdout.trim().split("\n").at(-1)!)).toEqual({ applied: [1], latest: 1 })
+      expect(JSON.parse(first.stdout.trim().split("\n").at(-1)!)).toEqual({ applied: migrations.map((m) => m.id), latest: latestMigrationId })
       const second = yield* dock(["migrate", "--json"], { DOCK_DATA_DIR: dir, DATABASE_URL: "" })
-      expect(JSON.parse(second.stdout.trim().split("\n").at(-1)!)).toEqual({ applied: [], latest: 1 })
+      expect(JSON.parse(second.stdout.trim().split("\n").at(-1)!)).toEqual({ applied: [], latest: latestMigrationId })
     }), 120_000)
 })
