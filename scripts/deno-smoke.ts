@@ -1,6 +1,7 @@
 /**
  * Deno smoke check: the same server source, unchanged, runs under Deno 2 on the embedded database, answers
- * /healthz and creates and lists a user through the admin API, then shuts down cleanly on SIGTERM.
+ * /healthz, creates and lists a user through the admin API, registers an anonymous agent, then shuts down
+ * cleanly on SIGTERM.
  */
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
@@ -40,6 +41,18 @@ try {
   const listed = await fetch(`${server.baseUrl}/admin/users`, { headers })
   const users = await listed.json()
   check("GET /admin/users lists the user", listed.status === 200 && users.some((u: { id: string }) => u.id === user.id))
+
+  const registered = await fetch(`${server.baseUrl}/agent/auth`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ type: "anonymous", requested_credential_type: "mcp_write_token", agent_label: "deno-smoke" })
+  })
+  const registration = await registered.json()
+  check(
+    "POST /agent/auth registers an anonymous sandbox",
+    registered.status === 201 && registration.status === "unclaimed" && registration.credential?.startsWith("dock_mcp_"),
+    JSON.stringify(registration)
+  )
 
   const rejected = await fetch(`${server.baseUrl}/admin/users`, { headers: { authorization: "Bearer wrong" } })
   check("a wrong admin token gets 401 unauthorized", rejected.status === 401 && (await rejected.json()).error.code === "unauthorized")
