@@ -6,6 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { RateLimited } from "../Errors.ts"
+import { describeDuration } from "../Limits.ts"
 
 export interface RateLimit {
   /** What is counted, e.g. `token-requests:<id>`; callers never put secrets here. */
@@ -47,9 +48,9 @@ export const RateLimitsLive = Layer.effect(
       if ((rows[0]?.count ?? 0) > limit.limit) {
         const retryAfter = Math.max(1, Math.ceil((start + Duration.toMillis(limit.window) - now) / 1000))
         return yield* new RateLimited({
-          message: `${limit.message}: at most ${limit.limit} per ${Duration.format(limit.window)}`,
+          message: `${limit.message}: at most ${limit.limit} per ${describeDuration(limit.window)}`,
           retry_after_seconds: retryAfter,
-          details: { limit: limit.limit, window: Duration.format(limit.window) }
+          details: { limit: limit.limit, window: describeDuration(limit.window) }
         })
       }
     })
