@@ -163,10 +163,11 @@ export const RegistrationsLive = Layer.effect(
           values (${username}, null, 'anonymous', false, ${at}, ${at}) returning id`
         const userId = userRows[0]!.id
         const slug = `anonymous-sandbox-${randomBase62(10).toLowerCase()}`
+        const givenLabel = agentLabel?.trim() || null
         const dockId = yield* docks.insert({
           owner_id: userId,
           slug,
-          title: agentLabel ? `Sandbox of ${agentLabel}` : "Anonymous sandbox",
+          title: givenLabel === null ? "Anonymous sandbox" : `Sandbox of ${givenLabel}`,
           description: null,
           visibility: "private",
           discoverable: false,
@@ -178,7 +179,7 @@ export const RegistrationsLive = Layer.effect(
         })
         yield* sql`update users set default_dock_id = ${dockId!} where id = ${userId}`
         yield* sql`insert into dock_usage (dock_id) values (${dockId!})`
-        const label = agentLabel?.trim() || "anonymous agent"
+        const label = givenLabel ?? "anonymous agent"
         const token = yield* tokens.create({
           userId,
           label,
@@ -186,7 +187,7 @@ export const RegistrationsLive = Layer.effect(
           scopes: ["mcp:read", "mcp:write"],
           allowedBucketIds: [dockId!],
           expiresAt
-        }).pipe(Effect.orDie)
+        })
         const claimToken = newRegistrationSecret()
         yield* sql`insert into registrations (secret_hash, kind, status, user_id, dock_id, token_id, agent_label,
             requester_ip, created_at, expires_at)
@@ -307,9 +308,15 @@ export const RegistrationsLive = Layer.effect(
           yield* sql`update users set confirmed = true where id = ${existing[0].id}`
           return new ClaimAccount({ id: existing[0].id, username: existing[0].username, email })
         }
-        const user = yield* accounts.create({ email, kind: "person", confirmed: true, identityProvider: "email_otp" })
-          .pipe(Effect.orDie)
-        return new ClaimAccount({ id: user.id, username: user.username, email })
+        return yield* accounts.create({ email, kind: "person", confirmed: true, identityProvider: "email_otp" }).pipe(
+          Effect.map((user) => new ClaimAccount({ id: user.id, username: user.username, email })),
+          // Another claim created this person a moment ago (its insert committed first): bind to that one.
+          Effect.catchTag("Conflict", () =>
+            sql<{ id: UserId; username: string }>`select id, username from users where email = ${email}`.pipe(
+              Effect.map((rows) => new ClaimAccount({ id: rows[0]!.id, username: rows[0]!.username, email }))
+            )),
+          Effect.catchTag("ValidationError", Effect.die)
+        )
       })
 
     const wrongTryKeys = (registrationId: string, email: string) => [
@@ -391,6 +398,8 @@ export const RegistrationsLive = Layer.effect(
             where id = ${registration.dock_id}`
           yield* sql`update tokens set user_id = ${account.id}, kind = 'claimed_from_anonymous', expires_at = ${tokenExpiry}
             where id = ${registration.token_id}`
+          // The anonymous user stays (earlier activity is attributed to it) but no longer points at the Dock.
+          yield* sql`update users set default_dock_id = null where id = ${registration.user_id} and kind = 'anonymous'`
           yield* activity.record({
             dockId: registration.dock_id,
             action: "sandbox.claimed",
@@ -412,11 +421,15 @@ export const RegistrationsLive = Layer.effect(
         switch (outcome._tag) {
           case "Refused":
             return yield* codeRefused()
-          case "Capped":
+          case "Capped": {
+            // The counters are calendar-day windows (UTC): the wait ends at the next midnight.
+            const day = Duration.toMillis(Duration.days(1))
+            const millis = yield* Clock.currentTimeMillis
             return yield* new RateLimited({
               message: `Too many wrong codes today: at most ${OTP_WRONG_TRIES_PER_DAY} per registration and per email`,
-              retry_after_seconds: 24 * 60 * 60
+              retry_after_seconds: Math.max(1, Math.ceil((Math.floor(millis / day) * day + day - millis) / 1000))
             })
+          }
           default:
             return outcome.answer
         }
@@ -450,10 +463,10 @@ export const RegistrationsLive = Layer.effect(
       return yield* inTransaction(Effect.gen(function*() {
         // One sweep at a time across all instances: the periodic job and `dock sandboxes sweep` queue up here.
         yield* sql`select pg_advisory_xact_lock(${SWEEP_LOCK})`
-        const expired = yield* sql<{ token_id: TokenId | null; dock_id: DockId | null }>`update registrations
+        const expired = yield* sql<{ kind: string; token_id: TokenId | null; dock_id: DockId | null }>`update registrations
           set status = 'expired', expired_at = ${at}
           where status = 'unclaimed' and expires_at <= ${at}
-          returning token_id, dock_id`
+          returning kind, token_id, dock_id`
         const tokenIds = expired.flatMap((row) => (row.token_id === null ? [] : [row.token_id]))
         const dockIds = expired.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id]))
         if (tokenIds.length > 0) {
@@ -463,15 +476,18 @@ export const RegistrationsLive = Layer.effect(
           yield* sql`update docks set hidden_at = ${at} where ${sql.in("id", dockIds)}`
         }
         // Deleting the anonymous user cascades to its token and registration; the sandbox Dock goes first.
-        const purged = yield* sql<{ id: string; user_id: UserId | null; dock_id: DockId | null }>`
-          select id, user_id, dock_id from registrations where status = 'expired' and expired_at <= ${purgeBefore}`
+        const purged = yield* sql<{ id: string; kind: string; user_id: UserId | null; dock_id: DockId | null }>`
+          select id, kind, user_id, dock_id from registrations where status = 'expired' and expired_at <= ${purgeBefore}`
         const purgeDocks = purged.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id]))
         const purgeUsers = purged.flatMap((row) => (row.user_id === null ? [] : [row.user_id]))
         if (purgeDocks.length > 0) yield* sql`delete from docks where ${sql.in("id", purgeDocks)} and sandbox`
         if (purged.length > 0) yield* sql`delete from registrations where ${sql.in("id", purged.map((row) => row.id))}`
         if (purgeUsers.length > 0) yield* sql`delete from users where ${sql.in("id", purgeUsers)} and kind = 'anonymous'`
         yield* rateLimits.prune(new Date(at.getTime() - Duration.toMillis(Duration.days(2))))
-        return new SweepResult({ expired: expired.length, purged: purged.length })
+        // The counts are of sandboxes (what `dock sandboxes sweep` reports); verified-email claim tokens that
+        // lapsed are expired and purged alongside without being counted.
+        const sandboxes = (rows: ReadonlyArray<{ kind: string }>) => rows.filter((row) => row.kind === "anonymous").length
+        return new SweepResult({ expired: sandboxes(expired), purged: sandboxes(purged) })
       }))
     }).pipe(Effect.withSpan("Registrations.sweep"))
 
