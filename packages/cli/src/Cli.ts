@@ -266,17 +266,17 @@ const register = Command.make(
             (registration): registration is AnonymousRegistration => registration.registration_type === "anonymous",
             () => new CliFailure("The server answered with another kind of registration")
           ),
-          Effect.flatMap((registration) =>
+          Effect.tap((registration) =>
             saveRegistration(baseUrl, registration).pipe(
-              Effect.map((file) => ({ registration, file })),
+              Effect.tap((file) => options.json ? Effect.void : Console.log(`Saved to ${file} (mode 0600).`)),
               Effect.mapError((error) => new CliFailure(`Registered, but could not save the credentials: ${error.message}`))
             )
           )
         ),
-      ({ file, registration }) =>
+      (registration) =>
         [
           `Registered an anonymous sandbox: ${registration.sandbox_bucket.slug} (${registration.sandbox_bucket.id})`,
-          `Token (shown once, saved to ${file}):`,
+          `Token (shown once):`,
           `  ${registration.credential}`,
           `Claim token: ${registration.registration_id}`,
           `Claim window ends: ${registration.expires_at}`,

@@ -45,7 +45,7 @@ const serverUrl = Effect.map(HttpServer.HttpServer, (server) => {
   return `http://127.0.0.1:${address.port}`
 })
 
-layer(RunningServer, { timeout: 120_000 })("dock users", (it) => {
+layer(RunningServer, { timeout: 120_000, excludeTestServices: true })("dock users", (it) => {
   it.effect("users create --json prints exactly the user document", () =>
     Effect.gen(function*() {
       const url = yield* serverUrl

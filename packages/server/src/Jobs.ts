@@ -9,7 +9,9 @@ import { Duration, Effect, Layer, Schedule } from "effect"
 export const sandboxSweepJob = (interval: Duration.Duration) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const registrations = yield* Registrations
-    const once = registrations.sweep.pipe(
+    // Uninterruptible: shutdown waits for a running sweep (one short transaction) instead of cancelling its
+    // query midway, which the embedded database's single connection answers only after a timeout.
+    const once = Effect.uninterruptible(registrations.sweep).pipe(
       Effect.tap((result) =>
         result.expired + result.purged > 0
           ? Effect.logInfo(`Sandbox sweep: ${result.expired} expired, ${result.purged} purged`)

@@ -8,7 +8,8 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Database, DockApi, DomainLive, Features, HmacKey, Limits, MigrationsLive, PublicBaseUrl } from "@dock/domain"
 import type { SqlClient, SqlError } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { randomBytes } from "node:crypto"
 import * as Http from "node:http"
 import type { ServerConfig } from "./Config.ts"
 import { sandboxSweepJob } from "./Jobs.ts"
@@ -75,8 +76,9 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
       anonymousRegistration: config.anonymousRegistrationEnabled,
       verifiedEmailRegistration: config.verifiedEmailRegistration
     }),
-    // resolveSecrets fills DOCK_SECRET in development; production refuses to start without it.
-    Layer.effect(HmacKey, Effect.orDieWith(config.secret, () => new Error("DOCK_SECRET is not set"))),
+    // Production refuses to start without DOCK_SECRET; `resolveSecrets` keeps a development one in
+    // DOCK_DATA_DIR. A server built without either (an embedding test) gets a fresh key for its lifetime.
+    Layer.succeed(HmacKey, Option.getOrElse(config.secret, () => Redacted.make(randomBytes(32).toString("base64url")))),
     mailerLayer(config)
   )
   const admin = adminAuthorizationLayer(config.adminToken)

@@ -14,6 +14,8 @@ import { type ServerConfig as ServerConfigShape, ServerConfig } from "../../src/
 import { ServerLive } from "../../src/Server.ts"
 
 export const ADMIN_TOKEN = "dock_admin_test-token-for-the-in-process-server"
+/** DOCK_SECRET of the in-process server (ServerLive needs one; `dock serve` would generate it). */
+export const TEST_SECRET = "test-secret-for-the-in-process-server"
 
 /** One line the server logged. */
 export interface LogEntry {
@@ -73,6 +75,7 @@ export const startTestServer = (env: Record<string, string> = {}) =>
       HOST: "127.0.0.1",
       DOCK_DATA_DIR: dataDir,
       DOCK_ADMIN_TOKEN: ADMIN_TOKEN,
+      DOCK_SECRET: TEST_SECRET,
       ...env
     }).pipe(Effect.orDie)
 
