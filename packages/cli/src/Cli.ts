@@ -33,6 +33,10 @@ const connection = {
   json: Options.boolean("json").pipe(Options.withDescription("Print exactly one JSON document on stdout"))
 }
 
+/** `{ key: value }` when the option is set, `{}` otherwise: optional flags become optional payload fields. */
+const present = <K extends string, A>(key: K, option: Option.Option<A>): { [P in K]?: A } =>
+  Option.match(option, { onNone: () => ({}), onSome: (value) => ({ [key]: value }) as { [P in K]?: A } })
+
 /** A failure already phrased for a person; printed as one line on stderr. */
 export class CliFailure extends Error {
   readonly _tag = "CliFailure"
@@ -101,7 +105,7 @@ const usersCreate = Command.make(
       options,
       (client) =>
         client.adminUsers.create({
-          payload: { email: options.email, ...Option.match(options.username, { onNone: () => ({}), onSome: (username) => ({ username }) }) }
+          payload: { email: options.email, ...present("username", options.username) }
         }),
       (user) => `Created user ${userLine(user)}`
     )
@@ -155,10 +159,10 @@ const tokensCreate = Command.make(
         client.adminTokens.create({
           payload: {
             user: options.user,
-            ...Option.match(options.label, { onNone: () => ({}), onSome: (label) => ({ label }) }),
+            ...present("label", options.label),
             ...(options.scope.length === 0 ? {} : { scopes: options.scope }),
             ...(options.dock.length === 0 ? {} : { docks: options.dock }),
-            ...Option.match(options.expiresIn, { onNone: () => ({}), onSome: (expires_in) => ({ expires_in }) })
+            ...present("expires_in", options.expiresIn)
           }
         }),
       (token) =>
@@ -183,7 +187,7 @@ const tokensList = Command.make(
       options,
       (client) =>
         client.adminTokens.list({
-          urlParams: Option.match(options.user, { onNone: () => ({}), onSome: (user) => ({ user }) })
+          urlParams: present("user", options.user)
         }),
       (tokens) => (tokens.length === 0 ? "No tokens" : tokens.map(tokenLine).join("\n"))
     )
@@ -222,7 +226,7 @@ const sandboxesList = Command.make(
       options,
       (client) =>
         client.adminSandboxes.list({
-          urlParams: Option.match(options.status, { onNone: () => ({}), onSome: (status) => ({ status }) })
+          urlParams: present("status", options.status)
         }),
       (sandboxes) => (sandboxes.length === 0 ? "No sandboxes" : sandboxes.map(sandboxLine).join("\n"))
     )
@@ -259,7 +263,7 @@ const register = Command.make(
           payload: {
             type: "anonymous",
             requested_credential_type: "mcp_write_token",
-            ...Option.match(options.label, { onNone: () => ({}), onSome: (agent_label) => ({ agent_label }) })
+            ...present("agent_label", options.label)
           }
         }).pipe(
           Effect.filterOrFail(

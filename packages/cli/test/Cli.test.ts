@@ -6,30 +6,13 @@ import { migrations } from "@dock/migrations"
 import { ServerConfig, ServerLive } from "@dock/server"
 import { expect, layer } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
-import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { dock } from "./support/Dock.ts"
 
-const root = Path.resolve(import.meta.dirname, "../../..")
 const ADMIN_TOKEN = "dock_admin_cli-test-token"
 
-interface Run {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Runs the real `dock` command line in its own process. */
-const dock = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.async<Run>((resume) => {
-    execFile(
-      process.execPath,
-      ["--conditions=development", "--import", "tsx", Path.join(root, "packages/cli/src/bin.ts"), ...args],
-      { cwd: root, env: { ...process.env, DOCK_ADMIN_TOKEN: "", DOCK_BASE_URL: "", ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
-    )
-  })
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-cli-test-"))
 const config = Effect.runSync(

@@ -8,38 +8,17 @@ import { TestDatabaseLive } from "@dock/domain/testing"
 import { ServerConfig, ServerLive } from "@dock/server"
 import { afterAll, expect, layer } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
-import { execFile } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { dock, type Run } from "./support/Dock.ts"
 
-const root = Path.resolve(import.meta.dirname, "../../..")
 const ADMIN_TOKEN = "dock_admin_cli-identity-test-token"
 const MCP_TOKEN = /^dock_mcp_[0-9A-Za-z]{49}$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const DAY = 24 * 60 * 60 * 1000
 const TIMEOUT = 120_000
 
-interface Run {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Runs the real `dock` command line in its own process. */
-const dock = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.async<Run>((resume) => {
-    execFile(
-      process.execPath,
-      ["--conditions=development", "--import", "tsx", Path.join(root, "packages/cli/src/bin.ts"), ...args],
-      {
-        cwd: root,
-        env: { ...process.env, DOCK_ADMIN_TOKEN: "", DOCK_BASE_URL: "", DOCK_CREDENTIALS_FILE: "", ...env },
-        timeout: 60_000
-      },
-      (error, stdout, stderr) => resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
-    )
-  })
 
 /** stdout of a --json run: exactly one JSON document. */
 const jsonOf = (run: Run) => {

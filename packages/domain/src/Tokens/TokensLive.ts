@@ -5,16 +5,12 @@ import { NotFound, Unauthorized, ValidationError } from "../Errors.ts"
 import { DockId, TokenId, UserId } from "../Ids.ts"
 import type { Principal, Scope } from "../Principal.ts"
 import { isWellFormedToken, newToken, sha256 } from "../Secrets.ts"
-import { CreatedToken, LABEL_MAX, TokenInfo, TokenKind, TokenScope } from "./Token.ts"
+import { CreatedToken, LABEL_MAX, TokenInfo, type TokenKind } from "./Token.ts"
 import { type NewToken, Tokens } from "./Tokens.ts"
 
+/** A token row: TokenInfo's fields with the timestamps as the Dates pg returns. */
 const TokenRow = Schema.Struct({
-  id: TokenId,
-  user_id: UserId,
-  label: Schema.NullOr(Schema.String),
-  kind: TokenKind,
-  scopes: Schema.Array(TokenScope),
-  allowed_bucket_ids: Schema.NullOr(Schema.Array(DockId)),
+  ...TokenInfo.fields,
   created_at: Schema.DateFromSelf,
   expires_at: Schema.NullOr(Schema.DateFromSelf),
   revoked_at: Schema.NullOr(Schema.DateFromSelf),

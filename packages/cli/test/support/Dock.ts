@@ -1,0 +1,26 @@
+/** Runs the real `dock` command line in its own process, with the operator and agent variables cleared. */
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import * as Path from "node:path"
+
+export const REPO_ROOT = Path.resolve(import.meta.dirname, "../../../..")
+
+export interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export const dock = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.async<Run>((resume) => {
+    execFile(
+      process.execPath,
+      ["--conditions=development", "--import", "tsx", Path.join(REPO_ROOT, "packages/cli/src/bin.ts"), ...args],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, DOCK_ADMIN_TOKEN: "", DOCK_BASE_URL: "", DOCK_CREDENTIALS_FILE: "", ...env },
+        timeout: 60_000
+      },
+      (error, stdout, stderr) => resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
+    )
+  })
