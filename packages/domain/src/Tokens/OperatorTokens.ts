@@ -33,16 +33,27 @@ export const parseExpiresIn = (value: string) =>
         : Effect.fail(new ValidationError({ message: "expires_in must be a positive duration", details: { field: "expires_in" } }))
   })
 
+/** The user named by email, username or id, as operators type them. */
+const findUser = (identifier: string) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    return yield* accounts.findByIdentifier(identifier).pipe(
+      Effect.catchTag("NotFound", () => accounts.findById(identifier as UserId)),
+      Effect.mapError(() => new NotFound({ message: `No user "${identifier}"`, details: { field: "user" } }))
+    )
+  })
+
+/** `dock tokens list [--user U]`: every token, or one user's, never with secrets. */
+export const listOperatorTokens = Effect.fn("Tokens.listForOperator")(function*(user: string | undefined) {
+  const tokens = yield* Tokens
+  if (user === undefined) return yield* tokens.list()
+  return yield* tokens.list((yield* findUser(user)).id)
+})
+
 export const issueOperatorToken = Effect.fn("Tokens.issueForOperator")(function*(request: CreateTokenRequest) {
-  const accounts = yield* Accounts
   const docks = yield* Docks
   const tokens = yield* Tokens
-  const user = yield* accounts.findByIdentifier(request.user).pipe(
-    Effect.catchTag("NotFound", () =>
-      accounts.findById(request.user as UserId).pipe(
-        Effect.mapError(() => new NotFound({ message: `No user "${request.user}"`, details: { field: "user" } }))
-      ))
-  )
+  const user = yield* findUser(request.user)
   const principal = userPrincipal(user)
   const allowed = request.docks === undefined || request.docks.length === 0 ? null : yield* Effect.forEach(request.docks, (name) =>
     Effect.gen(function*() {

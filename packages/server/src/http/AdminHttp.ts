@@ -1,6 +1,16 @@
 /** The operator's admin API: bearer DOCK_ADMIN_TOKEN, then one domain call per endpoint. */
 import { HttpApiBuilder } from "@effect/platform"
-import { Accounts, AdminAuthorization, DockApi, Docks, issueOperatorToken, NotFound, Registrations, Tokens, Unauthorized } from "@dock/domain"
+import {
+  Accounts,
+  AdminAuthorization,
+  DockApi,
+  Docks,
+  issueOperatorToken,
+  listOperatorTokens,
+  Registrations,
+  Tokens,
+  Unauthorized
+} from "@dock/domain"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
 
@@ -36,18 +46,11 @@ export const AdminUsersHttp = HttpApiBuilder.group(DockApi, "adminUsers", (handl
 
 export const AdminTokensHttp = HttpApiBuilder.group(DockApi, "adminTokens", (handlers) =>
   Effect.gen(function*() {
-    const accounts = yield* Accounts
     const tokens = yield* Tokens
-    const context = yield* Effect.context<Accounts | Tokens | Docks>()
+    const context = yield* Effect.context<Accounts | Docks | Tokens>()
     return handlers
       .handle("create", ({ payload }) => issueOperatorToken(payload).pipe(Effect.provide(context)))
-      .handle("list", ({ urlParams }) =>
-        urlParams.user === undefined
-          ? tokens.list()
-          : accounts.findByIdentifier(urlParams.user).pipe(
-            Effect.mapError(() => new NotFound({ message: `No user "${urlParams.user}"` })),
-            Effect.flatMap((user) => tokens.list(user.id))
-          ))
+      .handle("list", ({ urlParams }) => listOperatorTokens(urlParams.user).pipe(Effect.provide(context)))
       .handle("revoke", ({ path }) => tokens.revoke(path.id))
   }))
 
