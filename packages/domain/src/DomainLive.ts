@@ -11,10 +11,8 @@ import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
 import { WriteRulesLive } from "./Sandbox/WriteRules.ts"
 import { TokensLive } from "./Tokens/TokensLive.ts"
 
-const Foundation = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive)
-const Services = Layer.mergeAll(AccountsLive, DocksLive, WriteRulesLive)
+const Base = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive)
+const Rules = WriteRulesLive.pipe(Layer.provideMerge(Base))
+const Services = Layer.mergeAll(AccountsLive, DocksLive).pipe(Layer.provideMerge(Rules))
 
-export const DomainLive = RegistrationsLive.pipe(
-  Layer.provideMerge(Services),
-  Layer.provideMerge(Foundation)
-)
+export const DomainLive = RegistrationsLive.pipe(Layer.provideMerge(Services))

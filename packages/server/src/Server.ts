@@ -17,6 +17,7 @@ import { adminAuthorizationLayer, AdminSandboxesHttp, AdminTokensHttp, AdminUser
 import { agentAuthHttp } from "./http/AgentAuthHttp.ts"
 import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
+import { mcpRoutes } from "./http/McpHttp.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 
@@ -93,7 +94,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
         AdminSandboxesHttp.pipe(Layer.provide(admin))
       ])
     ),
-    authManifestRoute(config)
+    authManifestRoute(config),
+    mcpRoutes(config)
   ).pipe(Layer.provide(requestMiddleware(config)))
   const nodeServer = Http.createServer()
   const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(

@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
+import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { NotFound, TierLimitExceeded, ValidationError } from "../Errors.ts"
 import { DockId, type UserId } from "../Ids.ts"
 import { Limits, PublicBaseUrl } from "../Limits.ts"
@@ -122,6 +123,7 @@ export const DocksLive = Layer.effect(
     const activity = yield* Activity
     const limits = yield* Limits
     const baseUrl = yield* PublicBaseUrl
+    const writeRules = yield* WriteRules
 
     const findRow = (ref: DockRef) => {
       if (ref._tag === "ByPath") return repo.findByPath(ref.owner.toLowerCase(), ref.slug)
@@ -147,6 +149,7 @@ export const DocksLive = Layer.effect(
     const create = Effect.fn("Docks.create")(function*(input: NewDock) {
       const principal = yield* CurrentPrincipal
       yield* checkCreateDock(principal)
+      yield* writeRules.admitWrite(principal)
       const ownerId = principal.userId!
       const title = yield* normalizeTitle(input)
       const slug = input.slug === undefined ? undefined : yield* validateSlug("slug", input.slug)

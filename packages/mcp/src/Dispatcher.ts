@@ -1,0 +1,97 @@
+/**
+ * The one dispatcher: an MCP handler (both protocol eras, stateless) whose per-request server registers every
+ * catalogue entry, checks the tool's scope, runs its Effect as the caller (CurrentPrincipal) on the
+ * application's runtime, and turns the outcome into a tool result. Domain failures become `isError` results
+ * whose `structuredContent` is the error body; only unknown tools are JSON-RPC errors (the SDK's own).
+ */
+import {
+  anonymousPrincipal,
+  CurrentPrincipal,
+  errorBody,
+  hasScope,
+  Internal,
+  isDockError,
+  PermissionDenied,
+  type Principal,
+  Unauthorized
+} from "@dock/domain"
+import { type CallToolResult, createMcpHandler, type McpHttpHandler, McpServer } from "@modelcontextprotocol/server"
+import { Cause, Effect, Exit, Option, Runtime, Schema } from "effect"
+import { mcpSchema } from "./JsonSchema.ts"
+import type { AnyTool } from "./Tool.ts"
+
+/** Where the HTTP mount puts the authenticated caller for the per-request server. */
+export const PRINCIPAL_KEY = "dock.principal"
+
+const result = (body: unknown, isError: boolean): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(body) }],
+  structuredContent: body as Record<string, unknown>,
+  ...(isError ? { isError: true } : {})
+})
+
+const scopeCheck = (entry: AnyTool, principal: Principal) => {
+  if (entry.scope !== "mcp:write" || hasScope(principal, "mcp:write")) return Effect.void
+  return Effect.fail(
+    principal.userId === null
+      ? new Unauthorized({ message: `${entry.name} needs a bearer token with the mcp:write scope` })
+      : new PermissionDenied({ message: `${entry.name} needs the mcp:write scope; this token is read-only` })
+  )
+}
+
+export const makeMcpHandler = <R>(
+  tools: ReadonlyArray<AnyTool<R>>,
+  runtime: Runtime.Runtime<R>,
+  server: { readonly name: string; readonly version: string }
+): McpHttpHandler => {
+  const run = Runtime.runPromiseExit(runtime)
+  // Schemas are built once; every request's server shares them.
+  const registered = tools.map((entry) => ({
+    entry,
+    input: mcpSchema(entry.input),
+    output: mcpSchema(entry.output),
+    encode: Schema.encode(entry.output)
+  }))
+
+  const call = (entry: (typeof registered)[number], args: unknown, principal: Principal, signal: AbortSignal) =>
+    run(
+      Effect.gen(function*() {
+        yield* scopeCheck(entry.entry, principal)
+        const output = yield* entry.entry.run(args)
+        return yield* Effect.orDie(entry.encode(output))
+      }).pipe(
+        Effect.provideService(CurrentPrincipal, principal),
+        Effect.withSpan(`mcp.${entry.entry.name}`)
+      ),
+      { signal }
+    ).then((exit): CallToolResult => {
+      if (Exit.isSuccess(exit)) return result(exit.value, false)
+      const failure = Cause.failureOption(exit.cause)
+      if (Option.isSome(failure) && isDockError(failure.value)) return result(errorBody(failure.value), true)
+      const requestId = crypto.randomUUID()
+      Runtime.runFork(runtime)(Effect.logError(`Tool ${entry.entry.name} failed (request id ${requestId})`, exit.cause))
+      return result(errorBody(new Internal({ message: `Internal error (request id ${requestId})`, request_id: requestId })), true)
+    })
+
+  return createMcpHandler(
+    (context) => {
+      const principal = (context.authInfo?.extra?.[PRINCIPAL_KEY] as Principal | undefined) ?? anonymousPrincipal
+      const mcp = new McpServer(server, { capabilities: { tools: {} } })
+      for (const entry of registered) {
+        mcp.registerTool(
+          entry.entry.name,
+          {
+            description: entry.entry.description,
+            inputSchema: entry.input,
+            outputSchema: entry.output,
+            annotations: { ...entry.entry.annotations, openWorldHint: false }
+          },
+          (args, extra) => call(entry, args, principal, extra.mcpReq.signal)
+        )
+      }
+      return mcp
+    },
+    {
+      onerror: (error) => Runtime.runFork(runtime)(Effect.logWarning(`MCP: ${error.message}`))
+    }
+  )
+}

@@ -1,0 +1,105 @@
+/**
+ * `/mcp` (bearer token) and `/mcp/public` (read tools over public content, no token): the Streamable HTTP
+ * endpoint mounted through a thin bridge — Origin and transport checks, authentication, the body read once
+ * (with its size limit) and handed over as `parsedBody`, JSON answers buffered and SSE streams piped.
+ */
+import { HttpIncomingMessage, HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import {
+  anonymousPrincipal,
+  type CurrentPrincipal,
+  Forbidden,
+  type Limits,
+  type Principal,
+  type RateLimits,
+  type Tokens
+} from "@dock/domain"
+import { catalogue, makeMcpHandler, PRINCIPAL_KEY, publicCatalogue } from "@dock/mcp"
+import type { McpHttpHandler } from "@modelcontextprotocol/server"
+import { Effect, Option } from "effect"
+import { Readable } from "node:stream"
+import type { ServerConfig } from "../Config.ts"
+import { authenticateRequest } from "./BearerAuth.ts"
+import { errorResponse } from "./ErrorResponse.ts"
+
+/** push_image carries up to 15 MB of image as base64 (~20 MB) inside JSON-RPC. */
+export const MCP_MAX_BODY_BYTES = 22 * 1024 * 1024
+
+const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/
+
+/** Browser clients must come from an allowed origin (DNS-rebinding and cross-site defence). */
+const checkOrigin = (request: HttpServerRequest.HttpServerRequest, config: ServerConfig) => {
+  const origin = request.headers["origin"]
+  if (origin === undefined) return Effect.void
+  if (config.allowedOrigins.includes(origin) || (config.env === "development" && LOOPBACK_ORIGIN.test(origin))) {
+    return Effect.void
+  }
+  return Effect.fail(new Forbidden({ message: `Origin ${origin} may not call this MCP endpoint` }))
+}
+
+/** Production MCP connections require HTTPS (spec §5.6); behind a proxy, X-Forwarded-Proto says so. */
+const checkTransport = (request: HttpServerRequest.HttpServerRequest, config: ServerConfig) => {
+  if (config.env !== "production") return Effect.void
+  const https = config.trustProxy && request.headers["x-forwarded-proto"]?.split(",")[0]?.trim() === "https"
+  return https ? Effect.void : Effect.fail(new Forbidden({ message: "MCP connections to this server require HTTPS" }))
+}
+
+const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boolean) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    yield* checkOrigin(request, config)
+    yield* checkTransport(request, config)
+    const principal: Principal = authenticate ? yield* authenticateRequest(request) : anonymousPrincipal
+    const text = request.method === "POST" ? yield* request.text : undefined
+    let parsedBody: unknown = undefined
+    try {
+      parsedBody = text === undefined || text === "" ? undefined : JSON.parse(text)
+    } catch {
+      // Left to the SDK, which answers malformed JSON with a JSON-RPC parse error.
+    }
+    const web = new Request(`${config.baseUrl}${request.url}`, {
+      method: request.method,
+      headers: request.headers as Record<string, string>,
+      ...(parsedBody === undefined && text !== undefined && text !== "" ? { body: text } : {})
+    })
+    const response = yield* Effect.promise(() =>
+      handler.fetch(web, {
+        authInfo: { token: "", clientId: principal.tokenId ?? "anonymous", scopes: [...principal.scopes], extra: { [PRINCIPAL_KEY]: principal } },
+        ...(parsedBody === undefined ? {} : { parsedBody })
+      })
+    )
+    const headers = Object.fromEntries(response.headers)
+    const contentType = response.headers.get("content-type") ?? "application/json"
+    if (contentType.startsWith("text/event-stream") && response.body !== null) {
+      return HttpServerResponse.raw(Readable.fromWeb(response.body as never), { status: response.status, headers, contentType })
+    }
+    const body = new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))
+    return HttpServerResponse.uint8Array(body, { status: response.status, headers, contentType })
+  }).pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(MCP_MAX_BODY_BYTES)),
+    Effect.catchTags({
+      Forbidden: (error) => Effect.succeed(errorResponse(error)),
+      Unauthorized: (error) => Effect.succeed(errorResponse(error)),
+      RateLimited: (error) => Effect.succeed(errorResponse(error))
+    })
+  )
+
+export const mcpRoutes = (config: ServerConfig) =>
+  HttpLayerRouter.use((router) =>
+    Effect.gen(function*() {
+      const runtime = yield* Effect.runtime<Exclude<Effect.Effect.Context<ReturnType<(typeof catalogue)[number]["run"]>>, CurrentPrincipal>>()
+      const authContext = yield* Effect.context<Tokens | RateLimits | Limits>()
+      const info = { name: "dock", version: "0.1.0" }
+      const authenticated = yield* Effect.acquireRelease(
+        Effect.sync(() => makeMcpHandler(catalogue, runtime, info)),
+        (handler) => Effect.promise(() => handler.close())
+      )
+      const anonymous = yield* Effect.acquireRelease(
+        Effect.sync(() => makeMcpHandler(publicCatalogue, runtime, info)),
+        (handler) => Effect.promise(() => handler.close())
+      )
+      for (const method of ["POST", "GET", "DELETE"] as const) {
+        yield* router.add(method, "/mcp", Effect.provide(bridge(authenticated, config, true), authContext))
+        yield* router.add(method, "/mcp/public", Effect.provide(bridge(anonymous, config, false), authContext))
+      }
+    })
+  )

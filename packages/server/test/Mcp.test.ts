@@ -1,0 +1,194 @@
+/**
+ * The MCP endpoint over the wire, with the real v2 client (both eras) and the v1 SDK client: tools/list, a
+ * tool call, tool errors as `isError` results carrying the error body, bearer authentication, Origin checks,
+ * unknown tools as JSON-RPC errors, and /mcp/public.
+ */
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client"
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { bearer, fetchReply, postJson, unique } from "./support/Http.ts"
+import { register } from "./support/Identity.ts"
+import { TestServer, TestServerLive } from "./support/TestServer.ts"
+
+type Era = "v2 modern" | "v2 legacy" | "v1"
+
+interface AnyClient {
+  readonly listTools: () => Promise<{ tools: ReadonlyArray<{ name: string; inputSchema: unknown; annotations?: unknown }> }>
+  readonly callTool: (call: { name: string; arguments: Record<string, unknown> }) => Promise<unknown>
+  readonly close: () => Promise<void>
+}
+
+/** A connected client of the given kind, sending the token as a bearer. */
+const connect = (url: string, token: string, era: Era) =>
+  Effect.acquireRelease(
+    Effect.promise(async (): Promise<AnyClient> => {
+      const endpoint = new URL(`${url}/mcp`)
+      if (era === "v1") {
+        const client = new ClientV1({ name: "dock-test-v1", version: "1.0.0" })
+        await client.connect(new TransportV1(endpoint, { requestInit: { headers: bearer(token) } }))
+        return client as unknown as AnyClient
+      }
+      const client = new ClientV2(
+        { name: "dock-test-v2", version: "1.0.0" },
+        { versionNegotiation: { mode: era === "v2 modern" ? { pin: "2026-07-28" } : "legacy" } }
+      )
+      await client.connect(new TransportV2(endpoint, { authProvider: { token: async () => token } }))
+      return client as unknown as AnyClient
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+
+/** An operator-made user and a personal token with the given scopes. */
+const userToken = (scopes: ReadonlyArray<string> = ["mcp:write"]) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const email = `mcp-${unique()}@example.com`
+    const admin = bearer(server.adminToken)
+    const user = yield* postJson(`${server.url}/admin/users`, { email }, admin)
+    const token = yield* postJson(`${server.url}/admin/tokens`, { user: email, scopes }, admin)
+    return { username: user.json.username as string, token: token.json.token as string }
+  })
+
+const ERAS: ReadonlyArray<Era> = ["v2 modern", "v2 legacy", "v1"]
+
+layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP endpoint", (it) => {
+  for (const era of ERAS) {
+    it.scoped(`${era}: tools/list advertises create_bucket with its schema and annotations`, () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const { token } = yield* userToken()
+        const client = yield* connect(server.url, token, era)
+        const { tools } = yield* Effect.promise(() => client.listTools())
+        const create = tools.find((tool) => tool.name === "create_bucket")!
+        expect(create.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false })
+        expect(create.inputSchema).toMatchObject({
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            title: { type: "string", maxLength: 200 },
+            visibility: { type: "string", enum: ["private", "public"] },
+            topic_tag_slugs: { type: "array", maxItems: 32 }
+          }
+        })
+        expect(JSON.stringify(create.inputSchema)).not.toContain("$ref")
+      }))
+
+    it.scoped(`${era}: create_bucket creates a Dock owned by the token's user`, () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const { token, username } = yield* userToken()
+        const client = yield* connect(server.url, token, era)
+        const title = `Field notes ${unique()}`
+        const result = (yield* Effect.promise(() =>
+          client.callTool({ name: "create_bucket", arguments: { title, visibility: "public", tags: ["x"] } })
+        )) as { isError?: boolean; structuredContent: { bucket: Record<string, unknown> } }
+        expect(result.isError).not.toBe(true)
+        expect(result.structuredContent.bucket).toMatchObject({
+          title,
+          visibility: "public",
+          tags: ["x"],
+          owner: { username }
+        })
+        const rows = yield* server.sql<{ n: number }>`select count(*)::int as n from docks where title = ${title}`
+        expect(rows).toEqual([{ n: 1 }])
+      }))
+
+    it.scoped(`${era}: a domain failure is an isError result whose structuredContent is the error body`, () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const { token } = yield* userToken()
+        const client = yield* connect(server.url, token, era)
+        const result = (yield* Effect.promise(() =>
+          client.callTool({ name: "create_bucket", arguments: { slug: "no-title" } })
+        )) as { isError?: boolean; structuredContent: { error: Record<string, unknown> } }
+        expect(result.isError).toBe(true)
+        expect(result.structuredContent.error).toMatchObject({ code: "validation_error", status: 400 })
+      }))
+  }
+
+  it.scoped("a sandbox token creating a Dock gets permission_denied with status 403", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const registration = yield* register(server.url)
+      const client = yield* connect(server.url, registration.json.credential, "v2 modern")
+      const result = (yield* Effect.promise(() =>
+        client.callTool({ name: "create_bucket", arguments: { title: "Escape" } })
+      )) as { isError?: boolean; structuredContent: { error: Record<string, unknown> } }
+      expect(result.isError).toBe(true)
+      expect(result.structuredContent.error).toMatchObject({ code: "permission_denied", status: 403 })
+    }))
+
+  it.scoped("a read-only token calling a write tool gets permission_denied", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const { token } = yield* userToken(["mcp:read"])
+      const client = yield* connect(server.url, token, "v1")
+      const result = (yield* Effect.promise(() =>
+        client.callTool({ name: "create_bucket", arguments: { title: "Nope" } })
+      )) as { isError?: boolean; structuredContent: { error: Record<string, unknown> } }
+      expect(result.isError).toBe(true)
+      expect(result.structuredContent.error).toMatchObject({ code: "permission_denied", status: 403 })
+    }))
+
+  it.effect("no token: 401 with the protected-resource challenge; a token in the query string is ignored", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const { token } = yield* userToken()
+      const body = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }
+      const headers = { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" }
+      for (const url of [`${server.url}/mcp`, `${server.url}/mcp?access_token=${token}`]) {
+        const reply = yield* postJson(url, body, headers)
+        expect(reply.status).toBe(401)
+        expect(reply.headers["www-authenticate"]).toBe(
+          `Bearer resource_metadata="${server.config.baseUrl}/.well-known/oauth-protected-resource/mcp"`
+        )
+        expect(reply.json.error.code).toBe("unauthorized")
+      }
+    }))
+
+  it.effect("a foreign Origin is refused with 403 forbidden", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const { token } = yield* userToken()
+      const reply = yield* postJson(
+        `${server.url}/mcp`,
+        { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+        { ...bearer(token), origin: "https://evil.example", accept: "application/json, text/event-stream" }
+      )
+      expect(reply.status).toBe(403)
+      expect(reply.json.error.code).toBe("forbidden")
+    }))
+
+  it.scoped("an unknown tool is a JSON-RPC error, not a tool result", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const { token } = yield* userToken()
+      const client = yield* connect(server.url, token, "v2 legacy")
+      const outcome = yield* Effect.promise(() =>
+        client.callTool({ name: "no_such_tool", arguments: {} }).then(
+          (value) => ({ rejected: false, value }),
+          (error: unknown) => ({ rejected: true, value: String(error) })
+        )
+      )
+      expect(outcome.rejected).toBe(true)
+      expect(outcome.value).toMatch(/no_such_tool/)
+    }))
+
+  it.effect("/mcp/public answers without a token and offers no write tools", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const reply = yield* fetchReply(`${server.url}/mcp/public`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-11-25"
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} })
+      })
+      expect(reply.status).toBe(200)
+      expect(reply.text).toContain('"tools":[]')
+    }))
+})
