@@ -11,6 +11,7 @@ import {
   Database,
   isDockError,
   latestMigrationId,
+  type Member,
   type SandboxSummary,
   type TokenInfo,
   type User
@@ -332,6 +333,56 @@ const claim = Command.make("claim").pipe(
   Command.withSubcommands([claimStart, claimComplete])
 )
 
+const memberLine = (member: Member) => `${member.username}  ${member.role}  (user ${member.user_id}, Dock ${member.bucket_id})`
+const dockOption = Options.text("dock").pipe(Options.withDescription("The Dock: its id or owner/slug"))
+const userOption = Options.text("user").pipe(Options.withDescription("The user: email, username or id"))
+
+const membersAdd = Command.make(
+  "add",
+  {
+    dock: dockOption,
+    user: userOption,
+    role: Options.choice("role", ["editor", "viewer", "owner"]).pipe(
+      Options.withDescription("editor (default) can write; viewer can read a private Dock"),
+      Options.withDefault("editor" as const)
+    ),
+    ...connection
+  },
+  (options) =>
+    withAdmin(
+      options,
+      (client) => client.adminMembers.add({ payload: { dock: options.dock, user: options.user, role: options.role } }),
+      (member) => `Granted ${memberLine(member)}`
+    )
+).pipe(Command.withDescription("Grant a user a role on a Dock (or change it)"))
+
+const membersList = Command.make(
+  "list",
+  { dock: dockOption, ...connection },
+  (options) =>
+    withAdmin(
+      options,
+      (client) => client.adminMembers.list({ urlParams: { dock: options.dock } }),
+      (members) => (members.length === 0 ? "No collaborators" : members.map(memberLine).join("\n"))
+    )
+).pipe(Command.withDescription("List a Dock's collaborators"))
+
+const membersRemove = Command.make(
+  "remove",
+  { dock: dockOption, user: userOption, ...connection },
+  (options) =>
+    withAdmin(
+      options,
+      (client) => client.adminMembers.remove({ payload: { dock: options.dock, user: options.user } }),
+      (member) => `Removed ${memberLine(member)}`
+    )
+).pipe(Command.withDescription("Remove a user's grant on a Dock"))
+
+const members = Command.make("members").pipe(
+  Command.withDescription("Collaborators on Docks (admin API)"),
+  Command.withSubcommands([membersAdd, membersList, membersRemove])
+)
+
 const serveCommand = Command.make("serve", {}, () =>
   configuration.pipe(
     Effect.mapError((error) => new CliFailure(error.message)),
@@ -361,7 +412,7 @@ const migrate = Command.make(
 
 const dock = Command.make("dock").pipe(
   Command.withDescription("Dock: an agent-first store for living artifacts"),
-  Command.withSubcommands([serveCommand, migrate, users, tokens, sandboxes, register, claim])
+  Command.withSubcommands([serveCommand, migrate, users, tokens, members, sandboxes, register, claim])
 )
 
 export const cli = Command.run(dock, { name: "dock", version: "0.0.0" })

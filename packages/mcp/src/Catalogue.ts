@@ -1,6 +1,6 @@
-/** Every tool this server offers, in one list: `tools/list` order. Read tools are also served on /mcp/public. */
-import { createBucket } from "./tools/DockTools.ts"
+/** Every tool this server offers, in one list: `tools/list` order. Tools needing only mcp:read are also served on /mcp/public. */
+import { createBucket, deleteBucket, listMyBuckets, updateBucket } from "./tools/DockTools.ts"
 
-export const catalogue = [createBucket] as const
+export const catalogue = [listMyBuckets, createBucket, updateBucket, deleteBucket] as const
 
-export const publicCatalogue = catalogue.filter((entry) => entry.annotations.readOnlyHint)
+export const publicCatalogue = catalogue.filter((entry) => entry.scope === "mcp:read")

@@ -13,7 +13,13 @@ import { randomBytes } from "node:crypto"
 import * as Http from "node:http"
 import type { ServerConfig } from "./Config.ts"
 import { sandboxSweepJob } from "./Jobs.ts"
-import { adminAuthorizationLayer, AdminSandboxesHttp, AdminTokensHttp, AdminUsersHttp } from "./http/AdminHttp.ts"
+import {
+  adminAuthorizationLayer,
+  AdminMembersHttp,
+  AdminSandboxesHttp,
+  AdminTokensHttp,
+  AdminUsersHttp
+} from "./http/AdminHttp.ts"
 import { agentAuthHttp } from "./http/AgentAuthHttp.ts"
 import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
@@ -91,7 +97,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
         agentAuthHttp(config.trustProxy),
         AdminUsersHttp.pipe(Layer.provide(admin)),
         AdminTokensHttp.pipe(Layer.provide(admin)),
-        AdminSandboxesHttp.pipe(Layer.provide(admin))
+        AdminSandboxesHttp.pipe(Layer.provide(admin)),
+        AdminMembersHttp.pipe(Layer.provide(admin))
       ])
     ),
     authManifestRoute(config),

@@ -16,6 +16,7 @@ import {
   SweepResult,
   VerifiedEmailRegistration
 } from "../Registrations/Registration.ts"
+import { Member, Role } from "../Members/Members.ts"
 import { CreatedToken, CreateTokenRequest, TokenInfo } from "../Tokens/Token.ts"
 
 export class Health extends Schema.Class<Health>("Health")({ status: Schema.Literal("ok") }) {}
@@ -125,6 +126,38 @@ export class AdminSandboxesGroup extends HttpApiGroup.make("adminSandboxes")
   .prefix("/admin")
 {}
 
+export const MemberRequest = Schema.Struct({
+  dock: Schema.String,
+  user: Schema.String,
+  role: Schema.optionalWith(Role, { default: () => "editor" as const })
+})
+
+export class AdminMembersGroup extends HttpApiGroup.make("adminMembers")
+  .add(
+    HttpApiEndpoint.post("add", "/members")
+      .setPayload(MemberRequest)
+      .addSuccess(Member, { status: 201 })
+      .addError(wire("validation_error"))
+      .addError(wire("not_found"))
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/members")
+      .setUrlParams(Schema.Struct({ dock: Schema.String }))
+      .addSuccess(Schema.Array(Member))
+      .addError(wire("validation_error"))
+      .addError(wire("not_found"))
+  )
+  .add(
+    HttpApiEndpoint.post("remove", "/members/remove")
+      .setPayload(Schema.Struct({ dock: Schema.String, user: Schema.String }))
+      .addSuccess(Member)
+      .addError(wire("validation_error"))
+      .addError(wire("not_found"))
+  )
+  .middleware(AdminAuthorization)
+  .prefix("/admin")
+{}
+
 export class DockApi extends HttpApi.make("dock")
   .add(HealthGroup)
   .add(WellKnownGroup)
@@ -132,5 +165,6 @@ export class DockApi extends HttpApi.make("dock")
   .add(AdminUsersGroup)
   .add(AdminTokensGroup)
   .add(AdminSandboxesGroup)
+  .add(AdminMembersGroup)
 {}
 

@@ -43,7 +43,47 @@ export interface NewDock {
   readonly allowForks?: boolean | undefined
 }
 
-/** How a caller names one Dock: its id, or its owner's username and its slug. */
+/** How a caller names one Dock: its id, its owner's username and its slug, or a bare slug. */
 export type DockRef =
   | { readonly _tag: "ById"; readonly id: string }
   | { readonly _tag: "ByPath"; readonly owner: string; readonly slug: string }
+  | { readonly _tag: "BySlug"; readonly slug: string }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** A `bucket` value (architecture §14): a Dock UUID, `owner_username/dock_slug`, or a bare slug. */
+export const dockRefOf = (value: string): DockRef => {
+  const trimmed = value.trim()
+  if (UUID.test(trimmed)) return { _tag: "ById", id: trimmed.toLowerCase() }
+  const slash = trimmed.indexOf("/")
+  if (slash !== -1) return { _tag: "ByPath", owner: trimmed.slice(0, slash).trim(), slug: trimmed.slice(slash + 1).trim() }
+  return { _tag: "BySlug", slug: trimmed }
+}
+
+/**
+ * Every way a tool can name a Dock (architecture §9): `bucket`, the legacy `bucket_id` and `bucket_path`, and the
+ * deprecated `bucket_slug` (with `owner_username`). The one resolver turns them into one Dock.
+ */
+export interface DockTarget {
+  readonly bucket?: string | undefined
+  readonly bucket_id?: string | undefined
+  readonly bucket_path?: string | undefined
+  readonly bucket_slug?: string | undefined
+  readonly owner_username?: string | undefined
+}
+
+/** The Dock references a target names (empty: no Dock named). */
+export const targetRefs = (target: DockTarget): ReadonlyArray<DockRef> => {
+  const refs: Array<DockRef> = []
+  if (target.bucket !== undefined) refs.push(dockRefOf(target.bucket))
+  if (target.bucket_id !== undefined) refs.push({ _tag: "ById", id: target.bucket_id.trim() })
+  if (target.bucket_path !== undefined) refs.push(dockRefOf(target.bucket_path))
+  if (target.bucket_slug !== undefined) {
+    refs.push(
+      target.owner_username === undefined
+        ? { _tag: "BySlug", slug: target.bucket_slug.trim() }
+        : { _tag: "ByPath", owner: target.owner_username.trim(), slug: target.bucket_slug.trim() }
+    )
+  }
+  return refs
+}

@@ -3,10 +3,11 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { WriteRules } from "../Sandbox/WriteRules.ts"
-import { NotFound, TierLimitExceeded, ValidationError } from "../Errors.ts"
+import { BadRequest, NotFound, TierLimitExceeded, Unauthorized, ValidationError } from "../Errors.ts"
 import { DockId, type UserId } from "../Ids.ts"
 import { Limits, PublicBaseUrl } from "../Limits.ts"
-import { canRead, checkCreateDock, type DockAccess } from "../Policy.ts"
+import { canRead, checkCreateDock, checkOwner, type DockAccess } from "../Policy.ts"
+import { checkSandboxExposure } from "../Sandbox/WriteRules.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
 import {
@@ -14,12 +15,14 @@ import {
   Dock,
   DockOwner,
   type DockRef,
+  type DockTarget,
   type NewDock,
+  targetRefs,
   TAG_MAX,
   TAGS_MAX,
   TITLE_MAX
 } from "./Dock.ts"
-import { Docks } from "./Docks.ts"
+import { type DockPatch, Docks, type WritableFilter } from "./Docks.ts"
 import { type DockRow, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
 
 export const toDock = (row: DockRow, baseUrl: string): Dock =>
@@ -125,16 +128,34 @@ export const DocksLive = Layer.effect(
     const baseUrl = yield* PublicBaseUrl
     const writeRules = yield* WriteRules
 
-    const findRow = (ref: DockRef) => {
-      if (ref._tag === "ByPath") return repo.findByPath(ref.owner.toLowerCase(), ref.slug)
-      return Schema.is(DockId)(ref.id) ? repo.findById(ref.id) : Effect.succeedNone
+    /** The one resolver's lookup: by id, by owner/slug, or a bare slug among own, collaborations, then public. */
+    const findRow = (ref: DockRef, userId: UserId | null) => {
+      switch (ref._tag) {
+        case "ByPath":
+          return repo.findByPath(ref.owner.toLowerCase(), ref.slug)
+        case "ById":
+          return Schema.is(DockId)(ref.id) ? repo.findById(ref.id) : Effect.succeedNone
+        case "BySlug":
+          return Effect.flatMap(repo.findBySlugForCaller(userId, ref.slug), (matches) => {
+            const best = matches.filter((match) => match.tier === matches[0]?.tier)
+            if (best.length > 1) {
+              return Effect.fail(
+                new BadRequest({
+                  message: `Several Docks you can read have the slug "${ref.slug}"; name one as owner_username/${ref.slug}`,
+                  details: { candidates: best.map((match) => `${match.dock.owner_username}/${match.dock.slug}`) }
+                })
+              )
+            }
+            return Effect.succeed(Option.fromNullable(best[0]?.dock))
+          })
+      }
     }
 
     /** The row and the caller's access, or not_found when it is missing or not readable. */
     const readable = (ref: DockRef) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const row = yield* findRow(ref).pipe(
+        const row = yield* findRow(ref, principal.userId).pipe(
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new NotFound({ message: "Dock not found" })),
             onSome: Effect.succeed
@@ -193,6 +214,66 @@ export const DocksLive = Layer.effect(
       return (yield* readable(ref)).access
     })
 
-    return { create, get, access }
+    const resolve = Effect.fn("Docks.resolve")(function*(target: DockTarget) {
+      const found = yield* Effect.forEach(targetRefs(target), readable)
+      if (found.length === 0) return Option.none()
+      const ids = new Set(found.map(({ row }) => row.id))
+      if (ids.size > 1) {
+        return yield* new BadRequest({
+          message: "The Dock parameters name different Docks; give one of bucket, bucket_id, bucket_path or bucket_slug",
+          details: { fields: Object.keys(target).filter((key) => target[key as keyof DockTarget] !== undefined) }
+        })
+      }
+      const { access, row } = found[0]!
+      return Option.some({ dock: toDock(row, baseUrl), access })
+    })
+
+    const listWritable = Effect.fn("Docks.listWritable")(function*(filter: WritableFilter) {
+      const principal = yield* CurrentPrincipal
+      if (principal.userId === null) return yield* new Unauthorized({ message: "Listing your Docks needs a bearer token" })
+      const rows = yield* repo.findWritable(principal.userId, filter.includeCollaborations ?? false)
+      return rows
+        .filter((row) => principal.allowedBucketIds === null || principal.allowedBucketIds.includes(row.id))
+        .filter((row) => filter.visibility === undefined || row.visibility === filter.visibility)
+        .filter((row) => filter.tag === undefined || row.tags.includes(filter.tag))
+        .map((row) => toDock(row, baseUrl))
+    })
+
+    const update = Effect.fn("Docks.update")(function*(ref: DockRef, patch: DockPatch) {
+      const principal = yield* CurrentPrincipal
+      const { access, row } = yield* readable(ref)
+      yield* checkOwner(principal, access)
+      yield* checkSandboxExposure(principal, { visibility: patch.visibility })
+      yield* writeRules.admitWrite(principal)
+      const title = patch.title === undefined ? row.title : yield* normalizeTitle({ title: patch.title })
+      const description = patch.description === undefined ? row.description : patch.description?.trim() || null
+      if (description !== null && description.length > DESCRIPTION_MAX) {
+        return yield* invalid("description", `description is longer than ${DESCRIPTION_MAX} characters`)
+      }
+      const tags = patch.tags === undefined ? row.tags : yield* normalizeTags(patch.tags)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* repo.update(row.id, { title, description, visibility: patch.visibility ?? row.visibility, tags, now })
+        yield* activity.record({
+          dockId: row.id,
+          action: "dock.updated",
+          subjectType: "dock",
+          subjectId: row.id,
+          details: { fields: Object.keys(patch) }
+        })
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
+    })
+
+    const remove = Effect.fn("Docks.remove")(function*(ref: DockRef) {
+      const principal = yield* CurrentPrincipal
+      const { access, row } = yield* readable(ref)
+      yield* checkOwner(principal, access)
+      yield* writeRules.admitWrite(principal)
+      // The owner's default Dock may go too; the user then has none until one is made the default again.
+      yield* repo.remove(row.id)
+    })
+
+    return { create, get, access, resolve, listWritable, update, remove }
   })
 )

@@ -59,6 +59,44 @@ export const makeDocksRepo = Effect.gen(function*() {
       sql`${selectDock} where u.username = ${owner} and d.slug = ${slug} and d.hidden_at is null`
   })
 
+  /** Docks with this slug the caller may read, ranked: 1 own, 2 collaboration, 3 public. */
+  const findBySlugForCaller = (userId: UserId | null, slug: string) =>
+    sql<DockRow & { tier: number }>`select d.id, d.owner_id, u.username as owner_username, d.slug, d.title,
+        d.description, d.visibility, d.discoverable, d.allow_forks, d.tags, d.topics, d.created_at, d.updated_at,
+        case when d.owner_id = ${userId} then 1 when m.user_id is not null then 2 else 3 end as tier
+      from docks d join users u on u.id = d.owner_id
+        left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
+      where d.slug = ${slug} and d.hidden_at is null
+        and (d.owner_id = ${userId} or m.user_id is not null or d.visibility = 'public')
+      order by tier`.pipe(
+      Effect.flatMap((rows) =>
+        Effect.forEach(rows, (row) =>
+          Effect.map(Schema.decodeUnknown(DockRow)(row), (dock) => ({ dock, tier: Number(row.tier) })))
+      )
+    )
+
+  /** Owned Docks, and with collaborations also those with an owner or editor grant. */
+  const findWritable = SqlSchema.findAll({
+    Request: Schema.Struct({ userId: UserId, collaborations: Schema.Boolean }),
+    Result: DockRow,
+    execute: ({ collaborations, userId }) =>
+      sql`${selectDock} where d.hidden_at is null and (d.owner_id = ${userId} or (${collaborations} and exists(
+          select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${userId} and m.role in ('owner', 'editor'))))
+        order by d.created_at, d.id`
+  })
+
+  const update = (id: DockId, fields: {
+    readonly title: string
+    readonly description: string | null
+    readonly visibility: "private" | "public"
+    readonly tags: ReadonlyArray<string>
+    readonly now: Date
+  }) =>
+    sql`update docks set title = ${fields.title}, description = ${fields.description}, visibility = ${fields.visibility},
+      tags = ${[...fields.tags]}::text[], updated_at = ${fields.now} where id = ${id}`
+
+  const remove = (id: DockId) => sql`delete from docks where id = ${id}`
+
   const insert = (dock: InsertDock) =>
     sql<{ id: DockId }>`insert into docks (owner_id, slug, title, description, visibility, discoverable, allow_forks,
         tags, topics, sandbox, created_at, updated_at)
@@ -88,6 +126,10 @@ export const makeDocksRepo = Effect.gen(function*() {
   return {
     findById: (id: DockId) => Effect.orDie(findById(id)),
     findByPath: (owner: string, slug: string) => Effect.orDie(findByPath({ owner, slug })),
+    findBySlugForCaller: (userId: UserId | null, slug: string) => Effect.orDie(findBySlugForCaller(userId, slug)),
+    findWritable: (userId: UserId, collaborations: boolean) => Effect.orDie(findWritable({ userId, collaborations })),
+    update: (id: DockId, fields: Parameters<typeof update>[1]) => update(id, fields),
+    remove: (id: DockId) => Effect.orDie(remove(id)),
     insert: (dock: InsertDock) => Effect.orDie(insert(dock)),
     slugTaken: (ownerId: UserId, slug: string) => Effect.orDie(slugTaken(ownerId, slug)),
     lockAndCountOwned: (ownerId: UserId) => Effect.orDie(lockAndCountOwned(ownerId)),

@@ -4,7 +4,7 @@
  */
 import { Clock, Duration, Effect, Option } from "effect"
 import { Accounts } from "../Accounts/Accounts.ts"
-import type { DockRef } from "../Docks/Dock.ts"
+import { dockRefOf } from "../Docks/Dock.ts"
 import { Docks } from "../Docks/Docks.ts"
 import { NotFound, ValidationError } from "../Errors.ts"
 import type { UserId } from "../Ids.ts"
@@ -12,13 +12,6 @@ import { checkWrite } from "../Policy.ts"
 import { CurrentPrincipal, userPrincipal } from "../Principal.ts"
 import type { CreateTokenRequest } from "./Token.ts"
 import { Tokens } from "./Tokens.ts"
-
-export const dockRefOf = (value: string): DockRef => {
-  const slash = value.indexOf("/")
-  return slash === -1
-    ? { _tag: "ById", id: value.trim() }
-    : { _tag: "ByPath", owner: value.slice(0, slash).trim(), slug: value.slice(slash + 1).trim() }
-}
 
 export const parseExpiresIn = (value: string) =>
   Option.match(Duration.decodeUnknown(value.trim()), {

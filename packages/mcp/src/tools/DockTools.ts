@@ -1,7 +1,7 @@
 /** The Dock tools of spec §4.3: catalogue entries, one domain call each. */
-import { Dock, Docks } from "@dock/domain"
+import { Dock, dockRefOf, Docks } from "@dock/domain"
 import { Effect, Schema } from "effect"
-import { tool, WRITE } from "../Tool.ts"
+import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
 
 const optional = <A, I>(schema: Schema.Schema<A, I, never>) => Schema.optionalWith(schema, { exact: true })
 const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
@@ -38,4 +38,67 @@ export const createBucket = tool({
         tags: input.tags,
         topics: input.topic_tag_slugs
       })).pipe(Effect.map((bucket) => ({ bucket })))
+})
+
+const Bucket = Text(200).pipe(
+  Schema.annotations({ description: "The Dock: its UUID, owner_username/dock_slug, or a slug of yours" })
+)
+
+export const listMyBuckets = tool({
+  name: "list_my_buckets",
+  description:
+    "List the Docks you can push to: the ones you own and, with `include_collaborations`, those where you are an " +
+    "editor. Filter by `visibility` or by a `tag`. Returns `{ buckets }`.",
+  input: Schema.Struct({
+    include_collaborations: optional(Schema.Boolean),
+    visibility: optional(Schema.Literal("private", "public")),
+    tag: optional(Text(64))
+  }),
+  output: Schema.Struct({ buckets: Schema.Array(Dock) }),
+  annotations: READ,
+  scope: "mcp:write",
+  run: (input) =>
+    Effect.flatMap(Docks, (docks) =>
+      docks.listWritable({
+        includeCollaborations: input.include_collaborations,
+        visibility: input.visibility,
+        tag: input.tag
+      })).pipe(Effect.map((buckets) => ({ buckets })))
+})
+
+export const updateBucket = tool({
+  name: "update_bucket",
+  description:
+    "Change a Dock you own: its `title`, `description` (null clears it), `visibility` (\"private\" or \"public\") " +
+    "or `tags` (replaces them). Returns the updated Dock as `{ bucket }`. Sandbox tokens cannot make a Dock public.",
+  input: Schema.Struct({
+    bucket: Bucket,
+    title: optional(Text(200)),
+    description: optional(Schema.NullOr(Text(5_000))),
+    visibility: optional(Schema.Literal("private", "public")),
+    tags: optional(Schema.Array(Text(64)).pipe(Schema.maxItems(32)))
+  }),
+  output: Schema.Struct({ bucket: Dock }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  scope: "mcp:write",
+  run: (input) =>
+    Effect.flatMap(Docks, (docks) =>
+      docks.update(dockRefOf(input.bucket), {
+        title: input.title,
+        description: input.description,
+        visibility: input.visibility,
+        tags: input.tags
+      })).pipe(Effect.map((bucket) => ({ bucket })))
+})
+
+export const deleteBucket = tool({
+  name: "delete_bucket",
+  description:
+    "Delete a Dock you own, with everything in it. This cannot be undone. Returns `{ ok: true }`.",
+  input: Schema.Struct({ bucket: Bucket }),
+  output: Schema.Struct({ ok: Schema.Literal(true) }),
+  annotations: DESTRUCTIVE,
+  scope: "mcp:write",
+  run: (input) =>
+    Effect.flatMap(Docks, (docks) => docks.remove(dockRefOf(input.bucket))).pipe(Effect.as({ ok: true as const }))
 })

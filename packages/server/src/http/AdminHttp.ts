@@ -7,6 +7,7 @@ import {
   Docks,
   issueOperatorToken,
   listOperatorTokens,
+  Members,
   Registrations,
   Tokens,
   Unauthorized
@@ -60,4 +61,13 @@ export const AdminSandboxesHttp = HttpApiBuilder.group(DockApi, "adminSandboxes"
     return handlers
       .handle("list", ({ urlParams }) => registrations.list(urlParams.status))
       .handle("sweep", () => registrations.sweep)
+  }))
+
+export const AdminMembersHttp = HttpApiBuilder.group(DockApi, "adminMembers", (handlers) =>
+  Effect.gen(function*() {
+    const members = yield* Members
+    return handlers
+      .handle("add", ({ payload }) => members.add(payload.dock, payload.user, payload.role))
+      .handle("list", ({ urlParams }) => members.list(urlParams.dock))
+      .handle("remove", ({ payload }) => members.remove(payload.dock, payload.user))
   }))
