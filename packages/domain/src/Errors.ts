@@ -22,8 +22,8 @@ export const SpecErrorCodes = [
 ] as const
 export type SpecErrorCode = (typeof SpecErrorCodes)[number]
 
-/** Spec codes plus the two this service adds: write preconditions (409) and "not ready" (503). */
-export type ErrorCode = SpecErrorCode | "conflict" | "unavailable"
+/** Spec codes plus what this service adds: write preconditions (409), oversized bodies (413), "not ready" (503). */
+export type ErrorCode = SpecErrorCode | "conflict" | "payload_too_large" | "unavailable"
 
 /** HTTP status of each code (architecture §6). */
 export const ErrorStatus = {
@@ -36,6 +36,7 @@ export const ErrorStatus = {
   invalid_front_matter: 400,
   invalid_slug: 400,
   conflict: 409,
+  payload_too_large: 413,
   tier_limit_exceeded: 403,
   rate_limited: 429,
   internal: 500,
@@ -83,6 +84,10 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields)
   readonly code = "conflict"
   readonly status = ErrorStatus.conflict
 }
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", fields) {
+  readonly code = "payload_too_large"
+  readonly status = ErrorStatus.payload_too_large
+}
 export class TierLimitExceeded extends Schema.TaggedError<TierLimitExceeded>()("TierLimitExceeded", fields) {
   readonly code = "tier_limit_exceeded"
   readonly status = ErrorStatus.tier_limit_exceeded
@@ -120,6 +125,7 @@ export const ErrorClasses = {
   invalid_front_matter: InvalidFrontMatter,
   invalid_slug: InvalidSlug,
   conflict: Conflict,
+  payload_too_large: PayloadTooLarge,
   tier_limit_exceeded: TierLimitExceeded,
   rate_limited: RateLimited,
   internal: Internal,

@@ -191,4 +191,16 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(reply.status).toBe(200)
       expect(reply.text).toContain('"tools":[]')
     }))
+
+  it.effect("a body over the MCP limit is refused with 413 before it is parsed; other routes allow 1 MiB", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const { token } = yield* userToken()
+      const huge = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"${"a".repeat(23 * 1024 * 1024)}"}}`
+      const mcp = yield* postJson(`${server.url}/mcp`, huge, { ...bearer(token), accept: "application/json, text/event-stream" })
+      expect(mcp.status).toBe(413)
+      expect(mcp.json.error).toMatchObject({ code: "payload_too_large", status: 413 })
+      const small = yield* postJson(`${server.url}/agent/auth`, `{"pad":"${"a".repeat(1024 * 1024)}"}`)
+      expect(small.status).toBe(413)
+    }))
 })

@@ -3,7 +3,7 @@
  * endpoint mounted through a thin bridge — Origin and transport checks, authentication, the body read once
  * (with its size limit) and handed over as `parsedBody`, JSON answers buffered and SSE streams piped.
  */
-import { HttpIncomingMessage, HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import {
   anonymousPrincipal,
   type CurrentPrincipal,
@@ -15,13 +15,13 @@ import {
 } from "@dock/domain"
 import { catalogue, makeMcpHandler, PRINCIPAL_KEY, publicCatalogue } from "@dock/mcp"
 import type { McpHttpHandler } from "@modelcontextprotocol/server"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { Readable } from "node:stream"
 import type { ServerConfig } from "../Config.ts"
 import { authenticateRequest } from "./BearerAuth.ts"
 import { errorResponse } from "./ErrorResponse.ts"
 
-/** push_image carries up to 15 MB of image as base64 (~20 MB) inside JSON-RPC. */
+/** push_image carries up to 15 MB of image as base64 (~20 MB) inside JSON-RPC; the request middleware enforces it. */
 export const MCP_MAX_BODY_BYTES = 22 * 1024 * 1024
 
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/
@@ -75,7 +75,6 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     const body = new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))
     return HttpServerResponse.uint8Array(body, { status: response.status, headers, contentType })
   }).pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(MCP_MAX_BODY_BYTES)),
     Effect.catchTags({
       Forbidden: (error) => Effect.succeed(errorResponse(error)),
       Unauthorized: (error) => Effect.succeed(errorResponse(error)),

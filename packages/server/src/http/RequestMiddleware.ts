@@ -3,12 +3,13 @@
  * everything that goes wrong (unknown routes, malformed JSON, schema failures, defects) with its headers
  * (Retry-After, WWW-Authenticate), security headers, and one log line per request.
  */
-import { HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { BadRequest, Forbidden, Internal, NotFound, ValidationError } from "@dock/domain"
+import { HttpIncomingMessage, HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { BadRequest, Forbidden, Internal, NotFound, PayloadTooLarge, ValidationError } from "@dock/domain"
 import { Cause, Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ServerConfig } from "../Config.ts"
 import { resourceMetadataUrl } from "./DiscoveryHttp.ts"
+import { MCP_MAX_BODY_BYTES } from "./McpHttp.ts"
 import { errorResponse } from "./ErrorResponse.ts"
 
 const LOOPBACK = ["localhost", "127.0.0.1", "[::1]", "::1"]
@@ -97,8 +98,20 @@ const finishErrorResponse = (
   return response
 }
 
-const isMalformedBody = (defect: unknown) =>
-  defect instanceof HttpServerError.RequestError && defect.reason === "Decode"
+/**
+ * How large a request body may be: MCP carries images (push_image, ~21 MB of base64); everything else is small
+ * JSON. Checked against Content-Length before anything is read, and enforced while reading chunked bodies.
+ */
+const bodyLimitFor = (url: string) => (url.startsWith("/mcp") ? MCP_MAX_BODY_BYTES : JSON_MAX_BODY_BYTES)
+export const JSON_MAX_BODY_BYTES = 1024 * 1024
+
+/** The platform fails a body it cannot read or parse with a "Decode" RequestError. */
+const isBodyError = (error: unknown): error is HttpServerError.RequestError =>
+  error instanceof HttpServerError.RequestError && error.reason === "Decode"
+
+/** …and one over the size limit carries the reader's "maxBytes exceeded". */
+const isTooLarge = (error: unknown) =>
+  isBodyError(error) && error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
 
 export const requestMiddleware = (config: ServerConfig) => {
   const hosts = allowedHosts(config)
@@ -117,8 +130,11 @@ export const requestMiddleware = (config: ServerConfig) => {
             return errorResponse(new NotFound({ message: `No route for ${request.method} ${request.url.split("?")[0]}` }))
           }
           const defect = Cause.dieOption(cause)
-          if (Option.isSome(defect) && isMalformedBody(defect.value)) {
-            return errorResponse(new BadRequest({ message: "The request body is not valid JSON" }))
+          const bodyError = [failure, defect].find((option) => Option.isSome(option) && isBodyError(option.value))
+          if (bodyError !== undefined && Option.isSome(bodyError)) {
+            return isTooLarge(bodyError.value)
+              ? errorResponse(new PayloadTooLarge({ message: "The request body is larger than this endpoint accepts" }))
+              : errorResponse(new BadRequest({ message: "The request body is not valid JSON" }))
           }
           if (Cause.isInterruptedOnly(cause)) {
             return HttpServerResponse.empty({ status: 499 })
@@ -129,12 +145,17 @@ export const requestMiddleware = (config: ServerConfig) => {
           )
         })
 
-      const response = host !== undefined && hosts.has(hostnameOf(host))
-        ? yield* httpEffect.pipe(
+      const limit = bodyLimitFor(request.url)
+      const declared = Number(request.headers["content-length"] ?? 0)
+      const response = host === undefined || !hosts.has(hostnameOf(host))
+        ? errorResponse(new Forbidden({ message: `This server does not answer for the host ${host ?? "(none)"}` }))
+        : declared > limit
+        ? errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${limit} bytes`, details: { limit } }))
+        : yield* httpEffect.pipe(
+          HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
           Effect.catchAllCause(failed),
           Effect.map((response) => finishErrorResponse(response, request, config.baseUrl))
         )
-        : errorResponse(new Forbidden({ message: `This server does not answer for the host ${host ?? "(none)"}` }))
 
       const finished = yield* Clock.currentTimeMillis
       yield* Effect.logInfo(`${request.method} ${request.url} ${response.status}`).pipe(

@@ -1,0 +1,43 @@
+/**
+ * Shared fixtures for the Docks, resolver and Members tests: unique users, acting as a principal, Docks made by
+ * their owner and grants made the way operators make them (`Members.add`).
+ */
+import { Effect } from "effect"
+import {
+  Accounts,
+  CurrentPrincipal,
+  type Dock,
+  type DockTarget,
+  Docks,
+  Members,
+  type NewDock,
+  type Principal,
+  type User,
+  userPrincipal
+} from "../../src/index.ts"
+
+/** Lowercase letters and digits, unique per call: keeps data apart between tests sharing one database. */
+export const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
+
+/** A confirmed person with a unique email (and so a unique username and default Dock). */
+export const newUser = (prefix = "user") =>
+  Effect.flatMap(Accounts, (accounts) =>
+    accounts.create({ email: `${prefix}-${unique()}@example.com`, kind: "person", confirmed: true }))
+
+export const as = (principal: Principal) => Effect.provideService(CurrentPrincipal, principal)
+
+/** A Dock created by `owner` with full rights. */
+export const createDock = (owner: User, input: NewDock) =>
+  Effect.flatMap(Docks, (docks) => docks.create(input)).pipe(as(userPrincipal(owner)))
+
+/** An operator grant on the Dock (by id) for the user (by username). */
+export const grant = (dock: Dock, user: User, role: "owner" | "editor" | "viewer") =>
+  Effect.flatMap(Members, (members) => members.add(dock.id, user.username, role))
+
+export const resolveAs = (principal: Principal, target: DockTarget) =>
+  Effect.flatMap(Docks, (docks) => docks.resolve(target)).pipe(as(principal))
+
+/** `owner_username/dock_slug` */
+export const pathOf = (dock: Dock) => `${dock.owner.username}/${dock.slug}`
+
+export const NOT_FOUND_BODY = { error: { code: "not_found", status: 404, message: "Dock not found" } } as const
