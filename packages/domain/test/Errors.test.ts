@@ -28,8 +28,8 @@ const instance = (code: ErrorCode, props: { message: string; details?: unknown }
 describe("the error table", () => {
   it("has a class for every spec error code", () => {
     for (const code of SpecErrorCodes) expect(ErrorClasses).toHaveProperty(code)
-    expect(codes).toEqual(expect.arrayContaining([...SpecErrorCodes, "conflict", "unavailable"]))
-    expect(codes).toHaveLength(SpecErrorCodes.length + 2)
+    expect(codes).toEqual(expect.arrayContaining([...SpecErrorCodes, "conflict", "payload_too_large", "unavailable"]))
+    expect(codes).toHaveLength(SpecErrorCodes.length + 3)
   })
 
   it("has a status for every class, and no status without a class", () => {
@@ -56,6 +56,7 @@ describe("the error table", () => {
       invalid_front_matter: 400,
       invalid_slug: 400,
       conflict: 409,
+      payload_too_large: 413,
       tier_limit_exceeded: 403,
       rate_limited: 429,
       internal: 500,
