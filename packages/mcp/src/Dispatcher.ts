@@ -13,10 +13,11 @@ import {
   isDockError,
   PermissionDenied,
   type Principal,
-  Unauthorized
+  Unauthorized,
+  ValidationError
 } from "@dock/domain"
 import { type CallToolResult, createMcpHandler, type McpHttpHandler, McpServer } from "@modelcontextprotocol/server"
-import { Cause, Effect, Exit, Option, Runtime, Schema } from "effect"
+import { Cause, Effect, Exit, Option, ParseResult, Runtime, Schema } from "effect"
 import { mcpSchema } from "./JsonSchema.ts"
 import type { AnyTool } from "./Tool.ts"
 
@@ -28,6 +29,21 @@ const result = (body: unknown, isError: boolean): CallToolResult => ({
   structuredContent: body as Record<string, unknown>,
   ...(isError ? { isError: true } : {})
 })
+
+/** A tool's arguments that do not match its input schema: validation_error naming each offending path. */
+const invalidArguments = (error: ParseResult.ParseError) => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+    path: issue.path.map(String),
+    message: issue.message
+  }))
+  const first = issues[0]
+  return new ValidationError({
+    message: first === undefined
+      ? "Invalid arguments"
+      : `Invalid arguments: ${first.path.length === 0 ? "" : `${first.path.join(".")}: `}${first.message}`,
+    details: { issues }
+  })
+}
 
 const scopeCheck = (entry: AnyTool, principal: Principal) => {
   if (entry.scope !== "mcp:write" || hasScope(principal, "mcp:write")) return Effect.void
@@ -47,7 +63,8 @@ export const makeMcpHandler = <R>(
   // Schemas are built once; every request's server shares them.
   const registered = tools.map((entry) => ({
     entry,
-    input: mcpSchema(entry.input),
+    input: mcpSchema(entry.input, { validate: false }),
+    decode: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "all" }),
     output: mcpSchema(entry.output),
     encode: Schema.encode(entry.output)
   }))
@@ -56,7 +73,8 @@ export const makeMcpHandler = <R>(
     run(
       Effect.gen(function*() {
         yield* scopeCheck(entry.entry, principal)
-        const output = yield* entry.entry.run(args)
+        const input = yield* entry.decode(args ?? {}).pipe(Effect.mapError(invalidArguments))
+        const output = yield* entry.entry.run(input)
         return yield* Effect.orDie(entry.encode(output))
       }).pipe(
         Effect.provideService(CurrentPrincipal, principal),

@@ -45,9 +45,18 @@ const tidy = (root: Json): Json => {
   return visit(root)
 }
 
-/** An Effect Schema as a tool's input or output schema. The JSON Schema always has an object root. */
-export const mcpSchema = <A, I>(schema: Schema.Schema<A, I, never>): StandardSchemaWithJSON<I, A> => {
-  const standard = Schema.standardSchemaV1(schema, { onExcessProperty: "error", errors: "all" })["~standard"]
+/**
+ * An Effect Schema as a tool's input or output schema. The JSON Schema always has an object root. With
+ * `validate: false` the SDK accepts any value and the dispatcher validates, so that a bad argument is answered
+ * with the one error body (validation_error) rather than the SDK's plain text.
+ */
+export const mcpSchema = <A, I>(
+  schema: Schema.Schema<A, I, never>,
+  options: { readonly validate: boolean } = { validate: true }
+): StandardSchemaWithJSON<I, A> => {
+  const standard = options.validate
+    ? Schema.standardSchemaV1(schema, { onExcessProperty: "error", errors: "all" })["~standard"]
+    : { validate: (value: unknown) => ({ value: value as A }) }
   let json: Json | undefined
   const toJson = () => {
     if (json === undefined) {

@@ -108,6 +108,28 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       }))
   }
 
+  for (const era of ERAS) {
+    it.scoped(`${era}: arguments that break the input schema get validation_error naming each path`, () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const { token } = yield* userToken()
+        const client = yield* connect(server.url, token, era)
+        const result = (yield* Effect.promise(() =>
+          client.callTool({
+            name: "create_bucket",
+            arguments: { title: "t".repeat(201), visibility: "secret", extra: 1 }
+          })
+        )) as { isError?: boolean; structuredContent: { error: { code: string; status: number; details: { issues: ReadonlyArray<{ path: ReadonlyArray<string> }> } } } }
+        expect(result.isError).toBe(true)
+        expect(result.structuredContent.error).toMatchObject({ code: "validation_error", status: 400 })
+        expect(result.structuredContent.error.details.issues.map((issue) => issue.path.join("."))).toEqual(
+          expect.arrayContaining(["title", "visibility", "extra"])
+        )
+        const rows = yield* server.sql`select id from docks where title = ${"t".repeat(201)}`
+        expect(rows).toEqual([])
+      }))
+  }
+
   it.scoped("a sandbox token creating a Dock gets permission_denied with status 403", () =>
     Effect.gen(function*() {
       const server = yield* TestServer

@@ -259,7 +259,7 @@ export const DocksLive = Layer.effect(
           action: "dock.updated",
           subjectType: "dock",
           subjectId: row.id,
-          details: { fields: Object.keys(patch) }
+          details: { fields: Object.keys(patch).filter((key) => patch[key as keyof DockPatch] !== undefined) }
         })
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)

@@ -1,6 +1,6 @@
 /** The Dock tools of spec §4.3: catalogue entries, one domain call each. */
-import { Dock, dockRefOf, Docks } from "@dock/domain"
-import { Effect, Schema } from "effect"
+import { BadRequest, Dock, type DockRef, Docks } from "@dock/domain"
+import { Effect, Option, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
 
 const optional = <A, I>(schema: Schema.Schema<A, I, never>) => Schema.optionalWith(schema, { exact: true })
@@ -39,6 +39,15 @@ export const createBucket = tool({
         topics: input.topic_tag_slugs
       })).pipe(Effect.map((bucket) => ({ bucket })))
 })
+
+/** The one resolver for a tool's `bucket`: the Dock it names, as a reference by id. */
+const resolveBucket = (bucket: string) =>
+  Effect.flatMap(Docks, (docks) => docks.resolve({ bucket })).pipe(
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.fail(new BadRequest({ message: "Name the Dock with `bucket`" })),
+      onSome: ({ dock }): Effect.Effect<DockRef> => Effect.succeed({ _tag: "ById", id: dock.id })
+    }))
+  )
 
 const Bucket = Text(200).pipe(
   Schema.annotations({ description: "The Dock: its UUID, owner_username/dock_slug, or a slug of yours" })
@@ -82,13 +91,17 @@ export const updateBucket = tool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   scope: "mcp:write",
   run: (input) =>
-    Effect.flatMap(Docks, (docks) =>
-      docks.update(dockRefOf(input.bucket), {
+    Effect.gen(function*() {
+      const docks = yield* Docks
+      const ref = yield* resolveBucket(input.bucket)
+      const bucket = yield* docks.update(ref, {
         title: input.title,
         description: input.description,
         visibility: input.visibility,
         tags: input.tags
-      })).pipe(Effect.map((bucket) => ({ bucket })))
+      })
+      return { bucket }
+    })
 })
 
 export const deleteBucket = tool({
@@ -100,5 +113,9 @@ export const deleteBucket = tool({
   annotations: DESTRUCTIVE,
   scope: "mcp:write",
   run: (input) =>
-    Effect.flatMap(Docks, (docks) => docks.remove(dockRefOf(input.bucket))).pipe(Effect.as({ ok: true as const }))
+    Effect.gen(function*() {
+      const docks = yield* Docks
+      yield* docks.remove(yield* resolveBucket(input.bucket))
+      return { ok: true as const }
+    })
 })
