@@ -90,7 +90,7 @@ describe("secrets in the output of the server process", () => {
       expect((yield* claim(server.url, { claim_token: claimToken, otp: code })).status).toBe(200)
       // Careless clients: the token and the claim token in URLs, the admin token as a bearer.
       const inUrl = yield* fetchReply(`${server.url}/mcp?access_token=${credential}&claim=${claimToken}`)
-      expect(inUrl.status).toBe(404)
+      expect(inUrl.status).toBe(401) // a token in the query string is never accepted
       expect((yield* fetchReply(`${server.url}/admin/sandboxes`, { headers: bearer(adminToken) })).status).toBe(200)
 
       const output = server.stdout() + server.stderr()
