@@ -1,7 +1,7 @@
 /**
  * Deno smoke check: the same server source, unchanged, runs under Deno 2 on the embedded database, answers
- * /healthz, creates and lists a user through the admin API, registers an anonymous agent, then shuts down
- * cleanly on SIGTERM.
+ * /healthz, creates and lists a user through the admin API, registers an anonymous agent, makes real MCP calls
+ * with its token, then shuts down cleanly on SIGTERM.
  */
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
@@ -52,6 +52,35 @@ try {
     "POST /agent/auth registers an anonymous sandbox",
     registered.status === 201 && registration.status === "unclaimed" && registration.credential?.startsWith("dock_mcp_"),
     JSON.stringify(registration)
+  )
+
+  // Real MCP calls (2025 era, answered as SSE) with the sandbox token.
+  const mcp = async (id: number, method: string, params: unknown) => {
+    const reply = await fetch(`${server.baseUrl}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${registration.credential}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25"
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id, method, params })
+    })
+    const text = await reply.text()
+    const data = text.split("\n").find((line) => line.startsWith("data: "))
+    return { status: reply.status, message: data === undefined ? JSON.parse(text) : JSON.parse(data.slice(6)) }
+  }
+  const tools = await mcp(1, "tools/list", {})
+  check(
+    "MCP tools/list over /mcp lists create_bucket",
+    tools.status === 200 && tools.message.result?.tools?.some((tool: { name: string }) => tool.name === "create_bucket"),
+    JSON.stringify(tools)
+  )
+  const refused = await mcp(2, "tools/call", { name: "create_bucket", arguments: { title: "Escape" } })
+  check(
+    "MCP create_bucket with a sandbox token is a permission_denied tool result",
+    refused.message.result?.isError === true && refused.message.result?.structuredContent?.error?.code === "permission_denied",
+    JSON.stringify(refused)
   )
 
   const rejected = await fetch(`${server.baseUrl}/admin/users`, { headers: { authorization: "Bearer wrong" } })
