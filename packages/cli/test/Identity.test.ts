@@ -3,14 +3,12 @@
  * tokens create/list/revoke, register (with its 0600 credentials file), claim start/complete with the code from
  * the server's outbox, sandboxes list/sweep.
  */
-import { HttpServer } from "@effect/platform"
-import { TestDatabaseLive } from "@dock/domain/testing"
-import { ServerConfig, ServerLive } from "@dock/server"
 import { afterAll, expect, layer } from "@effect/vitest"
-import { ConfigProvider, Effect } from "effect"
+import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { cliTestServer, serverUrl } from "./support/Server.ts"
 import { dock, type Run } from "./support/Dock.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-identity-test-token"
@@ -38,32 +36,16 @@ const failureLine = (run: Run) => {
 
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
 
-const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-cli-identity-"))
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-cli-identity-home-"))
 afterAll(() => {
-  Fs.rmSync(dataDir, { recursive: true, force: true })
   Fs.rmSync(scratch, { recursive: true, force: true })
 })
 
-const config = Effect.runSync(
-  Effect.withConfigProvider(
-    ServerConfig,
-    ConfigProvider.fromMap(
-      new Map([
-        ["PORT", "0"],
-        ["DOCK_DATA_DIR", dataDir],
-        ["DOCK_ADMIN_TOKEN", ADMIN_TOKEN],
-        ["DOCK_SECRET", "cli-identity-test-secret"]
-      ])
-    )
-  )
-)
-const RunningServer = ServerLive(config, { database: TestDatabaseLive })
-
-const serverUrl = Effect.map(HttpServer.HttpServer, (server) => {
-  const address = server.address as HttpServer.TcpAddress
-  return `http://127.0.0.1:${address.port}`
-})
+const { config, dataDir, RunningServer } = (() => {
+  const server = cliTestServer("identity", ADMIN_TOKEN)
+  afterAll(() => Fs.rmSync(server.dataDir, { recursive: true, force: true }))
+  return server
+})()
 
 /** The flags every admin command gets. */
 const adminFlags = (url: string) => ["--url", url, "--admin-token", ADMIN_TOKEN]

@@ -3,14 +3,10 @@
  * (`{bucket_id, user_id, username, role}`), the human lines, the default role, and failures as exit code 1 with
  * one line on stderr and nothing on stdout.
  */
-import { HttpServer } from "@effect/platform"
-import { TestDatabaseLive } from "@dock/domain/testing"
-import { ServerConfig, ServerLive } from "@dock/server"
 import { afterAll, expect, layer } from "@effect/vitest"
-import { ConfigProvider, Effect } from "effect"
+import { Effect } from "effect"
 import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
+import { cliTestServer, serverUrl } from "./support/Server.ts"
 import { dock, type Run } from "./support/Dock.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-members-test-token"
@@ -34,28 +30,12 @@ const failureLine = (run: Run) => {
   return lines[0]!
 }
 
-const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-cli-members-"))
-afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
 
-const config = Effect.runSync(
-  Effect.withConfigProvider(
-    ServerConfig,
-    ConfigProvider.fromMap(
-      new Map([
-        ["PORT", "0"],
-        ["DOCK_DATA_DIR", dataDir],
-        ["DOCK_ADMIN_TOKEN", ADMIN_TOKEN],
-        ["DOCK_SECRET", "cli-members-test-secret"]
-      ])
-    )
-  )
-)
-const RunningServer = ServerLive(config, { database: TestDatabaseLive })
-
-const serverUrl = Effect.map(HttpServer.HttpServer, (server) => {
-  const address = server.address as HttpServer.TcpAddress
-  return `http://127.0.0.1:${address.port}`
-})
+const { RunningServer } = (() => {
+  const server = cliTestServer("members", ADMIN_TOKEN)
+  afterAll(() => Fs.rmSync(server.dataDir, { recursive: true, force: true }))
+  return server
+})()
 
 const adminFlags = (url: string) => ["--url", url, "--admin-token", ADMIN_TOKEN]
 

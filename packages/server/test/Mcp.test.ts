@@ -3,42 +3,14 @@
  * tool call, tool errors as `isError` results carrying the error body, bearer authentication, Origin checks,
  * unknown tools as JSON-RPC errors, and /mcp/public.
  */
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client"
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { bearer, fetchReply, postJson, unique } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
+import { connectMcp, ERAS } from "./support/McpClients.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
-type Era = "v2 modern" | "v2 legacy" | "v1"
-
-interface AnyClient {
-  readonly listTools: () => Promise<{ tools: ReadonlyArray<{ name: string; inputSchema: unknown; annotations?: unknown }> }>
-  readonly callTool: (call: { name: string; arguments: Record<string, unknown> }) => Promise<unknown>
-  readonly close: () => Promise<void>
-}
-
-/** A connected client of the given kind, sending the token as a bearer. */
-const connect = (url: string, token: string, era: Era) =>
-  Effect.acquireRelease(
-    Effect.promise(async (): Promise<AnyClient> => {
-      const endpoint = new URL(`${url}/mcp`)
-      if (era === "v1") {
-        const client = new ClientV1({ name: "dock-test-v1", version: "1.0.0" })
-        await client.connect(new TransportV1(endpoint, { requestInit: { headers: bearer(token) } }))
-        return client as unknown as AnyClient
-      }
-      const client = new ClientV2(
-        { name: "dock-test-v2", version: "1.0.0" },
-        { versionNegotiation: { mode: era === "v2 modern" ? { pin: "2026-07-28" } : "legacy" } }
-      )
-      await client.connect(new TransportV2(endpoint, { authProvider: { token: async () => token } }))
-      return client as unknown as AnyClient
-    }),
-    (client) => Effect.promise(() => client.close())
-  )
+const connect = connectMcp
 
 /** An operator-made user and a personal token with the given scopes. */
 const userToken = (scopes: ReadonlyArray<string> = ["mcp:write"]) =>
@@ -50,8 +22,6 @@ const userToken = (scopes: ReadonlyArray<string> = ["mcp:write"]) =>
     const token = yield* postJson(`${server.url}/admin/tokens`, { user: email, scopes }, admin)
     return { username: user.json.username as string, token: token.json.token as string }
   })
-
-const ERAS: ReadonlyArray<Era> = ["v2 modern", "v2 legacy", "v1"]
 
 layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP endpoint", (it) => {
   for (const era of ERAS) {

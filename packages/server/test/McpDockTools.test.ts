@@ -5,29 +5,13 @@
  * carrying the error body (permission_denied 403 for collaborators, restricted and sandbox tokens; not_found
  * for what the caller cannot see). Users, tokens and grants are made through the admin API.
  */
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client"
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { bearer, postJson, unique } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
+import { type AnyClient, connectMcp, type Era, ERAS } from "./support/McpClients.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
-type Era = "v2 modern" | "v2 legacy" | "v1"
-const ERAS: ReadonlyArray<Era> = ["v2 modern", "v2 legacy", "v1"]
-
-interface ToolInfo {
-  readonly name: string
-  readonly inputSchema: { readonly required?: ReadonlyArray<string>; readonly properties?: Record<string, unknown> }
-  readonly annotations?: Record<string, unknown>
-}
-
-interface AnyClient {
-  readonly listTools: () => Promise<{ tools: ReadonlyArray<ToolInfo> }>
-  readonly callTool: (call: { name: string; arguments: Record<string, unknown> }) => Promise<unknown>
-  readonly close: () => Promise<void>
-}
 
 interface ToolResult {
   readonly isError?: boolean
@@ -43,25 +27,7 @@ interface AdminUser {
 }
 
 /** A connected client of the given kind, sending the token as a bearer. */
-const connect = (token: string, era: Era) =>
-  Effect.flatMap(TestServer, (server) =>
-    Effect.acquireRelease(
-      Effect.promise(async (): Promise<AnyClient> => {
-        const endpoint = new URL(`${server.url}/mcp`)
-        if (era === "v1") {
-          const client = new ClientV1({ name: "dock-test-v1", version: "1.0.0" })
-          await client.connect(new TransportV1(endpoint, { requestInit: { headers: bearer(token) } }))
-          return client as unknown as AnyClient
-        }
-        const client = new ClientV2(
-          { name: "dock-test-v2", version: "1.0.0" },
-          { versionNegotiation: { mode: era === "v2 modern" ? { pin: "2026-07-28" } : "legacy" } }
-        )
-        await client.connect(new TransportV2(endpoint, { authProvider: { token: async () => token } }))
-        return client as unknown as AnyClient
-      }),
-      (client) => Effect.promise(() => client.close())
-    ))
+const connect = (token: string, era: Era) => Effect.flatMap(TestServer, (server) => connectMcp(server.url, token, era))
 
 const call = (client: AnyClient, name: string, args: Record<string, unknown>) =>
   Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>)
