@@ -9,7 +9,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { cliTestServer, serverUrl } from "./support/Server.ts"
-import { dock, type Run } from "./support/Dock.ts"
+import { dock, failureLine, jsonOf } from "./support/Dock.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-identity-test-token"
 const MCP_TOKEN = /^dock_mcp_[0-9A-Za-z]{49}$/
@@ -18,21 +18,6 @@ const DAY = 24 * 60 * 60 * 1000
 const TIMEOUT = 120_000
 
 
-/** stdout of a --json run: exactly one JSON document. */
-const jsonOf = (run: Run) => {
-  expect(run.code, run.stderr).toBe(0)
-  expect(run.stderr).toBe("")
-  return JSON.parse(run.stdout)
-}
-
-/** A failed run: exit code 1, nothing on stdout, one line on stderr. */
-const failureLine = (run: Run) => {
-  expect(run.code).toBe(1)
-  expect(run.stdout).toBe("")
-  const lines = run.stderr.trim().split("\n")
-  expect(lines).toHaveLength(1)
-  return lines[0]!
-}
 
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
 

@@ -7,28 +7,13 @@ import { afterAll, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Fs from "node:fs"
 import { cliTestServer, serverUrl } from "./support/Server.ts"
-import { dock, type Run } from "./support/Dock.ts"
+import { dock, failureLine, jsonOf } from "./support/Dock.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-members-test-token"
 const TIMEOUT = 120_000
 
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
 
-/** stdout of a --json run: exactly one JSON document. */
-const jsonOf = (run: Run) => {
-  expect(run.code, run.stderr).toBe(0)
-  expect(run.stderr).toBe("")
-  return JSON.parse(run.stdout)
-}
-
-/** A failed run: exit code 1, nothing on stdout, one line on stderr. */
-const failureLine = (run: Run) => {
-  expect(run.code).toBe(1)
-  expect(run.stdout).toBe("")
-  const lines = run.stderr.trim().split("\n")
-  expect(lines).toHaveLength(1)
-  return lines[0]!
-}
 
 
 const { RunningServer } = (() => {

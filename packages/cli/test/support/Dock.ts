@@ -1,4 +1,5 @@
 /** Runs the real `dock` command line in its own process, with the operator and agent variables cleared. */
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
 import * as Path from "node:path"
@@ -24,3 +25,19 @@ export const dock = (args: ReadonlyArray<string>, env: Record<string, string> = 
       (error, stdout, stderr) => resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
     )
   })
+
+/** stdout of a --json run: exactly one JSON document. */
+export const jsonOf = (run: Run) => {
+  expect(run.code, run.stderr).toBe(0)
+  expect(run.stderr).toBe("")
+  return JSON.parse(run.stdout)
+}
+
+/** A failed run: exit code 1, nothing on stdout, one line on stderr. */
+export const failureLine = (run: Run) => {
+  expect(run.code).toBe(1)
+  expect(run.stdout).toBe("")
+  const lines = run.stderr.trim().split("\n")
+  expect(lines).toHaveLength(1)
+  return lines[0]!
+}

@@ -122,6 +122,9 @@ export const AccountsLive = Layer.effect(
       return yield* repo.list(limit, Math.max(options?.offset ?? 0, 0))
     })
 
-    return { create, findById, findByIdentifier, list }
+    const createByOperator = (input: { readonly email: string; readonly username?: string | undefined }) =>
+      create({ email: input.email, username: input.username, kind: "person", confirmed: true })
+
+    return { create, createByOperator, findById, findByIdentifier, list }
   })
 )

@@ -41,7 +41,7 @@ export const AdminUsersHttp = HttpApiBuilder.group(DockApi, "adminUsers", (handl
     const accounts = yield* Accounts
     return handlers
       .handle("create", ({ payload }) =>
-        accounts.create({ email: payload.email, username: payload.username, kind: "person", confirmed: true }))
+        accounts.createByOperator(payload))
       .handle("list", ({ urlParams }) => accounts.list(urlParams))
   }))
 
