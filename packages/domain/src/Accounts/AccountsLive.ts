@@ -9,20 +9,10 @@ import { UserId } from "../Ids.ts"
 import { isSlug, slugify } from "../Slug.ts"
 import { Accounts, type NewUser } from "./Accounts.ts"
 import { makeAccountsRepo } from "./AccountsRepo.ts"
-import { EMAIL_MAX, USERNAME_MAX } from "./User.ts"
+import { normalizeEmail, USERNAME_MAX } from "./User.ts"
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 /** Names that would be confusing as `owner_username` in paths. */
 const RESERVED = new Set(["admin", "api", "app", "mcp", "agent", "anonymous", "root", "system", "dock", "public"])
-
-const normalizeEmail = (email: string) =>
-  Effect.gen(function*() {
-    const normalized = email.trim().toLowerCase()
-    if (normalized.length > EMAIL_MAX || !EMAIL.test(normalized)) {
-      return yield* new ValidationError({ message: "email is not a valid email address", details: { field: "email" } })
-    }
-    return normalized
-  })
 
 const checkUsername = (username: string) =>
   isSlug(username, USERNAME_MAX) && !RESERVED.has(username)

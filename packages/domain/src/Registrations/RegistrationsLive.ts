@@ -6,6 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { Accounts } from "../Accounts/Accounts.ts"
+import { normalizeEmail } from "../Accounts/User.ts"
 import { Activity } from "../Activity/Activity.ts"
 import { toDock } from "../Docks/DocksLive.ts"
 import { makeDocksRepo } from "../Docks/DocksRepo.ts"
@@ -41,7 +42,6 @@ const SWEEP_LOCK = 736_110_002
 /** How long a verified-email claim token stays valid. */
 export const VERIFIED_EMAIL_WINDOW = Duration.hours(1)
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 const OTP = /^\d{6}$/
 
 interface RegistrationRow {
@@ -62,13 +62,6 @@ const codeRefused = () =>
     message: "The code is wrong, expired or already used. Request a new one with claim-start.",
     details: { field: "otp" }
   })
-
-const normalizeEmail = (email: string) => {
-  const normalized = email.trim().toLowerCase()
-  return normalized.length <= 254 && EMAIL.test(normalized)
-    ? Effect.succeed(normalized)
-    : Effect.fail(new ValidationError({ message: "email is not a valid email address", details: { field: "email" } }))
-}
 
 export const RegistrationsLive = Layer.effect(
   Registrations,
