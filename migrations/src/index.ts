@@ -4,6 +4,7 @@
  */
 import foundation from "./0001_foundation.ts"
 import identity from "./0002_identity.ts"
+import pages from "./0003_pages.ts"
 
 export interface Migration {
   readonly id: number
@@ -13,5 +14,6 @@ export interface Migration {
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "foundation", sql: foundation },
-  { id: 2, name: "identity", sql: identity }
+  { id: 2, name: "identity", sql: identity },
+  { id: 3, name: "pages", sql: pages }
 ]

@@ -1,6 +1,30 @@
 /** Every tool this server offers, in one list: `tools/list` order. Tools needing only mcp:read are also served on /mcp/public. */
-import { createBucket, deleteBucket, listMyBuckets, updateBucket } from "./tools/DockTools.ts"
+import {
+  createBucket,
+  deleteBucket,
+  forkBucket,
+  getBucket,
+  listBuckets,
+  listMyBuckets,
+  searchBuckets,
+  setCoverWebPage,
+  setGroundingBucket,
+  updateBucket,
+  updateBucketMetadata
+} from "./tools/DockTools.ts"
 
-export const catalogue = [listMyBuckets, createBucket, updateBucket, deleteBucket] as const
+export const catalogue = [
+  searchBuckets,
+  listBuckets,
+  getBucket,
+  createBucket,
+  forkBucket,
+  updateBucketMetadata,
+  listMyBuckets,
+  updateBucket,
+  deleteBucket,
+  setCoverWebPage,
+  setGroundingBucket
+] as const
 
 export const publicCatalogue = catalogue.filter((entry) => entry.scope === "mcp:read")

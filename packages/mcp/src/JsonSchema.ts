@@ -25,6 +25,10 @@ const tidy = (root: Json): Json => {
     const out: Json = {}
     for (const [key, value] of Object.entries(node)) {
       if (key === "$schema" || key === "$defs" || key === "$id" || key === "title") continue
+      // Effect's generated descriptions ("an integer", "a string at most 500 character(s) long") only repeat what
+      // the keywords say; ours are sentences that start with a capital letter.
+      if (key === "description" && typeof value === "string" && /^an? [a-z]/.test(value)) continue
+      if (key === "required" && Array.isArray(value) && value.length === 0) continue
       if (ONE.includes(key) && typeof value === "object" && value !== null && !Array.isArray(value)) {
         out[key] = visit(value as Json)
       } else if (MANY.includes(key) && Array.isArray(value)) {

@@ -181,7 +181,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} })
       })
       expect(reply.status).toBe(200)
-      expect(reply.text).toContain('"tools":[]')
+      const data = reply.text.split("\n").find((line) => line.startsWith("data: "))
+      const names = (JSON.parse(data!.slice(6)).result.tools as Array<{ name: string }>).map((tool) => tool.name)
+      expect(names).toEqual(["search_buckets", "list_buckets", "get_bucket"])
     }))
 
   it.effect("a body over the MCP limit is refused with 413 before it is parsed; other routes allow 1 MiB", () =>

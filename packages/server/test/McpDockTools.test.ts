@@ -7,86 +7,12 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { bearer, postJson, unique } from "./support/Http.ts"
+import { unique } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
-import { type AnyClient, connectMcp, type Era, ERAS } from "./support/McpClients.ts"
+import { ERAS } from "./support/McpClients.ts"
+import { actor, call, connect, createBucket, grant, newUser, ok, refused, tokenFor } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
-
-interface ToolResult {
-  readonly isError?: boolean
-  readonly structuredContent: any
-  readonly content: ReadonlyArray<{ type: string; text: string }>
-}
-
-interface AdminUser {
-  readonly id: string
-  readonly username: string
-  readonly email: string
-  readonly default_bucket_id: string
-}
-
-/** A connected client of the given kind, sending the token as a bearer. */
-const connect = (token: string, era: Era) => Effect.flatMap(TestServer, (server) => connectMcp(server.url, token, era))
-
-const call = (client: AnyClient, name: string, args: Record<string, unknown>) =>
-  Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>)
-
-/** A successful tool result's structured content (the text content carries the same JSON). */
-const ok = (result: ToolResult) => {
-  expect(result.isError, JSON.stringify(result.structuredContent)).not.toBe(true)
-  expect(JSON.parse(result.content[0]!.text)).toEqual(result.structuredContent)
-  return result.structuredContent
-}
-
-/** A refused tool call's error body. */
-const refused = (result: ToolResult) => {
-  expect(result.isError).toBe(true)
-  expect(JSON.parse(result.content[0]!.text)).toEqual(result.structuredContent)
-  return result.structuredContent as { error: { code: string; status: number; message: string; details?: unknown } }
-}
-
-const admin = Effect.map(TestServer, (server) => ({ url: server.url, headers: bearer(server.adminToken) }))
-
-const newUser = Effect.gen(function*() {
-  const a = yield* admin
-  const reply = yield* postJson(`${a.url}/admin/users`, { email: `tools-${unique()}@example.com` }, a.headers)
-  expect(reply.status).toBe(201)
-  return reply.json as AdminUser
-})
-
-/** POST /admin/tokens for the user; `docks` restricts the token (allowed_bucket_ids). */
-const tokenFor = (user: AdminUser, options: { scopes?: ReadonlyArray<string>; docks?: ReadonlyArray<string> } = {}) =>
-  Effect.gen(function*() {
-    const a = yield* admin
-    const reply = yield* postJson(
-      `${a.url}/admin/tokens`,
-      { user: user.email, scopes: options.scopes ?? ["mcp:write"], ...(options.docks ? { docks: options.docks } : {}) },
-      a.headers
-    )
-    expect(reply.status, reply.text).toBe(201)
-    return reply.json.token as string
-  })
-
-/** POST /admin/members */
-const grant = (dockId: string, user: AdminUser, role: "editor" | "viewer") =>
-  Effect.gen(function*() {
-    const a = yield* admin
-    const reply = yield* postJson(`${a.url}/admin/members`, { dock: dockId, user: user.username, role }, a.headers)
-    expect(reply.status, reply.text).toBe(201)
-  })
-
-/** A user, a write token and a connected client. */
-const actor = (era: Era) =>
-  Effect.gen(function*() {
-    const user = yield* newUser
-    const token = yield* tokenFor(user)
-    return { user, token, client: yield* connect(token, era) }
-  })
-
-/** A Dock made with create_bucket by the client's user. */
-const createBucket = (client: AnyClient, args: Record<string, unknown>) =>
-  Effect.map(call(client, "create_bucket", args), (result) => ok(result).bucket as { id: string; slug: string; title: string })
 
 const dockRow = (id: string) =>
   Effect.flatMap(TestServer, (server) =>

@@ -20,9 +20,57 @@ export class Dock extends Schema.Class<Dock>("Dock")({
   tags: Schema.Array(Schema.String),
   topics: Schema.Array(Schema.String),
   allow_forks: Schema.Boolean,
+  /** the page shown first (set_cover_web_page), or null */
+  cover_page_id: Schema.NullOr(Schema.UUID),
+  /** for a fork: the upstream Dock's id (null once it is deleted) and its owner_username/dock_slug at fork time */
+  forked_from: Schema.NullOr(Schema.Struct({ id: Schema.NullOr(DockId), path: Schema.String })),
   url: Schema.String,
   created_at: Schema.String,
   updated_at: Schema.String
+}) {}
+
+/** One entry of a Dock's recent activity; outsiders see who (username, agent label) but not which token. */
+export class ActivityItem extends Schema.Class<ActivityItem>("ActivityItem")({
+  action: Schema.String,
+  subject_type: Schema.NullOr(Schema.String),
+  subject_id: Schema.NullOr(Schema.String),
+  actor: Schema.Struct({ username: Schema.NullOr(Schema.String), agent_label: Schema.NullOr(Schema.String) }),
+  token_id: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+  created_at: Schema.String
+}) {}
+
+export const Ranked = Schema.Struct({ name: Schema.String, count: Schema.Int })
+
+/** How a fork relates to its upstream now. */
+export const ForkTracking = Schema.Struct({
+  upstream: Schema.NullOr(Schema.Struct({
+    id: DockId,
+    path: Schema.String,
+    title: Schema.String,
+    url: Schema.String
+  })),
+  upstream_path: Schema.String,
+  forked_at: Schema.String,
+  /** pages copied at fork time */
+  pages_at_fork: Schema.Int,
+  /** upstream pages with a newer version than the one copied */
+  changed_since_fork: Schema.Int,
+  /** upstream pages the fork has no copy of (added upstream since the fork) */
+  added_since_fork: Schema.Int,
+  /** copied pages whose upstream page is gone */
+  removed_since_fork: Schema.Int
+})
+
+/** get_bucket: the Dock plus what is in it, as far as the caller may see. */
+export class DockDetails extends Dock.extend<DockDetails>("DockDetails")({
+  page_count: Schema.Int,
+  source_count: Schema.Int,
+  page_kind_breakdown: Schema.Struct({ web_page: Schema.Int, markdown_file: Schema.Int, micro_db: Schema.Int }),
+  recent_activity: Schema.Array(ActivityItem),
+  top_entities: Schema.Array(Ranked),
+  top_concepts: Schema.Array(Ranked),
+  cover_web_page: Schema.NullOr(Schema.Struct({ id: Schema.UUID, slug: Schema.NullOr(Schema.String), title: Schema.NullOr(Schema.String) })),
+  fork: Schema.NullOr(ForkTracking)
 }) {}
 
 export const TITLE_MAX = 200

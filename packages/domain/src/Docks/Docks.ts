@@ -2,6 +2,7 @@
 import { Context, type Effect } from "effect"
 import type {
   BadRequest,
+  Forbidden,
   NotFound,
   PermissionDenied,
   RateLimited,
@@ -12,7 +13,7 @@ import type {
 import type { DockAccess } from "../Policy.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
 import type { Option } from "effect"
-import type { Dock, DockRef, DockTarget, NewDock } from "./Dock.ts"
+import type { Dock, DockDetails, DockRef, DockTarget, NewDock } from "./Dock.ts"
 
 /** A change to a Dock's own fields (update_bucket). */
 export interface DockPatch {
@@ -27,6 +28,33 @@ export interface WritableFilter {
   readonly visibility?: "private" | "public" | undefined
   readonly tag?: string | undefined
 }
+
+/** list_buckets: `private` = the caller's own private Docks; `all` = everything the caller can read and find. */
+export interface DockListFilter {
+  readonly visibility?: "public" | "private" | "all" | undefined
+  readonly ownedByMe?: boolean | undefined
+}
+
+/** update_bucket_metadata (owner only). */
+export interface MetadataPatch {
+  readonly name?: string | undefined
+  readonly description?: string | null | undefined
+  readonly visibility?: "private" | "public" | undefined
+  readonly discoverable?: boolean | undefined
+  readonly allowForks?: boolean | undefined
+  readonly addTopics?: ReadonlyArray<string> | undefined
+  readonly removeTopics?: ReadonlyArray<string> | undefined
+}
+
+export interface ForkOptions {
+  readonly newName?: string | null | undefined
+  readonly visibility?: "private" | "public" | undefined
+}
+
+/** At most this many Docks in one list answer (most recently updated first). */
+export const LIST_MAX = 200
+
+type WriteError = NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | RateLimited
 
 export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
   readonly create: (
@@ -58,4 +86,27 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
   readonly remove: (
     ref: DockRef
   ) => Effect.Effect<void, NotFound | BadRequest | Unauthorized | PermissionDenied | RateLimited, CurrentPrincipal>
+  /** search_buckets: Docks the caller can find whose title, description, slug, tags or topics match. */
+  readonly search: (query: string, limit: number) => Effect.Effect<ReadonlyArray<Dock>, ValidationError, CurrentPrincipal>
+  /** list_buckets */
+  readonly list: (filter: DockListFilter) => Effect.Effect<ReadonlyArray<Dock>, Unauthorized, CurrentPrincipal>
+  /** get_bucket: the Dock with counts, activity, breakdown, entities, concepts and fork tracking. */
+  readonly details: (ref: DockRef) => Effect.Effect<DockDetails, NotFound | BadRequest, CurrentPrincipal>
+  /** fork_bucket: a copy of a public Dock that allows forks, owned by the caller. */
+  readonly fork: (
+    upstream: DockTarget,
+    options: ForkOptions
+  ) => Effect.Effect<Dock, NotFound | BadRequest | Forbidden | TierLimitExceeded | WriteError, CurrentPrincipal>
+  readonly updateMetadata: (ref: DockRef, patch: MetadataPatch) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
+  /** set_cover_web_page: owner only; the page by UUID or slug in that Dock. */
+  readonly setCover: (ref: DockRef, page: string) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
+  /** set_grounding_bucket: remembers a readable Dock for the calling token; answers its owner/slug path. */
+  readonly setGrounding: (ref: DockRef) => Effect.Effect<string, WriteError, CurrentPrincipal>
+  /**
+   * The Dock an untargeted read means: the target when one is named, else the token's grounding Dock (while it
+   * is set, unexpired and still readable), else the caller's default Dock; with none of these, `bad_request`.
+   */
+  readonly resolveRead: (
+    target: DockTarget
+  ) => Effect.Effect<{ readonly dock: Dock; readonly access: DockAccess }, NotFound | BadRequest, CurrentPrincipal>
 }>() {}

@@ -1,18 +1,21 @@
 /** The Docks rules: validation, slug choice, the plan cap, permission checks and attribution. */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { WriteRules } from "../Sandbox/WriteRules.ts"
-import { BadRequest, NotFound, TierLimitExceeded, Unauthorized, ValidationError } from "../Errors.ts"
+import { BadRequest, Forbidden, NotFound, TierLimitExceeded, Unauthorized, ValidationError } from "../Errors.ts"
 import { DockId, type UserId } from "../Ids.ts"
 import { Limits, PublicBaseUrl } from "../Limits.ts"
-import { canRead, checkCreateDock, checkOwner, type DockAccess } from "../Policy.ts"
+import { canRead, checkCreateDock, checkOwner, type DockAccess, roleOf } from "../Policy.ts"
 import { checkSandboxExposure } from "../Sandbox/WriteRules.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
+import { makePagesRepo } from "../Pages/PagesRepo.ts"
 import {
+  ActivityItem,
   DESCRIPTION_MAX,
   Dock,
+  DockDetails,
   DockOwner,
   type DockRef,
   type DockTarget,
@@ -22,8 +25,20 @@ import {
   TAGS_MAX,
   TITLE_MAX
 } from "./Dock.ts"
-import { type DockPatch, Docks, type WritableFilter } from "./Docks.ts"
+import { makeDockDetailsRepo } from "./DockDetailsRepo.ts"
+import {
+  type DockListFilter,
+  type DockPatch,
+  Docks,
+  type ForkOptions,
+  LIST_MAX,
+  type MetadataPatch,
+  type WritableFilter
+} from "./Docks.ts"
 import { type DockRow, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
+
+/** How long a set_grounding_bucket choice lasts without being set again. */
+export const GROUNDING_TTL = Duration.hours(24)
 
 export const toDock = (row: DockRow, baseUrl: string): Dock =>
   new Dock({
@@ -37,6 +52,8 @@ export const toDock = (row: DockRow, baseUrl: string): Dock =>
     tags: row.tags,
     topics: row.topics,
     allow_forks: row.allow_forks,
+    cover_page_id: row.cover_part_id,
+    forked_from: row.forked_from_path === null ? null : { id: row.forked_from_id, path: row.forked_from_path },
     url: `${baseUrl}/b/${row.slug}`,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString()
@@ -123,6 +140,8 @@ export const DocksLive = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* makeDocksRepo
+    const pagesRepo = yield* makePagesRepo
+    const detailsRepo = yield* makeDockDetailsRepo
     const activity = yield* Activity
     const limits = yield* Limits
     const baseUrl = yield* PublicBaseUrl
@@ -164,6 +183,10 @@ export const DocksLive = Layer.effect(
         const grant = principal.userId === null ? null : yield* repo.grantOf(row.id, principal.userId)
         const access: DockAccess = { dockId: row.id, ownerId: row.owner_id, visibility: row.visibility, grant }
         if (!canRead(principal, access)) return yield* new NotFound({ message: "Dock not found" })
+        // A sandbox token sees its sandbox and nothing else (public Docks are readable anonymously instead).
+        if (principal.sandbox && !(principal.allowedBucketIds ?? []).includes(row.id)) {
+          return yield* new NotFound({ message: "Dock not found" })
+        }
         return { row, access }
       })
 
@@ -274,6 +297,259 @@ export const DocksLive = Layer.effect(
       yield* repo.remove(row.id)
     })
 
-    return { create, get, access, resolve, listWritable, update, remove }
+    const sandboxDocks = (principal: { readonly sandbox: boolean; readonly allowedBucketIds: ReadonlyArray<DockId> | null }) =>
+      principal.sandbox ? principal.allowedBucketIds ?? [] : null
+
+    const search = Effect.fn("Docks.search")(function*(query: string, limit: number) {
+      const principal = yield* CurrentPrincipal
+      const text = query.trim()
+      if (text.length === 0) return yield* invalid("query", "query must not be empty")
+      const rows = yield* repo.search(principal.userId, sandboxDocks(principal), text, limit)
+      return rows.map((row) => toDock(row, baseUrl))
+    })
+
+    const list = Effect.fn("Docks.list")(function*(filter: DockListFilter) {
+      const principal = yield* CurrentPrincipal
+      const visibility = filter.visibility ?? "all"
+      const ownedByMe = filter.ownedByMe ?? false
+      if (principal.userId === null && (visibility === "private" || ownedByMe)) {
+        return yield* new Unauthorized({ message: "Listing your own Docks needs a bearer token" })
+      }
+      const rows = yield* repo.list(principal.userId, sandboxDocks(principal), { visibility, ownedByMe }, LIST_MAX)
+      return rows.map((row) => toDock(row, baseUrl))
+    })
+
+    const details = Effect.fn("Docks.details")(function*(ref: DockRef) {
+      const principal = yield* CurrentPrincipal
+      const { access, row } = yield* readable(ref)
+      const role = roleOf(principal, access)
+      const member = role !== null
+      const counts = yield* detailsRepo.counts(row.id, member)
+      const entities = yield* detailsRepo.ranked(row.id, member, "entities")
+      const concepts = yield* detailsRepo.ranked(row.id, member, "concepts")
+      const cover = yield* detailsRepo.cover(row.id, row.cover_part_id, member)
+      const activity = yield* detailsRepo.activity(row.id, member)
+      const fork = row.forked_from_path === null || row.forked_at === null ? null : yield* Effect.gen(function*() {
+        const upstream = row.forked_from_id === null
+          ? undefined
+          : yield* readable({ _tag: "ById", id: row.forked_from_id }).pipe(
+            Effect.map(({ row }) => row),
+            Effect.catchAll(() => Effect.succeed(undefined))
+          )
+        const tracking = upstream === undefined
+          ? { changed: 0, added: 0, removed: 0 }
+          : yield* detailsRepo.forkTracking(row.id, upstream.id)
+        return {
+          upstream: upstream === undefined ? null : {
+            id: upstream.id,
+            path: `${upstream.owner_username}/${upstream.slug}`,
+            title: upstream.title,
+            url: `${baseUrl}/b/${upstream.slug}`
+          },
+          upstream_path: row.forked_from_path!,
+          forked_at: row.forked_at!.toISOString(),
+          pages_at_fork: row.forked_page_count ?? 0,
+          changed_since_fork: tracking.changed,
+          added_since_fork: tracking.added,
+          removed_since_fork: tracking.removed
+        }
+      })
+      return new DockDetails({
+        ...toDock(row, baseUrl),
+        ...counts,
+        recent_activity: activity.map((entry) =>
+          new ActivityItem({
+            action: entry.action,
+            subject_type: entry.subject_type,
+            subject_id: entry.subject_id,
+            actor: { username: entry.username, agent_label: entry.agent_label },
+            ...(role === "owner" ? { token_id: entry.token_id } : {}),
+            created_at: entry.created_at.toISOString()
+          })
+        ),
+        top_entities: entities,
+        top_concepts: concepts,
+        cover_web_page: cover ?? null,
+        fork
+      })
+    })
+
+    const fork = Effect.fn("Docks.fork")(function*(upstream: DockTarget, options: ForkOptions) {
+      const principal = yield* CurrentPrincipal
+      yield* checkSandboxExposure(principal, { fork: true })
+      yield* checkCreateDock(principal)
+      const named = yield* resolve(upstream)
+      if (Option.isNone(named)) return yield* new BadRequest({ message: "Name the Dock to fork with `bucket_path`" })
+      const { row: source } = yield* readable({ _tag: "ById", id: named.value.dock.id })
+      const path = `${source.owner_username}/${source.slug}`
+      if (source.visibility !== "public") {
+        return yield* new Forbidden({ message: `${path} is not public: only public Docks can be forked` })
+      }
+      if (!source.allow_forks) {
+        return yield* new Forbidden({ message: `The owner of ${path} does not allow forks` })
+      }
+      yield* writeRules.admitWrite(principal)
+      const title = yield* normalizeTitle({ title: options.newName ?? source.title })
+      const ownerId = principal.userId!
+      const author = { userId: principal.userId, tokenId: principal.tokenId, agentLabel: principal.agentLabel }
+      const id = yield* sql.withTransaction(Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const owned = yield* repo.lockAndCountOwned(ownerId)
+        if (owned >= limits.planMaxDocks) {
+          return yield* new TierLimitExceeded({
+            message: `The free plan allows ${limits.planMaxDocks} Docks per user`,
+            details: { limit: limits.planMaxDocks, used: owned }
+          })
+        }
+        const id = yield* insertDock(repo, ownerId, {
+          title,
+          slug: undefined,
+          description: source.description,
+          visibility: options.visibility ?? "private",
+          discoverable: false,
+          allowForks: false,
+          tags: source.tags,
+          topics: source.topics
+        })
+        const copied = yield* pagesRepo.copyDock(source.id, id, ownerId, author, now)
+        yield* writeRules.reserveContent(id, { artifacts: copied.pages, bytes: copied.bytes })
+        yield* repo.markFork(id, { id: source.id, path }, copied.pages, now)
+        yield* activity.record({
+          dockId: id,
+          action: "dock.forked",
+          subjectType: "dock",
+          subjectId: id,
+          details: { upstream_id: source.id, upstream_path: path, pages: copied.pages }
+        })
+        return id
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      return toDock(yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
+    })
+
+    const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(ref: DockRef, patch: MetadataPatch) {
+      const principal = yield* CurrentPrincipal
+      const { access, row } = yield* readable(ref)
+      yield* checkOwner(principal, access)
+      yield* checkSandboxExposure(principal, { visibility: patch.visibility, discoverable: patch.discoverable })
+      yield* writeRules.admitWrite(principal)
+      const title = patch.name === undefined ? row.title : yield* normalizeTitle({ name: patch.name })
+      const description = patch.description === undefined ? row.description : patch.description?.trim() || null
+      if (description !== null && description.length > DESCRIPTION_MAX) {
+        return yield* invalid("description", `description is longer than ${DESCRIPTION_MAX} characters`)
+      }
+      const added = yield* normalizeTopics(patch.addTopics ?? [])
+      const removed = new Set((patch.removeTopics ?? []).map((topic) => topic.trim().toLowerCase()))
+      const topics = yield* normalizeTopics([...row.topics, ...added].filter((topic) => !removed.has(topic)))
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* repo.updateMetadata(row.id, {
+          title,
+          description,
+          visibility: patch.visibility ?? row.visibility,
+          discoverable: patch.discoverable ?? row.discoverable,
+          allowForks: patch.allowForks ?? row.allow_forks,
+          topics,
+          now
+        })
+        yield* activity.record({
+          dockId: row.id,
+          action: "dock.updated",
+          subjectType: "dock",
+          subjectId: row.id,
+          details: { fields: Object.keys(patch).filter((key) => patch[key as keyof MetadataPatch] !== undefined) }
+        })
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
+    })
+
+    const setCover = Effect.fn("Docks.setCover")(function*(ref: DockRef, page: string) {
+      const principal = yield* CurrentPrincipal
+      const { access, row } = yield* readable(ref)
+      yield* checkOwner(principal, access)
+      yield* writeRules.admitWrite(principal)
+      const part = yield* pagesRepo.findInDock(row.id, page)
+      if (part === undefined || part.page_kind === "micro_db") {
+        return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${row.owner_username}/${row.slug}` })
+      }
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* repo.setCover(row.id, part.id, now)
+        yield* activity.record({
+          dockId: row.id,
+          action: "dock.cover_set",
+          subjectType: "page",
+          subjectId: part.id,
+          details: { slug: part.slug }
+        })
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
+    })
+
+    const setGrounding = Effect.fn("Docks.setGrounding")(function*(ref: DockRef) {
+      const principal = yield* CurrentPrincipal
+      if (principal.tokenId === null) {
+        return yield* new Unauthorized({ message: "set_grounding_bucket needs a bearer token: the choice is kept per token" })
+      }
+      const { row } = yield* readable(ref)
+      yield* writeRules.admitWrite(principal)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const expires = new Date(now.getTime() + Duration.toMillis(GROUNDING_TTL))
+      yield* sql`insert into grounding (token_id, dock_id, expires_at, updated_at)
+        values (${principal.tokenId}, ${row.id}, ${expires}, ${now})
+        on conflict (token_id) do update set dock_id = excluded.dock_id, expires_at = excluded.expires_at,
+          updated_at = excluded.updated_at`.pipe(Effect.orDie)
+      return `${row.owner_username}/${row.slug}`
+    })
+
+    /** The token's grounding Dock while it is set, unexpired and still readable. */
+    const groundingDock = (principal: { readonly tokenId: string | null }) =>
+      Effect.gen(function*() {
+        if (principal.tokenId === null) return undefined
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const rows = yield* sql<{ dock_id: DockId }>`select dock_id from grounding
+          where token_id = ${principal.tokenId} and expires_at > ${now}`.pipe(Effect.orDie)
+        const dockId = rows[0]?.dock_id
+        if (dockId === undefined) return undefined
+        return yield* readable({ _tag: "ById", id: dockId }).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
+      })
+
+    const resolveRead = Effect.fn("Docks.resolveRead")(function*(target: DockTarget) {
+      const named = yield* resolve(target)
+      if (Option.isSome(named)) return named.value
+      const principal = yield* CurrentPrincipal
+      const grounded = yield* groundingDock(principal)
+      const fallback = grounded ?? (principal.userId === null ? undefined : yield* Effect.gen(function*() {
+        const rows = yield* sql<{ default_dock_id: DockId | null }>`select default_dock_id from users
+          where id = ${principal.userId}`.pipe(Effect.orDie)
+        const dockId = rows[0]?.default_dock_id ?? null
+        if (dockId === null) return undefined
+        return yield* readable({ _tag: "ById", id: dockId }).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
+      }))
+      if (fallback === undefined) {
+        return yield* new BadRequest({
+          message: "Name the Dock with `bucket` (a Dock id, owner_username/dock_slug or slug), or set one with " +
+            "set_grounding_bucket"
+        })
+      }
+      return { dock: toDock(fallback.row, baseUrl), access: fallback.access }
+    })
+
+    return {
+      create,
+      get,
+      access,
+      resolve,
+      listWritable,
+      update,
+      remove,
+      search,
+      list,
+      details,
+      fork,
+      updateMetadata,
+      setCover,
+      setGrounding,
+      resolveRead
+    }
   })
 )

@@ -20,6 +20,12 @@ export class DockRow extends Schema.Class<DockRow>("DockRow")({
   allow_forks: Schema.Boolean,
   tags: Schema.Array(Schema.String),
   topics: Schema.Array(Schema.String),
+  cover_part_id: Schema.NullOr(Schema.UUID),
+  forked_from_id: Schema.NullOr(DockId),
+  forked_from_path: Schema.NullOr(Schema.String),
+  forked_at: Schema.NullOr(Schema.DateFromSelf),
+  forked_page_count: Schema.NullOr(Schema.Number),
+  sandbox: Schema.Boolean,
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 }) {}
@@ -39,12 +45,16 @@ export interface InsertDock {
   readonly now: Date
 }
 
+/** A LIKE pattern that matches the text literally. */
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`)
+
 export const makeDocksRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
-  const selectDock = sql`select d.id, d.owner_id, u.username as owner_username, d.slug, d.title, d.description,
-    d.visibility, d.discoverable, d.allow_forks, d.tags, d.topics, d.created_at, d.updated_at
-    from docks d join users u on u.id = d.owner_id`
+  const dockColumns = sql`d.id, d.owner_id, u.username as owner_username, d.slug, d.title, d.description,
+    d.visibility, d.discoverable, d.allow_forks, d.tags, d.topics, d.cover_part_id, d.forked_from_id,
+    d.forked_from_path, d.forked_at, d.forked_page_count, d.sandbox, d.created_at, d.updated_at`
+  const selectDock = sql`select ${dockColumns} from docks d join users u on u.id = d.owner_id`
 
   const findById = SqlSchema.findOne({
     Request: DockId,
@@ -61,8 +71,7 @@ export const makeDocksRepo = Effect.gen(function*() {
 
   /** Docks with this slug the caller may read, ranked: 1 own, 2 collaboration, 3 public. */
   const findBySlugForCaller = (userId: UserId | null, slug: string) =>
-    sql<DockRow & { tier: number }>`select d.id, d.owner_id, u.username as owner_username, d.slug, d.title,
-        d.description, d.visibility, d.discoverable, d.allow_forks, d.tags, d.topics, d.created_at, d.updated_at,
+    sql<DockRow & { tier: number }>`select ${dockColumns},
         case when d.owner_id = ${userId} then 1 when m.user_id is not null then 2 else 3 end as tier
       from docks d join users u on u.id = d.owner_id
         left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
@@ -94,6 +103,64 @@ export const makeDocksRepo = Effect.gen(function*() {
   }) =>
     sql`update docks set title = ${fields.title}, description = ${fields.description}, visibility = ${fields.visibility},
       tags = ${[...fields.tags]}::text[], updated_at = ${fields.now} where id = ${id}`
+
+  /**
+   * Docks a caller finds when listing or searching: their own, their collaborations, and public Docks that are
+   * discoverable (outsiders never find a public Dock that is not). A sandbox caller finds only its sandbox.
+   */
+  const findable = (userId: UserId | null, sandboxDocks: ReadonlyArray<DockId> | null) =>
+    sandboxDocks !== null
+      ? sql`d.id = any(${[...sandboxDocks]}::uuid[])`
+      : sql`(d.owner_id = ${userId} or exists(select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${userId})
+          or (d.visibility = 'public' and d.discoverable))`
+
+  const decodeRows = Schema.decodeUnknown(Schema.Array(DockRow))
+
+  /** Full-text search over title (A), description (B) and slug (C), plus tags, topics and title substrings. */
+  const search = (userId: UserId | null, sandboxDocks: ReadonlyArray<DockId> | null, query: string, limit: number) =>
+    sql`select ${dockColumns} from docks d join users u on u.id = d.owner_id,
+        websearch_to_tsquery('english', ${query}) q
+      where d.hidden_at is null and ${findable(userId, sandboxDocks)}
+        and (d.search @@ q or d.title ilike ${"%" + escapeLike(query) + "%"}
+          or lower(${query}) = any(select lower(t) from unnest(d.tags || d.topics) t))
+      order by ts_rank_cd(d.search, q) desc, (d.title ilike ${"%" + escapeLike(query) + "%"}) desc,
+        d.updated_at desc, d.id
+      limit ${limit}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
+
+  /** Docks the caller can read and find, most recently updated first. */
+  const list = (
+    userId: UserId | null,
+    sandboxDocks: ReadonlyArray<DockId> | null,
+    filter: { readonly visibility: "public" | "private" | "all"; readonly ownedByMe: boolean },
+    limit: number
+  ) =>
+    sql`select ${dockColumns} from docks d join users u on u.id = d.owner_id
+      where d.hidden_at is null and ${findable(userId, sandboxDocks)}
+        ${filter.visibility === "all" ? sql`` : sql`and d.visibility = ${filter.visibility}`}
+        ${filter.visibility === "private" ? sql`and d.owner_id = ${userId}` : sql``}
+        ${filter.ownedByMe ? sql`and d.owner_id = ${userId}` : sql``}
+      order by d.updated_at desc, d.id
+      limit ${limit}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
+
+  const updateMetadata = (id: DockId, fields: {
+    readonly title: string
+    readonly description: string | null
+    readonly visibility: "private" | "public"
+    readonly discoverable: boolean
+    readonly allowForks: boolean
+    readonly topics: ReadonlyArray<string>
+    readonly now: Date
+  }) =>
+    sql`update docks set title = ${fields.title}, description = ${fields.description}, visibility = ${fields.visibility},
+      discoverable = ${fields.discoverable}, allow_forks = ${fields.allowForks}, topics = ${[...fields.topics]}::text[],
+      updated_at = ${fields.now} where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+
+  const setCover = (id: DockId, partId: string, now: Date) =>
+    sql`update docks set cover_part_id = ${partId}, updated_at = ${now} where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+
+  const markFork = (id: DockId, upstream: { readonly id: DockId; readonly path: string }, pages: number, now: Date) =>
+    sql`update docks set forked_from_id = ${upstream.id}, forked_from_path = ${upstream.path}, forked_at = ${now},
+      forked_page_count = ${pages} where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
   const remove = (id: DockId) => sql`delete from docks where id = ${id}`
 
@@ -133,7 +200,12 @@ export const makeDocksRepo = Effect.gen(function*() {
     insert: (dock: InsertDock) => Effect.orDie(insert(dock)),
     slugTaken: (ownerId: UserId, slug: string) => Effect.orDie(slugTaken(ownerId, slug)),
     lockAndCountOwned: (ownerId: UserId) => Effect.orDie(lockAndCountOwned(ownerId)),
-    grantOf: (dockId: DockId, userId: UserId) => Effect.orDie(grantOf(dockId, userId))
+    grantOf: (dockId: DockId, userId: UserId) => Effect.orDie(grantOf(dockId, userId)),
+    search,
+    list,
+    updateMetadata,
+    setCover,
+    markFork
   } as const
 })
 

@@ -1,10 +1,95 @@
 /** The Dock tools of spec §4.3: catalogue entries, one domain call each. */
-import { BadRequest, Dock, type DockRef, Docks } from "@dock/domain"
+import { BadRequest, Dock, DockDetails, type DockRef, type DockTarget, Docks } from "@dock/domain"
 import { Effect, Option, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
 
 const optional = <A, I>(schema: Schema.Schema<A, I, never>) => Schema.optionalWith(schema, { exact: true })
 const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
+const Visibility = Schema.Literal("private", "public")
+const Tags = Schema.Array(Text(64)).pipe(Schema.maxItems(32))
+
+const Bucket = Text(200).pipe(
+  Schema.annotations({ description: "The Dock: its UUID, owner_username/dock_slug, or a slug of yours" })
+)
+/** The legacy targeting fields of architecture §9. */
+const BucketId = Schema.UUID.pipe(Schema.annotations({ description: "Legacy: the Dock's UUID" }))
+const BucketPath = Text(200).pipe(Schema.annotations({ description: "The Dock as owner_username/dock_slug" }))
+const BucketSlug = Text(64).pipe(
+  Schema.annotations({ description: "Deprecated alias: the Dock's slug (with owner_username for someone else's)" })
+)
+const OwnerUsername = Text(64).pipe(Schema.annotations({ description: "Whose Dock bucket_slug names" }))
+
+const withDocks = <A, E, R>(f: (docks: Docks["Type"]) => Effect.Effect<A, E, R>) => Effect.flatMap(Docks, f)
+
+/** The one resolver for a write tool's target: the Dock it names, as a reference by id; naming none is bad_request. */
+const namedDock = (target: DockTarget) =>
+  withDocks((docks) => docks.resolve(target)).pipe(
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.fail(new BadRequest({ message: "Name the Dock with `bucket` (or bucket_path / bucket_id)" })),
+      onSome: ({ dock }): Effect.Effect<DockRef> => Effect.succeed({ _tag: "ById", id: dock.id })
+    }))
+  )
+
+const OneDock = Schema.Struct({ bucket: Dock })
+const DockList = Schema.Struct({ buckets: Schema.Array(Dock) })
+
+export const searchBuckets = tool({
+  name: "search_buckets",
+  description:
+    "Find Docks by words in their title, description, slug, tags or topics. Without a token you see public, " +
+    "discoverable Docks; with one you also see your own and your collaborations (private included). Best matches " +
+    "first; `limit` 1-50 (default 20). Returns `{ buckets }`.",
+  input: Schema.Struct({
+    query: Text(500),
+    limit: optional(Schema.Int.pipe(Schema.between(1, 50)))
+  }),
+  output: DockList,
+  annotations: READ,
+  scope: "mcp:read",
+  run: (input) =>
+    withDocks((docks) => docks.search(input.query, input.limit ?? 20)).pipe(Effect.map((buckets) => ({ buckets })))
+})
+
+export const listBuckets = tool({
+  name: "list_buckets",
+  description:
+    "List Docks you can read, most recently updated first (at most 200). `visibility`: \"public\" (public Docks you " +
+    "can find), \"private\" (your own private Docks; needs a token) or \"all\" (default: everything readable that you " +
+    "can find — your own, collaborations, and discoverable public Docks). `owned_by_me` keeps only yours. " +
+    "Returns `{ buckets }`.",
+  input: Schema.Struct({
+    visibility: optional(Schema.Literal("public", "private", "all")),
+    owned_by_me: optional(Schema.Boolean)
+  }),
+  output: DockList,
+  annotations: READ,
+  scope: "mcp:read",
+  run: (input) =>
+    withDocks((docks) => docks.list({ visibility: input.visibility, ownedByMe: input.owned_by_me })).pipe(
+      Effect.map((buckets) => ({ buckets }))
+    )
+})
+
+export const getBucket = tool({
+  name: "get_bucket",
+  description:
+    "Read one Dock's metadata: owner, page and source counts, page_kind_breakdown, recent activity, top entities " +
+    "and concepts, cover page, and for a fork its upstream and how many upstream pages changed since. Name it " +
+    "with `bucket` (or the deprecated `bucket_slug` plus `owner_username`); without one, the Dock set by " +
+    "set_grounding_bucket, else your default Dock. Returns `{ bucket }`.",
+  input: Schema.Struct({
+    bucket: optional(Bucket),
+    bucket_slug: optional(BucketSlug),
+    owner_username: optional(OwnerUsername)
+  }),
+  output: Schema.Struct({ bucket: DockDetails }),
+  annotations: READ,
+  scope: "mcp:read",
+  run: (input) =>
+    withDocks((docks) =>
+      Effect.flatMap(docks.resolveRead(input), ({ dock }) => docks.details({ _tag: "ById", id: dock.id }))
+    ).pipe(Effect.map((bucket) => ({ bucket })))
+})
 
 export const createBucket = tool({
   name: "create_bucket",
@@ -17,17 +102,17 @@ export const createBucket = tool({
     title: optional(Text(200)),
     name: optional(Text(200)),
     slug: optional(Text(64)),
-    visibility: optional(Schema.Literal("private", "public")),
+    visibility: optional(Visibility),
     discoverable: optional(Schema.Boolean),
     description: optional(Text(5_000)),
-    tags: optional(Schema.Array(Text(64)).pipe(Schema.maxItems(32))),
-    topic_tag_slugs: optional(Schema.Array(Text(64)).pipe(Schema.maxItems(32)))
+    tags: optional(Tags),
+    topic_tag_slugs: optional(Tags)
   }),
-  output: Schema.Struct({ bucket: Dock }),
+  output: OneDock,
   annotations: WRITE,
   scope: "mcp:write",
   run: (input) =>
-    Effect.flatMap(Docks, (docks) =>
+    withDocks((docks) =>
       docks.create({
         title: input.title,
         name: input.name,
@@ -37,21 +122,70 @@ export const createBucket = tool({
         description: input.description,
         tags: input.tags,
         topics: input.topic_tag_slugs
-      })).pipe(Effect.map((bucket) => ({ bucket })))
+      })
+    ).pipe(Effect.map((bucket) => ({ bucket })))
 })
 
-/** The one resolver for a tool's `bucket`: the Dock it names, as a reference by id. */
-const resolveBucket = (bucket: string) =>
-  Effect.flatMap(Docks, (docks) => docks.resolve({ bucket })).pipe(
-    Effect.flatMap(Option.match({
-      onNone: () => Effect.fail(new BadRequest({ message: "Name the Dock with `bucket`" })),
-      onSome: ({ dock }): Effect.Effect<DockRef> => Effect.succeed({ _tag: "ById", id: dock.id })
-    }))
-  )
+export const forkBucket = tool({
+  name: "fork_bucket",
+  description:
+    "Copy a public Dock whose owner allows forks into a new Dock of yours, with all its pages. The fork keeps " +
+    "attribution to its upstream, and get_bucket on it shows how many upstream pages changed since. Name the " +
+    "upstream with `bucket_path` (owner_username/dock_slug). `new_name` titles the fork (default: the upstream's " +
+    "title); it is private unless `visibility` is \"public\". Returns `{ bucket }`.",
+  input: Schema.Struct({
+    bucket_path: BucketPath,
+    bucket: optional(Bucket),
+    bucket_id: optional(BucketId),
+    new_name: optional(Schema.NullOr(Text(200))),
+    visibility: optional(Visibility)
+  }),
+  output: OneDock,
+  annotations: WRITE,
+  scope: "mcp:write",
+  run: ({ new_name, visibility, ...upstream }) =>
+    withDocks((docks) => docks.fork(upstream, { newName: new_name, visibility })).pipe(
+      Effect.map((bucket) => ({ bucket }))
+    )
+})
 
-const Bucket = Text(200).pipe(
-  Schema.annotations({ description: "The Dock: its UUID, owner_username/dock_slug, or a slug of yours" })
-)
+export const updateBucketMetadata = tool({
+  name: "update_bucket_metadata",
+  description:
+    "Change a Dock you own, named by `bucket_path` (owner_username/dock_slug): `name` (its title), `description` " +
+    "(null clears it), `visibility`, `discoverable` (whether others can find it when public), `allow_forks` " +
+    "(whether others may fork it when public), and topics with `add_topics` / `remove_topics` (topic slugs). " +
+    "Owner only; sandbox tokens cannot make a Dock public or discoverable. Returns `{ bucket }`.",
+  input: Schema.Struct({
+    bucket_path: BucketPath,
+    bucket: optional(Bucket),
+    bucket_id: optional(BucketId),
+    name: optional(Text(200)),
+    description: optional(Schema.NullOr(Text(5_000))),
+    visibility: optional(Visibility),
+    discoverable: optional(Schema.Boolean),
+    allow_forks: optional(Schema.Boolean),
+    add_topics: optional(Tags),
+    remove_topics: optional(Tags)
+  }),
+  output: OneDock,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  scope: "mcp:write",
+  run: ({ add_topics, allow_forks, description, discoverable, name, remove_topics, visibility, ...target }) =>
+    Effect.gen(function*() {
+      const docks = yield* Docks
+      const bucket = yield* docks.updateMetadata(yield* namedDock(target), {
+        name,
+        description,
+        visibility,
+        discoverable,
+        allowForks: allow_forks,
+        addTopics: add_topics,
+        removeTopics: remove_topics
+      })
+      return { bucket }
+    })
+})
 
 export const listMyBuckets = tool({
   name: "list_my_buckets",
@@ -60,19 +194,20 @@ export const listMyBuckets = tool({
     "editor. Filter by `visibility` or by a `tag`. Returns `{ buckets }`.",
   input: Schema.Struct({
     include_collaborations: optional(Schema.Boolean),
-    visibility: optional(Schema.Literal("private", "public")),
+    visibility: optional(Visibility),
     tag: optional(Text(64))
   }),
-  output: Schema.Struct({ buckets: Schema.Array(Dock) }),
+  output: DockList,
   annotations: READ,
   scope: "mcp:write",
   run: (input) =>
-    Effect.flatMap(Docks, (docks) =>
+    withDocks((docks) =>
       docks.listWritable({
         includeCollaborations: input.include_collaborations,
         visibility: input.visibility,
         tag: input.tag
-      })).pipe(Effect.map((buckets) => ({ buckets })))
+      })
+    ).pipe(Effect.map((buckets) => ({ buckets })))
 })
 
 export const updateBucket = tool({
@@ -84,30 +219,22 @@ export const updateBucket = tool({
     bucket: Bucket,
     title: optional(Text(200)),
     description: optional(Schema.NullOr(Text(5_000))),
-    visibility: optional(Schema.Literal("private", "public")),
-    tags: optional(Schema.Array(Text(64)).pipe(Schema.maxItems(32)))
+    visibility: optional(Visibility),
+    tags: optional(Tags)
   }),
-  output: Schema.Struct({ bucket: Dock }),
+  output: OneDock,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   scope: "mcp:write",
-  run: (input) =>
+  run: ({ bucket, ...patch }) =>
     Effect.gen(function*() {
       const docks = yield* Docks
-      const ref = yield* resolveBucket(input.bucket)
-      const bucket = yield* docks.update(ref, {
-        title: input.title,
-        description: input.description,
-        visibility: input.visibility,
-        tags: input.tags
-      })
-      return { bucket }
+      return { bucket: yield* docks.update(yield* namedDock({ bucket }), patch) }
     })
 })
 
 export const deleteBucket = tool({
   name: "delete_bucket",
-  description:
-    "Delete a Dock you own, with everything in it. This cannot be undone. Returns `{ ok: true }`.",
+  description: "Delete a Dock you own, with everything in it. This cannot be undone. Returns `{ ok: true }`.",
   input: Schema.Struct({ bucket: Bucket }),
   output: Schema.Struct({ ok: Schema.Literal(true) }),
   annotations: DESTRUCTIVE,
@@ -115,7 +242,45 @@ export const deleteBucket = tool({
   run: (input) =>
     Effect.gen(function*() {
       const docks = yield* Docks
-      yield* docks.remove(yield* resolveBucket(input.bucket))
+      yield* docks.remove(yield* namedDock(input))
       return { ok: true as const }
+    })
+})
+
+export const setCoverWebPage = tool({
+  name: "set_cover_web_page",
+  description:
+    "Make one page of a Dock you own its cover (shown first). `web_page` is the page's UUID or slug in that Dock. " +
+    "Returns `{ bucket }` with `cover_page_id` set.",
+  input: Schema.Struct({ bucket: Bucket, web_page: Text(200) }),
+  output: OneDock,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  scope: "mcp:write",
+  run: (input) =>
+    Effect.gen(function*() {
+      const docks = yield* Docks
+      return { bucket: yield* docks.setCover(yield* namedDock({ bucket: input.bucket }), input.web_page) }
+    })
+})
+
+export const setGroundingBucket = tool({
+  name: "set_grounding_bucket",
+  description:
+    "Choose the Dock that later get_bucket, list_web_pages and get_web_page calls use when they name no Dock. " +
+    "The choice belongs to this token and lasts 24 hours from the last time it was set. Name the Dock with " +
+    "`bucket_path` (owner_username/dock_slug); you must be able to read it. Returns `{ activeWorkspacePath }`.",
+  input: Schema.Struct({
+    bucket_path: BucketPath,
+    bucket: optional(Bucket),
+    bucket_id: optional(BucketId)
+  }),
+  output: Schema.Struct({ activeWorkspacePath: Schema.String }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+  scope: "mcp:write",
+  run: (target) =>
+    Effect.gen(function*() {
+      const docks = yield* Docks
+      const { dock } = yield* docks.resolveRead(target)
+      return { activeWorkspacePath: yield* docks.setGrounding({ _tag: "ById", id: dock.id }) }
     })
 })

@@ -3,10 +3,11 @@
  * tests that talk to it with real requests. The database's SqlClient is handed out too, so a test can look at
  * rows or break the schema on purpose.
  */
+import { capturingMailer, DomainLive, Features, HmacKey, Limits, PublicBaseUrl } from "@dock/domain"
 import { TestDatabaseLive } from "@dock/domain/testing"
 import { HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Cause, ConfigProvider, Context, Effect, Layer, Logger } from "effect"
+import { Cause, ConfigProvider, Context, Effect, Layer, Logger, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -33,6 +34,11 @@ export interface RunningServer {
   readonly adminToken: string
   readonly config: ServerConfigShape
   readonly sql: SqlClient.SqlClient
+  /**
+   * Runs an effect with every domain service over the server's own database: how a test seeds content that no
+   * tool can make yet (pages before the page tools exist) without going around the domain's rules.
+   */
+  readonly domain: <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof DomainLive>>) => Effect.Effect<A, E>
   /** Everything the server has logged so far (kept in memory rather than printed). */
   readonly logs: () => ReadonlyArray<LogEntry>
 }
@@ -89,6 +95,14 @@ export const startTestServer = (env: Record<string, string> = {}) =>
       Effect.provide(Logger.replace(Logger.defaultLogger, capturingLogger(entries))),
       Effect.orDie
     )
+    const domainContext = yield* Layer.build(DomainLive.pipe(Layer.provide(Layer.mergeAll(
+      Layer.succeedContext(database),
+      Layer.succeed(Limits, Limits.defaults),
+      Layer.succeed(Features, Features.defaults),
+      Layer.succeed(HmacKey, Redacted.make(TEST_SECRET)),
+      Layer.succeed(PublicBaseUrl, config.baseUrl),
+      capturingMailer
+    )))).pipe(Effect.orDie)
     const address = Context.get(server, HttpServer.HttpServer).address
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage(`Expected a TCP address, got ${address.path}`)
     const port = address.port
@@ -98,6 +112,7 @@ export const startTestServer = (env: Record<string, string> = {}) =>
       adminToken: ADMIN_TOKEN,
       config,
       sql: Context.get(database, SqlClient.SqlClient),
+      domain: (effect) => Effect.provide(effect, domainContext),
       logs: () => [...entries]
     } satisfies RunningServer
   })

@@ -1,0 +1,129 @@
+/** Page rows and their versions: SQL in, typed rows out. SqlError is a defect here. */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Schema } from "effect"
+import type { DockId, TokenId, UserId } from "../Ids.ts"
+import { ContentType, PageKind } from "./Part.ts"
+
+export class PartRow extends Schema.Class<PartRow>("PartRow")({
+  id: Schema.UUID,
+  dock_id: Schema.NullOr(Schema.UUID),
+  owner_id: Schema.UUID,
+  slug: Schema.NullOr(Schema.String),
+  public_slug: Schema.String,
+  title: Schema.NullOr(Schema.String),
+  summary: Schema.String,
+  content_type: ContentType,
+  page_kind: PageKind,
+  visibility: Schema.NullOr(Schema.Literal("private", "public")),
+  content: Schema.String,
+  claim_count: Schema.Number,
+  version: Schema.Number,
+  size_bytes: Schema.Number,
+  updated_at: Schema.DateFromSelf
+}) {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Who made a version: the user, the token and the agent's label. */
+export interface Author {
+  readonly userId: UserId | null
+  readonly tokenId: TokenId | null
+  readonly agentLabel: string | null
+}
+
+export interface PartFields {
+  readonly slug: string
+  readonly title: string | null
+  readonly summary: string
+  readonly contentType: ContentType
+  readonly pageKind: PageKind
+  readonly content: string
+  readonly bodyText: string
+  readonly frontMatter: Record<string, unknown>
+  readonly tags: ReadonlyArray<string>
+  readonly entities: ReadonlyArray<string>
+  readonly concepts: ReadonlyArray<string>
+  readonly sourceIds: ReadonlyArray<string>
+  readonly claimCount: number
+  readonly sizeBytes: number
+}
+
+export const makePagesRepo = Effect.gen(function*() {
+  const sql = yield* PgClient.PgClient
+
+  const columns = sql`id, dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind, visibility,
+    content, claim_count, version, size_bytes, updated_at`
+  const decode = Schema.decodeUnknown(Schema.Array(PartRow))
+
+  /** A page of a Dock by its UUID or its slug. */
+  const findInDock = (dockId: DockId, ref: string, lock = false) => {
+    const byId = UUID.test(ref.trim())
+    return sql`select ${columns} from parts
+      where dock_id = ${dockId} and ${byId ? sql`id = ${ref.trim().toLowerCase()}` : sql`slug = ${ref.trim()}`}
+      ${lock ? sql`for update` : sql``}`.pipe(
+      Effect.flatMap(decode),
+      Effect.map((rows) => rows[0]),
+      Effect.orDie
+    )
+  }
+
+  const insert = (dockId: DockId | null, ownerId: UserId, publicSlug: string, fields: PartFields, now: Date) =>
+    sql<{ id: string }>`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+        content, body_text, front_matter, tags, entities, concepts, source_ids, claim_count, version, size_bytes,
+        created_at, updated_at)
+      values (${dockId}, ${ownerId}, ${fields.slug}, ${publicSlug}, ${fields.title}, ${fields.summary},
+        ${fields.contentType}, ${fields.pageKind}, ${fields.content}, ${fields.bodyText}, ${sql.json(fields.frontMatter)},
+        ${[...fields.tags]}::text[], ${[...fields.entities]}::text[], ${[...fields.concepts]}::text[],
+        ${[...fields.sourceIds]}::text[], ${fields.claimCount}, 1, ${fields.sizeBytes}, ${now}, ${now})
+      returning id`.pipe(Effect.map((rows) => rows[0]!.id), Effect.orDie)
+
+  const update = (id: string, version: number, fields: PartFields, now: Date) =>
+    sql`update parts set title = ${fields.title}, summary = ${fields.summary}, content_type = ${fields.contentType},
+        content = ${fields.content}, body_text = ${fields.bodyText}, front_matter = ${sql.json(fields.frontMatter)},
+        tags = ${[...fields.tags]}::text[], entities = ${[...fields.entities]}::text[],
+        concepts = ${[...fields.concepts]}::text[], source_ids = ${[...fields.sourceIds]}::text[],
+        claim_count = ${fields.claimCount}, size_bytes = ${fields.sizeBytes}, version = ${version}, updated_at = ${now}
+      where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+
+  const insertVersion = (
+    partId: string,
+    version: number,
+    fields: PartFields,
+    author: Author,
+    reason: "created" | "updated" | "restored" | "forked" | "snapshot",
+    now: Date
+  ) =>
+    sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter, size_bytes,
+        user_id, token_id, agent_label, reason, created_at)
+      values (${partId}, ${version}, ${fields.title}, ${fields.summary}, ${fields.contentType}, ${fields.content},
+        ${sql.json(fields.frontMatter)}, ${fields.sizeBytes}, ${author.userId}, ${author.tokenId}, ${author.agentLabel},
+        ${reason}, ${now})`.pipe(Effect.asVoid, Effect.orDie)
+
+  /**
+   * Copies every page of one Dock into another (a fork): fresh ids and public slugs, version 1 authored by the
+   * forker, each copy remembering its upstream page and version. Returns how many pages and bytes were copied.
+   */
+  const copyDock = (from: DockId, to: DockId, ownerId: UserId, author: Author, now: Date) =>
+    Effect.gen(function*() {
+      const copied = yield* sql<{ id: string; size_bytes: number }>`insert into parts (dock_id, owner_id, slug,
+          public_slug, title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags,
+          entities, concepts, source_ids, claim_count, version, size_bytes, upstream_part_id, upstream_version,
+          created_at, updated_at)
+        select ${to}, ${ownerId}, slug,
+          left(coalesce(slug, 'page'), 48) || '-' || substr(md5(random()::text || id::text), 1, 10),
+          title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags, entities,
+          concepts, '{}', claim_count, 1, size_bytes, id, version, ${now}, ${now}
+        from parts where dock_id = ${from}
+        returning id, size_bytes`
+      yield* sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter,
+          size_bytes, user_id, token_id, agent_label, reason, created_at)
+        select id, 1, title, summary, content_type, content, front_matter, size_bytes, ${author.userId},
+          ${author.tokenId}, ${author.agentLabel}, 'forked', ${now}
+        from parts where dock_id = ${to}`
+      return { pages: copied.length, bytes: copied.reduce((sum, row) => sum + Number(row.size_bytes), 0) }
+    }).pipe(Effect.orDie)
+
+  return { findInDock, insert, update, insertVersion, copyDock } as const
+})
+
+export type PagesRepo = Effect.Effect.Success<typeof makePagesRepo>

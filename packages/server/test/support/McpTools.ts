@@ -1,0 +1,110 @@
+/**
+ * What over-the-wire MCP tool tests share: users, tokens and grants made through the admin API, connected
+ * clients of every era, tool calls with their success content or error body, and pages seeded through the
+ * domain's own Pages service (the page tools arrive with the Web pages issue).
+ */
+import { type DockId, Pages, type PageContent, userPrincipal, CurrentPrincipal, type UserId } from "@dock/domain"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { bearer, postJson, unique } from "./Http.ts"
+import { type AnyClient, connectMcp, type Era } from "./McpClients.ts"
+import { TestServer } from "./TestServer.ts"
+
+export interface ToolResult {
+  readonly isError?: boolean
+  readonly structuredContent: any
+  readonly content: ReadonlyArray<{ type: string; text: string }>
+}
+
+export interface AdminUser {
+  readonly id: string
+  readonly username: string
+  readonly email: string
+  readonly default_bucket_id: string
+}
+
+/** A connected client of the given kind, sending the token as a bearer. */
+export const connect = (token: string, era: Era) => Effect.flatMap(TestServer, (server) => connectMcp(server.url, token, era))
+
+export const call = (client: AnyClient, name: string, args: Record<string, unknown>) =>
+  Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>)
+
+/** A successful tool result's structured content (the text content carries the same JSON). */
+export const ok = (result: ToolResult) => {
+  expect(result.isError, JSON.stringify(result.structuredContent)).not.toBe(true)
+  expect(JSON.parse(result.content[0]!.text)).toEqual(result.structuredContent)
+  return result.structuredContent
+}
+
+/** A refused tool call's error body. */
+export const refused = (result: ToolResult) => {
+  expect(result.isError).toBe(true)
+  expect(JSON.parse(result.content[0]!.text)).toEqual(result.structuredContent)
+  return result.structuredContent as { error: { code: string; status: number; message: string; details?: unknown } }
+}
+
+export const admin = Effect.map(TestServer, (server) => ({ url: server.url, headers: bearer(server.adminToken) }))
+
+export const newUser = Effect.gen(function*() {
+  const a = yield* admin
+  const reply = yield* postJson(`${a.url}/admin/users`, { email: `tools-${unique()}@example.com` }, a.headers)
+  expect(reply.status).toBe(201)
+  return reply.json as AdminUser
+})
+
+/** POST /admin/tokens for the user; `docks` restricts the token (allowed_bucket_ids). */
+export const tokenFor = (user: AdminUser, options: { scopes?: ReadonlyArray<string>; docks?: ReadonlyArray<string> } = {}) =>
+  Effect.gen(function*() {
+    const a = yield* admin
+    const reply = yield* postJson(
+      `${a.url}/admin/tokens`,
+      { user: user.email, scopes: options.scopes ?? ["mcp:write"], ...(options.docks ? { docks: options.docks } : {}) },
+      a.headers
+    )
+    expect(reply.status, reply.text).toBe(201)
+    return reply.json.token as string
+  })
+
+/** POST /admin/members */
+export const grant = (dockId: string, user: AdminUser, role: "editor" | "viewer") =>
+  Effect.gen(function*() {
+    const a = yield* admin
+    const reply = yield* postJson(`${a.url}/admin/members`, { dock: dockId, user: user.username, role }, a.headers)
+    expect(reply.status, reply.text).toBe(201)
+  })
+
+/** A user, a write token and a connected client. */
+export const actor = (era: Era) =>
+  Effect.gen(function*() {
+    const user = yield* newUser
+    const token = yield* tokenFor(user)
+    return { user, token, client: yield* connect(token, era) }
+  })
+
+/** A Dock made with create_bucket by the client's user. */
+export const createBucket = (client: AnyClient, args: Record<string, unknown>) =>
+  Effect.map(call(client, "create_bucket", args), (result) => ok(result).bucket as { id: string; slug: string; title: string })
+
+
+/**
+ * A page saved into a Dock as `user` through the Pages service (a new version when it changes). `content`
+ * defaults to a small HTML page titled after the slug.
+ */
+export const seedPage = (user: AdminUser, dockId: string, slug: string, content: Partial<PageContent> = {}) =>
+  Effect.flatMap(TestServer, (server) =>
+    server.domain(
+      Effect.flatMap(Pages, (pages) =>
+        pages.save(dockId as DockId, {
+          slug,
+          title: slug,
+          summary: "",
+          contentType: "html",
+          pageKind: "web_page",
+          content: `<p>${slug}</p>`,
+          bodyText: slug,
+          ...content
+        })).pipe(
+          Effect.provideService(CurrentPrincipal, userPrincipal({ id: user.id as UserId, username: user.username })),
+          Effect.orDie
+        )
+    ))
