@@ -153,6 +153,56 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(reply.json.error.code).toBe("forbidden")
     }))
 
+  it.effect("CORS: a preflight from an allowed Origin allows the MCP headers; a foreign Origin's preflight is 403", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const origin = "http://localhost:5173"
+      for (const path of ["/mcp", "/mcp/public"]) {
+        const allowed = yield* fetchReply(`${server.url}${path}`, {
+          method: "OPTIONS",
+          headers: {
+            origin,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "authorization, content-type, mcp-protocol-version"
+          }
+        })
+        expect(allowed.status).toBe(204)
+        expect(allowed.headers["access-control-allow-origin"]).toBe(origin)
+        expect(allowed.headers["access-control-allow-methods"]).toContain("POST")
+        const allowedHeaders = allowed.headers["access-control-allow-headers"]!.toLowerCase()
+        for (const header of ["authorization", "content-type", "mcp-protocol-version", "mcp-session-id"]) {
+          expect(allowedHeaders).toContain(header)
+        }
+        expect(allowed.headers["access-control-expose-headers"]).toBe("WWW-Authenticate, Mcp-Session-Id")
+
+        const foreign = yield* fetchReply(`${server.url}${path}`, {
+          method: "OPTIONS",
+          headers: { origin: "https://evil.example", "access-control-request-method": "POST" }
+        })
+        expect(foreign.status).toBe(403)
+        expect(foreign.headers["access-control-allow-origin"]).toBeUndefined()
+      }
+    }))
+
+  it.effect("CORS: a 401 challenge and a tool answer to an allowed Origin expose WWW-Authenticate and Mcp-Session-Id", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const { token } = yield* userToken()
+      const origin = "http://127.0.0.1:3000"
+      const body = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }
+      const headers = { origin, accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" }
+      const challenge = yield* postJson(`${server.url}/mcp`, body, headers)
+      expect(challenge.status).toBe(401)
+      expect(challenge.headers["access-control-allow-origin"]).toBe(origin)
+      expect(challenge.headers["access-control-expose-headers"]).toBe("WWW-Authenticate, Mcp-Session-Id")
+      expect(challenge.headers["www-authenticate"]).toMatch(/^Bearer resource_metadata=/)
+
+      const answer = yield* postJson(`${server.url}/mcp`, body, { ...headers, ...bearer(token) })
+      expect(answer.status).toBe(200)
+      expect(answer.headers["access-control-allow-origin"]).toBe(origin)
+      expect(answer.headers["access-control-expose-headers"]).toBe("WWW-Authenticate, Mcp-Session-Id")
+    }))
+
   it.scoped("an unknown tool is a JSON-RPC error, not a tool result", () =>
     Effect.gen(function*() {
       const server = yield* TestServer

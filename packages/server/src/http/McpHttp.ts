@@ -43,10 +43,41 @@ const checkTransport = (request: HttpServerRequest.HttpServerRequest, config: Se
   return https ? Effect.void : Effect.fail(new Forbidden({ message: "MCP connections to this server require HTTPS" }))
 }
 
+/**
+ * CORS for browser MCP clients from an allowed Origin: the preflight allows the MCP headers, and every answer
+ * (a 401 challenge too) exposes WWW-Authenticate and Mcp-Session-Id so the client can read them.
+ */
+const corsHeaders = (request: HttpServerRequest.HttpServerRequest): Record<string, string> => {
+  const origin = request.headers["origin"]
+  if (origin === undefined) return {}
+  return {
+    "access-control-allow-origin": origin,
+    "access-control-expose-headers": "WWW-Authenticate, Mcp-Session-Id",
+    vary: "Origin"
+  }
+}
+
+const preflight = (config: ServerConfig) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    yield* checkOrigin(request, config)
+    return HttpServerResponse.empty({
+      status: 204,
+      headers: {
+        ...corsHeaders(request),
+        "access-control-allow-methods": "POST, GET, DELETE, OPTIONS",
+        "access-control-allow-headers":
+          "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID",
+        "access-control-max-age": "600"
+      }
+    })
+  }).pipe(Effect.catchTag("Forbidden", (error) => Effect.succeed(errorResponse(error))))
+
 const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boolean) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     yield* checkOrigin(request, config)
+    const cors = corsHeaders(request)
     yield* checkTransport(request, config)
     const principal: Principal = authenticate ? yield* authenticateRequest(request) : anonymousPrincipal
     const text = request.method === "POST" ? yield* request.text : undefined
@@ -67,7 +98,7 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
         ...(parsedBody === undefined ? {} : { parsedBody })
       })
     )
-    const headers = Object.fromEntries(response.headers)
+    const headers = { ...Object.fromEntries(response.headers), ...cors }
     const contentType = response.headers.get("content-type") ?? "application/json"
     if (contentType.startsWith("text/event-stream") && response.body !== null) {
       return HttpServerResponse.raw(Readable.fromWeb(response.body as never), { status: response.status, headers, contentType })
@@ -77,10 +108,14 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
   }).pipe(
     Effect.catchTags({
       Forbidden: (error) => Effect.succeed(errorResponse(error)),
-      Unauthorized: (error) => Effect.succeed(errorResponse(error)),
-      RateLimited: (error) => Effect.succeed(errorResponse(error))
+      Unauthorized: (error) => withCors(errorResponse(error)),
+      RateLimited: (error) => withCors(errorResponse(error))
     })
   )
+
+/** A refusal from an allowed Origin still carries the CORS headers, so a browser client can read the challenge. */
+const withCors = (response: HttpServerResponse.HttpServerResponse) =>
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) => HttpServerResponse.setHeaders(response, corsHeaders(request)))
 
 export const mcpRoutes = (config: ServerConfig) =>
   HttpLayerRouter.use((router) =>
@@ -96,6 +131,8 @@ export const mcpRoutes = (config: ServerConfig) =>
         Effect.sync(() => makeMcpHandler(publicCatalogue, runtime, info)),
         (handler) => Effect.promise(() => handler.close())
       )
+      yield* router.add("OPTIONS", "/mcp", preflight(config))
+      yield* router.add("OPTIONS", "/mcp/public", preflight(config))
       for (const method of ["POST", "GET", "DELETE"] as const) {
         yield* router.add(method, "/mcp", Effect.provide(bridge(authenticated, config, true), authContext))
         yield* router.add(method, "/mcp/public", Effect.provide(bridge(anonymous, config, false), authContext))
