@@ -88,6 +88,10 @@ alter table docks add column search tsvector generated always as (
 create index docks_search_idx on docks using gin (search);
 create index docks_public_idx on docks (updated_at desc) where visibility = 'public' and hidden_at is null;
 
+-- Insertion order: entries of one millisecond still list newest first.
+alter table activity add column seq bigint generated always as identity;
+create index activity_dock_seq_idx on activity (dock_id, seq desc);
+
 -- set_grounding_bucket: the active Dock of one token, used by later untargeted reads until it expires.
 create table grounding (
   token_id   uuid primary key references tokens (id) on delete cascade,

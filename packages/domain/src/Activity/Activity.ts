@@ -55,7 +55,7 @@ export const ActivityLive = Layer.effect(
     const recent = Effect.fn("Activity.recent")(function*(dockId: DockId, limit: number) {
       const rows = yield* sql`select action, subject_type, subject_id::text, user_id, token_id, agent_label, details,
           created_at
-        from activity where dock_id = ${dockId} order by created_at desc, id limit ${limit}`.pipe(
+        from activity where dock_id = ${dockId} order by seq desc limit ${limit}`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(Row))),
         Effect.orDie
       )

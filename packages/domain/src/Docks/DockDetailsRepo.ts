@@ -5,7 +5,8 @@
  * top_entities and top_concepts are derived deterministically from the pages' records: entities are the front
  * matter `entities` values and the `[[wikilink]]` targets of each page, concepts are the front matter `concepts`
  * values and the `tags`. Each name counts once per page, names are compared case-insensitively (the most common
- * spelling wins, then the alphabetically first), and the ten with most pages are listed, ties alphabetically.
+ * spelling wins, then the first in code-point order, capitals first), and the ten with most pages are listed, ties alphabetically (lowercased, code-point order, so the answer
+ * is the same whatever the database's collation).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
@@ -56,13 +57,13 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
       ),
       spellings as (
         select key, name, count(*) as uses,
-          row_number() over (partition by key order by count(*) desc, name) as rank
+          row_number() over (partition by key order by count(*) desc, name collate "C") as rank
         from mentions group by key, name
       )
       select s.name, count(distinct m.id)::int as count
       from mentions m join spellings s on s.key = m.key and s.rank = 1
       group by s.key, s.name
-      order by count desc, s.name
+      order by count desc, s.key collate "C", s.name collate "C"
       limit ${TOP_NAMES}`.pipe(Effect.orDie)
   }
 
@@ -110,7 +111,7 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
       member ? sql`` : sql`and a.action = any(${PUBLIC_ACTIONS}::text[])
           and not exists (select 1 from parts p where p.id = a.subject_id and p.visibility = 'private')`
     }
-      order by a.created_at desc, a.id
+      order by a.seq desc
       limit ${RECENT_ACTIVITY}`.pipe(Effect.orDie)
 
   return { counts, ranked, cover, forkTracking, activity } as const

@@ -1,0 +1,152 @@
+// The pages store and what get_bucket derives from it, over a real database: versions only on change,
+// attribution on every version, the content caps, and the deterministic entity/concept ranking.
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import {
+  type Dock,
+  type DockId,
+  Docks,
+  errorBody,
+  type PageContent,
+  Pages,
+  type Principal,
+  type TokenId,
+  userPrincipal
+} from "../src/index.ts"
+import { DomainTest, domainTestWith, TEST_BASE_URL } from "../src/testing.ts"
+import { as, createDock, grant, newUser, unique } from "./support/Fixtures.ts"
+
+const page = (slug: string, content: Partial<PageContent> = {}): PageContent => ({
+  slug,
+  title: `Page ${slug}`,
+  summary: "",
+  contentType: "html",
+  pageKind: "web_page",
+  content: `<p>${slug}</p>`,
+  bodyText: slug,
+  ...content
+})
+
+const save = (principal: Principal, dock: Dock, content: PageContent) =>
+  Effect.flatMap(Pages, (pages) => pages.save(dock.id as DockId, content)).pipe(as(principal))
+
+const details = (principal: Principal, dock: Dock) =>
+  Effect.flatMap(Docks, (docks) => docks.details({ _tag: "ById", id: dock.id })).pipe(as(principal))
+
+const versions = (partId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ version: number; reason: string; user_id: string; token_id: string | null; agent_label: string | null }>`
+      select version, reason, user_id, token_id, agent_label from part_versions where part_id = ${partId}
+      order by version`)
+
+layer(DomainTest)("Pages", (it) => {
+  it.effect("a first save creates version 1; identical content is unchanged; a change makes version 2", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("pages")
+      const dock = yield* createDock(owner, { title: "Notes" })
+      const agent = userPrincipal(owner, { tokenId: crypto.randomUUID() as TokenId, agentLabel: "writer-bot" })
+
+      const first = yield* save(agent, dock, page("intro"))
+      expect(first.action).toBe("created")
+      expect(first.part).toMatchObject({
+        bucket_id: dock.id,
+        slug: "intro",
+        title: "Page intro",
+        content_type: "html",
+        page_kind: "web_page",
+        version: 1,
+        claim_count: 0
+      })
+      expect(first.part.public_slug).toMatch(/^intro-[0-9a-z]+$/)
+      expect(first.part.url).toBe(`${TEST_BASE_URL}/a/${first.part.public_slug}`)
+
+      const again = yield* save(agent, dock, page("intro"))
+      expect(again.action).toBe("unchanged")
+      expect(again.part.version).toBe(1)
+
+      const changed = yield* save(agent, dock, page("intro", { content: "<p>changed</p>" }))
+      expect(changed.action).toBe("updated")
+      expect(changed.part.version).toBe(2)
+      expect(changed.part.public_slug).toBe(first.part.public_slug)
+
+      const rows = yield* versions(first.part.id)
+      expect(rows.map((row) => [row.version, row.reason])).toEqual([[1, "created"], [2, "updated"]])
+      for (const row of rows) {
+        expect(row).toMatchObject({ user_id: owner.id, token_id: agent.tokenId, agent_label: "writer-bot" })
+      }
+    }))
+
+  it.effect("an editor may save, a viewer may not, an outsider does not see a private Dock", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("pages")
+      const editor = yield* newUser("pages")
+      const viewer = yield* newUser("pages")
+      const outsider = yield* newUser("pages")
+      const dock = yield* createDock(owner, { title: "Shared" })
+      yield* grant(dock, editor, "editor")
+      yield* grant(dock, viewer, "viewer")
+
+      expect((yield* save(userPrincipal(editor), dock, page("by-editor"))).action).toBe("created")
+      const denied = yield* Effect.flip(save(userPrincipal(viewer), dock, page("by-viewer")))
+      expect(errorBody(denied).error.code).toBe("permission_denied")
+      const hidden = yield* Effect.flip(save(userPrincipal(outsider), dock, page("by-outsider")))
+      expect(errorBody(hidden).error.code).toBe("not_found")
+    }))
+
+  it.effect("a bad page slug is validation_error and nothing is stored", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("pages")
+      const dock = yield* createDock(owner, { title: "Slugs" })
+      const error = yield* Effect.flip(save(userPrincipal(owner), dock, page("Not A Slug")))
+      expect(errorBody(error).error).toMatchObject({ code: "validation_error", details: { field: "page_slug" } })
+      const count = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ n: number }>`select count(*)::int as n from parts where dock_id = ${dock.id}`)
+      expect(count[0]!.n).toBe(0)
+    }))
+
+  it.effect("get_bucket ranks entities and concepts case-insensitively, once per page, ties alphabetically", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("pages")
+      const me = userPrincipal(owner)
+      const dock = yield* createDock(owner, { title: "Graph" })
+      yield* save(me, dock, page("a", { entities: ["Ada Lovelace", "Babbage", "Babbage"], concepts: ["engines"], tags: ["math"] }))
+      yield* save(me, dock, page("b", { entities: ["ada lovelace", "Zuse"], concepts: ["Engines"], tags: [] }))
+      yield* save(me, dock, page("c", { entities: ["Ada Lovelace"], tags: ["math", "history"] }))
+
+      const bucket = yield* details(me, dock)
+      expect(bucket.top_entities).toEqual([
+        { name: "Ada Lovelace", count: 3 },
+        { name: "Babbage", count: 1 },
+        { name: "Zuse", count: 1 }
+      ])
+      expect(bucket.top_concepts).toEqual([
+        { name: "Engines", count: 2 },
+        { name: "math", count: 2 },
+        { name: "history", count: 1 }
+      ])
+      expect(bucket.page_count).toBe(3)
+      expect(bucket.page_kind_breakdown).toEqual({ web_page: 3, markdown_file: 0, micro_db: 0 })
+      expect(bucket.recent_activity.map((entry) => entry.action).slice(0, 3)).toEqual(
+        ["page.created", "page.created", "page.created"]
+      )
+    }))
+})
+
+layer(domainTestWith({ planMaxArtifactsPerDock: 2 }))("Pages under a tight plan", (it) => {
+  it.effect("the artifact cap refuses the page past it with tier_limit_exceeded and stores nothing", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("cap")
+      const me = userPrincipal(owner)
+      const dock = yield* createDock(owner, { title: `Capped ${unique()}` })
+      yield* save(me, dock, page("one"))
+      yield* save(me, dock, page("two"))
+      const error = yield* Effect.flip(save(me, dock, page("three")))
+      expect(errorBody(error).error.code).toBe("tier_limit_exceeded")
+      // Updating an existing page is still allowed at the cap.
+      expect((yield* save(me, dock, page("two", { content: "<p>2</p>" }))).action).toBe("updated")
+      const count = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ n: number }>`select count(*)::int as n from parts where dock_id = ${dock.id}`)
+      expect(count[0]!.n).toBe(2)
+    }))
+})
