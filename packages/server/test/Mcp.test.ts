@@ -203,6 +203,39 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(answer.headers["access-control-expose-headers"]).toBe("WWW-Authenticate, Mcp-Session-Id")
     }))
 
+  it.effect("a JSON body nested deeper than 64 levels is bad_request before any tool sees it", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const { token } = yield* userToken()
+      const deep = "[".repeat(100) + "]".repeat(100)
+      const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_buckets","arguments":{"query":${deep}}}}`
+      const headers = { ...bearer(token), accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" }
+      const reply = yield* postJson(`${server.url}/mcp`, body, headers)
+      expect(reply.status).toBe(400)
+      expect(reply.json.error.code).toBe("bad_request")
+      // Sixty levels are fine: the tool answers (here with a validation_error result for the wrong type).
+      const shallow = "[".repeat(55) + "]".repeat(55)
+      const ok = yield* postJson(
+        `${server.url}/mcp`,
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_buckets","arguments":{"query":${shallow}}}}`,
+        headers
+      )
+      expect(ok.status).toBe(200)
+      expect(ok.text).toContain("validation_error")
+    }))
+
+  it.effect("an unsupported MCP-Protocol-Version header is refused with 400", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const { token } = yield* userToken()
+      const reply = yield* postJson(
+        `${server.url}/mcp`,
+        { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+        { ...bearer(token), accept: "application/json, text/event-stream", "mcp-protocol-version": "1999-01-01" }
+      )
+      expect(reply.status).toBe(400)
+    }))
+
   it.scoped("an unknown tool is a JSON-RPC error, not a tool result", () =>
     Effect.gen(function*() {
       const server = yield* TestServer

@@ -6,6 +6,7 @@
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import {
   anonymousPrincipal,
+  BadRequest,
   type CurrentPrincipal,
   Forbidden,
   type Limits,
@@ -73,6 +74,23 @@ const preflight = (config: ServerConfig) =>
     })
   }).pipe(Effect.catchTag("Forbidden", (error) => Effect.succeed(errorResponse(error))))
 
+/** Deeper JSON than any tool needs is refused before it reaches a decoder (JSON-bomb defence). */
+export const MCP_MAX_JSON_DEPTH = 64
+
+/** How deeply a parsed JSON value nests (iteratively, so hostile input cannot exhaust the stack here). */
+export const jsonDepth = (value: unknown): number => {
+  let deepest = 0
+  const stack: Array<[unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!
+    if (typeof node !== "object" || node === null) continue
+    if (depth > deepest) deepest = depth
+    if (deepest > MCP_MAX_JSON_DEPTH) return deepest
+    for (const child of Object.values(node)) stack.push([child, depth + 1])
+  }
+  return deepest
+}
+
 const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boolean) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -86,6 +104,9 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
       parsedBody = text === undefined || text === "" ? undefined : JSON.parse(text)
     } catch {
       // Left to the SDK, which answers malformed JSON with a JSON-RPC parse error.
+    }
+    if (parsedBody !== undefined && jsonDepth(parsedBody) > MCP_MAX_JSON_DEPTH) {
+      return yield* new BadRequest({ message: `The JSON body nests deeper than ${MCP_MAX_JSON_DEPTH} levels` })
     }
     const web = new Request(`${config.baseUrl}${request.url}`, {
       method: request.method,
@@ -107,6 +128,7 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     return HttpServerResponse.uint8Array(body, { status: response.status, headers, contentType })
   }).pipe(
     Effect.catchTags({
+      BadRequest: (error) => withCors(errorResponse(error)),
       Forbidden: (error) => Effect.succeed(errorResponse(error)),
       Unauthorized: (error) => withCors(errorResponse(error)),
       RateLimited: (error) => withCors(errorResponse(error))
