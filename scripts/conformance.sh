@@ -68,12 +68,6 @@ EXCLUDED=(
   tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications tasks-required-task-error
   tasks-mrtr-composition
 )
-# Only on /mcp/public, in addition:
-EXCLUDED_PUBLIC=(
-  # Mcp-Name header validation needs at least one tool to call; /mcp/public lists none until read tools (scope
-  # mcp:read) exist. The same transport is checked on /mcp. Remove once /mcp/public lists a tool.
-  http-header-validation
-)
 # ---------------------------------------------------------------------------------------------------------------
 
 CACHE="${CONFORMANCE_CACHE_DIR:-$ROOT/.cache/conformance}"
@@ -198,7 +192,7 @@ run() { # <label> <url> <revision> [exclusion]...
 }
 for revision in "${REVISIONS[@]}"; do
   run "mcp-$revision" "$PROXY/mcp" "$revision" "${EXCLUDED[@]}"
-  run "public-$revision" "$BASE/mcp/public" "$revision" "${EXCLUDED[@]}" "${EXCLUDED_PUBLIC[@]}"
+  run "public-$revision" "$BASE/mcp/public" "$revision" "${EXCLUDED[@]}"
 done
 
 # Errors the server logged while being tested do not fail the run by themselves, but are worth seeing.

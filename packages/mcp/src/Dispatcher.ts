@@ -93,7 +93,7 @@ export const makeMcpHandler = <R>(
   return createMcpHandler(
     (context) => {
       const principal = (context.authInfo?.extra?.[PRINCIPAL_KEY] as Principal | undefined) ?? anonymousPrincipal
-      const mcp = new McpServer(server, { capabilities: { tools: {} } })
+      const mcp = new McpServer(server, { capabilities: { tools: { listChanged: false } } })
       for (const entry of registered) {
         mcp.registerTool(
           entry.entry.name,
