@@ -74,7 +74,10 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** A fork's standing against its upstream: changed, added and removed pages since the fork. */
+  /**
+   * A fork's standing against its upstream: changed, added and removed pages since the fork. An upstream page
+   * made private since counts as removed: the forker may not see it any more.
+   */
   const forkTracking = (forkId: DockId, upstreamId: DockId) =>
     Effect.gen(function*() {
       const copies = yield* sql<{ pages: number; changed: number; removed: number }>`
@@ -82,6 +85,7 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
           count(*) filter (where up.id is not null and up.version > p.upstream_version)::int as changed,
           count(*) filter (where up.id is null)::int as removed
         from parts p left join parts up on up.id = p.upstream_part_id and up.dock_id = ${upstreamId}
+          and up.visibility is distinct from 'private'
         where p.dock_id = ${forkId} and p.upstream_part_id is not null`
       const added = yield* sql<{ n: number }>`select count(*)::int as n from parts up
         where up.dock_id = ${upstreamId} and up.visibility is distinct from 'private'

@@ -61,11 +61,12 @@ export const toDock = (row: DockRow, baseUrl: string): Dock =>
 
 const invalid = (field: string, message: string) => new ValidationError({ message, details: { field } })
 
-const normalizeTitle = (input: NewDock) =>
+/** The title from `title` or its alias `name`; errors name `field`, the parameter the caller used. */
+const normalizeTitle = (input: NewDock, field = "title") =>
   Effect.gen(function*() {
     const title = [input.title, input.name].map((value) => value?.trim()).find((value) => value !== undefined && value !== "")
-    if (title === undefined || title.length === 0) return yield* invalid("title", "A Dock needs a title (or name)")
-    if (title.length > TITLE_MAX) return yield* invalid("title", `title is longer than ${TITLE_MAX} characters`)
+    if (title === undefined || title.length === 0) return yield* invalid(field, `A Dock needs a ${field === "title" ? "title (or name)" : field}`)
+    if (title.length > TITLE_MAX) return yield* invalid(field, `${field} is longer than ${TITLE_MAX} characters`)
     return title
   })
 
@@ -78,12 +79,16 @@ const normalizeTags = (tags: ReadonlyArray<string>) =>
     return unique
   })
 
-const normalizeTopics = (topics: ReadonlyArray<string>) =>
+const normalizeTopics = (topics: ReadonlyArray<string>, field = "topic_tag_slugs") =>
   Effect.gen(function*() {
     const unique = [...new Set(topics.map((topic) => topic.trim().toLowerCase()))]
-    if (unique.length > TAGS_MAX) return yield* invalid("topic_tag_slugs", `at most ${TAGS_MAX} topics`)
-    return yield* Effect.forEach(unique, (topic) => validateSlug("topic_tag_slugs", topic))
+    if (unique.length > TAGS_MAX) return yield* invalid(field, `at most ${TAGS_MAX} topics`)
+    return yield* Effect.forEach(unique, (topic) => validateSlug(field, topic))
   })
+
+/** The wire names of the fields a patch sets, for the activity log. */
+const changedFields = (patch: object, wireNames: Record<string, string> = {}) =>
+  Object.entries(patch).filter(([, value]) => value !== undefined).map(([key]) => wireNames[key] ?? key)
 
 /**
  * Inserts a Dock under the first free slug: the requested one (taken → validation_error) or one derived from
@@ -282,7 +287,7 @@ export const DocksLive = Layer.effect(
           action: "dock.updated",
           subjectType: "dock",
           subjectId: row.id,
-          details: { fields: Object.keys(patch).filter((key) => patch[key as keyof DockPatch] !== undefined) }
+          details: { fields: changedFields(patch) }
         })
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
@@ -389,7 +394,7 @@ export const DocksLive = Layer.effect(
         return yield* new Forbidden({ message: `The owner of ${path} does not allow forks` })
       }
       yield* writeRules.admitWrite(principal)
-      const title = yield* normalizeTitle({ title: options.newName ?? source.title })
+      const title = yield* normalizeTitle({ title: options.newName ?? source.title }, "new_name")
       const ownerId = principal.userId!
       const author = { userId: principal.userId, tokenId: principal.tokenId, agentLabel: principal.agentLabel }
       const id = yield* sql.withTransaction(Effect.gen(function*() {
@@ -432,14 +437,14 @@ export const DocksLive = Layer.effect(
       yield* checkOwner(principal, access)
       yield* checkSandboxExposure(principal, { visibility: patch.visibility, discoverable: patch.discoverable })
       yield* writeRules.admitWrite(principal)
-      const title = patch.name === undefined ? row.title : yield* normalizeTitle({ name: patch.name })
+      const title = patch.name === undefined ? row.title : yield* normalizeTitle({ name: patch.name }, "name")
       const description = patch.description === undefined ? row.description : patch.description?.trim() || null
       if (description !== null && description.length > DESCRIPTION_MAX) {
         return yield* invalid("description", `description is longer than ${DESCRIPTION_MAX} characters`)
       }
-      const added = yield* normalizeTopics(patch.addTopics ?? [])
+      const added = yield* normalizeTopics(patch.addTopics ?? [], "add_topics")
       const removed = new Set((patch.removeTopics ?? []).map((topic) => topic.trim().toLowerCase()))
-      const topics = yield* normalizeTopics([...row.topics, ...added].filter((topic) => !removed.has(topic)))
+      const topics = yield* normalizeTopics([...row.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* repo.updateMetadata(row.id, {
@@ -456,7 +461,9 @@ export const DocksLive = Layer.effect(
           action: "dock.updated",
           subjectType: "dock",
           subjectId: row.id,
-          details: { fields: Object.keys(patch).filter((key) => patch[key as keyof MetadataPatch] !== undefined) }
+          details: {
+            fields: changedFields(patch, { allowForks: "allow_forks", addTopics: "add_topics", removeTopics: "remove_topics" })
+          }
         })
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)

@@ -100,7 +100,7 @@ export const makePagesRepo = Effect.gen(function*() {
         ${reason}, ${now})`.pipe(Effect.asVoid, Effect.orDie)
 
   /**
-   * Copies every page of one Dock into another (a fork): fresh ids and public slugs, version 1 authored by the
+   * Copies every page of one Dock into another (a fork), except pages marked private: fresh ids and public slugs, version 1 authored by the
    * forker, each copy remembering its upstream page and version. Returns how many pages and bytes were copied.
    */
   const copyDock = (from: DockId, to: DockId, ownerId: UserId, author: Author, now: Date) =>
@@ -113,7 +113,7 @@ export const makePagesRepo = Effect.gen(function*() {
           left(coalesce(slug, 'page'), 48) || '-' || substr(md5(random()::text || id::text), 1, 10),
           title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags, entities,
           concepts, '{}', claim_count, 1, size_bytes, id, version, ${now}, ${now}
-        from parts where dock_id = ${from}
+        from parts where dock_id = ${from} and visibility is distinct from 'private'
         returning id, size_bytes`
       yield* sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter,
           size_bytes, user_id, token_id, agent_label, reason, created_at)

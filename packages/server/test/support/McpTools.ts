@@ -5,6 +5,9 @@
  */
 import { type DockId, Pages, type PageContent, userPrincipal, CurrentPrincipal, type UserId } from "@dock/domain"
 import { expect } from "@effect/vitest"
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client"
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
 import { bearer, postJson, unique } from "./Http.ts"
 import { type AnyClient, connectMcp, type Era } from "./McpClients.ts"
@@ -108,3 +111,55 @@ export const seedPage = (user: AdminUser, dockId: string, slug: string, content:
           Effect.orDie
         )
     ))
+
+/**
+ * A client of the given kind connected to `/mcp/public` without any token (anonymous public reads), closed with
+ * the scope.
+ */
+export const connectPublic = (era: Era) =>
+  Effect.flatMap(TestServer, (server) =>
+    Effect.acquireRelease(
+      Effect.promise(async (): Promise<AnyClient> => {
+        const endpoint = new URL(`${server.url}/mcp/public`)
+        if (era === "v1") {
+          const client = new ClientV1({ name: "dock-test-v1-public", version: "1.0.0" })
+          await client.connect(new TransportV1(endpoint))
+          return client as unknown as AnyClient
+        }
+        const client = new ClientV2(
+          { name: "dock-test-v2-public", version: "1.0.0" },
+          { versionNegotiation: { mode: era === "v2 modern" ? { pin: "2026-07-28" } : "legacy" } }
+        )
+        await client.connect(new TransportV2(endpoint))
+        return client as unknown as AnyClient
+      }),
+      (client) => Effect.promise(() => client.close())
+    ))
+
+/**
+ * POST /admin/tokens with a label (the agent's visible identity, recorded on every write it makes); returns the
+ * secret and the token's id. `docks` restricts the token (allowed_bucket_ids).
+ */
+export const labelledToken = (
+  user: AdminUser,
+  label: string,
+  options: { scopes?: ReadonlyArray<string>; docks?: ReadonlyArray<string> } = {}
+) =>
+  Effect.gen(function*() {
+    const a = yield* admin
+    const reply = yield* postJson(
+      `${a.url}/admin/tokens`,
+      { user: user.email, label, scopes: options.scopes ?? ["mcp:write"], ...(options.docks ? { docks: options.docks } : {}) },
+      a.headers
+    )
+    expect(reply.status, reply.text).toBe(201)
+    return { id: reply.json.id as string, token: reply.json.token as string }
+  })
+
+/** POST /admin/tokens/:id/revoke: the token fails from its next request on. */
+export const revokeToken = (tokenId: string) =>
+  Effect.gen(function*() {
+    const a = yield* admin
+    const reply = yield* postJson(`${a.url}/admin/tokens/${tokenId}/revoke`, {}, a.headers)
+    expect(reply.status, reply.text).toBe(200)
+  })
