@@ -189,6 +189,17 @@ layer(DomainTest)("Docks.resolve", (it) => {
       }
     }))
 
+  it.effect("owner_username without bucket_slug is bad_request rather than silently ignored", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("lone")
+      const dock = yield* createDock(owner, { title: "Lone", slug: `lone-${unique()}` })
+      for (const target of [{ owner_username: owner.username }, { bucket: dock.id, owner_username: owner.username }]) {
+        const error = yield* failure(userPrincipal(owner), target)
+        expect(error.code, JSON.stringify(target)).toBe("bad_request")
+        expect(error.details).toEqual({ fields: ["owner_username"] })
+      }
+    }))
+
   it.effect("a private Dock of someone else is not_found through every form, with the body of a missing one", () =>
     Effect.gen(function*() {
       const owner = yield* newUser("private")

@@ -21,6 +21,22 @@ import { Cause, Effect, Exit, Option, ParseResult, Runtime, Schema } from "effec
 import { mcpSchema } from "./JsonSchema.ts"
 import type { AnyTool } from "./Tool.ts"
 
+/**
+ * The error body as a schema: a tool's advertised output is its success shape *or* this, because a failed call's
+ * structuredContent is the error body. (Clients such as the v1 SDK check every result's structuredContent
+ * against the output schema, error results included.)
+ */
+export const ErrorBodySchema = Schema.Struct({
+  error: Schema.Struct({
+    code: Schema.String,
+    status: Schema.Int,
+    message: Schema.String,
+    details: Schema.optionalWith(Schema.Unknown, { exact: true }),
+    retry_after_seconds: Schema.optionalWith(Schema.Number, { exact: true }),
+    request_id: Schema.optionalWith(Schema.String, { exact: true })
+  })
+})
+
 /** Where the HTTP mount puts the authenticated caller for the per-request server. */
 export const PRINCIPAL_KEY = "dock.principal"
 
@@ -65,7 +81,7 @@ export const makeMcpHandler = <R>(
     entry,
     input: mcpSchema(entry.input, { validate: false }),
     decode: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "all" }),
-    output: mcpSchema(entry.output),
+    output: mcpSchema(Schema.Union(entry.output, ErrorBodySchema)),
     encode: Schema.encode(entry.output)
   }))
 

@@ -236,6 +236,28 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(reply.status).toBe(400)
     }))
 
+  for (const era of ["v1", "v2 modern", "v2 legacy"] as const) {
+    it.scoped(`${era}: after tools/list (which arms output-schema checks), an error result still carries its body`, () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const { token } = yield* userToken()
+        const client = yield* connect(server.url, token, era)
+        const { tools } = yield* Effect.promise(() => client.listTools())
+        const getBucket = tools.find((tool) => tool.name === "get_bucket") as { outputSchema?: { anyOf?: Array<unknown> } }
+        expect(getBucket.outputSchema?.anyOf).toHaveLength(2)
+        const result = (yield* Effect.promise(() =>
+          client.callTool({ name: "get_bucket", arguments: { bucket: "no-such-dock-anywhere" } })
+        )) as { isError?: boolean; structuredContent: { error: Record<string, unknown> } }
+        expect(result.isError).toBe(true)
+        expect(result.structuredContent.error).toMatchObject({ code: "not_found", status: 404 })
+        const success = (yield* Effect.promise(() =>
+          client.callTool({ name: "list_buckets", arguments: {} })
+        )) as { isError?: boolean; structuredContent: { buckets: Array<unknown> } }
+        expect(success.isError).not.toBe(true)
+        expect(Array.isArray(success.structuredContent.buckets)).toBe(true)
+      }))
+  }
+
   it.scoped("an unknown tool is a JSON-RPC error, not a tool result", () =>
     Effect.gen(function*() {
       const server = yield* TestServer

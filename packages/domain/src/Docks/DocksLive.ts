@@ -8,7 +8,7 @@ import { DockId, type UserId } from "../Ids.ts"
 import { Limits, PublicBaseUrl } from "../Limits.ts"
 import { canRead, checkCreateDock, checkOwner, type DockAccess, roleOf } from "../Policy.ts"
 import { checkSandboxExposure } from "../Sandbox/WriteRules.ts"
-import { CurrentPrincipal } from "../Principal.ts"
+import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
 import { makePagesRepo } from "../Pages/PagesRepo.ts"
 import {
@@ -153,14 +153,19 @@ export const DocksLive = Layer.effect(
     const writeRules = yield* WriteRules
 
     /** The one resolver's lookup: by id, by owner/slug, or a bare slug among own, collaborations, then public. */
-    const findRow = (ref: DockRef, userId: UserId | null) => {
+    const findRow = (ref: DockRef, principal: Principal) => {
+      const userId = principal.userId
       switch (ref._tag) {
         case "ByPath":
           return repo.findByPath(ref.owner.toLowerCase(), ref.slug)
         case "ById":
           return Schema.is(DockId)(ref.id) ? repo.findById(ref.id) : Effect.succeedNone
         case "BySlug":
-          return Effect.flatMap(repo.findBySlugForCaller(userId, ref.slug), (matches) => {
+          return Effect.flatMap(repo.findBySlugForCaller(userId, ref.slug), (all) => {
+            // A sandbox token weighs only its sandbox, so an ambiguity cannot reveal other users' Docks to it.
+            const matches = principal.sandbox
+              ? all.filter((match) => (principal.allowedBucketIds ?? []).includes(match.dock.id))
+              : all
             const best = matches.filter((match) => match.tier === matches[0]?.tier)
             if (best.length > 1) {
               return Effect.fail(
@@ -179,7 +184,7 @@ export const DocksLive = Layer.effect(
     const readable = (ref: DockRef) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const row = yield* findRow(ref, principal.userId).pipe(
+        const row = yield* findRow(ref, principal).pipe(
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(new NotFound({ message: "Dock not found" })),
             onSome: Effect.succeed
@@ -243,6 +248,12 @@ export const DocksLive = Layer.effect(
     })
 
     const resolve = Effect.fn("Docks.resolve")(function*(target: DockTarget) {
+      if (target.owner_username !== undefined && target.bucket_slug === undefined) {
+        return yield* new BadRequest({
+          message: "owner_username names whose Dock bucket_slug is; give bucket_slug too, or use bucket: owner/slug",
+          details: { fields: ["owner_username"] }
+        })
+      }
       const found = yield* Effect.forEach(targetRefs(target), readable)
       if (found.length === 0) return Option.none()
       const ids = new Set(found.map(({ row }) => row.id))
@@ -332,7 +343,7 @@ export const DocksLive = Layer.effect(
       const counts = yield* detailsRepo.counts(row.id, member)
       const entities = yield* detailsRepo.ranked(row.id, member, "entities")
       const concepts = yield* detailsRepo.ranked(row.id, member, "concepts")
-      const cover = yield* detailsRepo.cover(row.id, row.cover_part_id, member)
+      const cover = yield* detailsRepo.cover(row.id, member ? row.member_cover_part_id : row.cover_part_id, member)
       const activity = yield* detailsRepo.activity(row.id, member)
       const fork = row.forked_from_path === null || row.forked_at === null ? null : yield* Effect.gen(function*() {
         const upstream = row.forked_from_id === null

@@ -20,7 +20,10 @@ export class DockRow extends Schema.Class<DockRow>("DockRow")({
   allow_forks: Schema.Boolean,
   tags: Schema.Array(Schema.String),
   topics: Schema.Array(Schema.String),
+  /** the cover as anyone may see it (null when it is marked private) */
   cover_part_id: Schema.NullOr(Schema.UUID),
+  /** the cover as members see it */
+  member_cover_part_id: Schema.NullOr(Schema.UUID),
   forked_from_id: Schema.NullOr(DockId),
   forked_from_path: Schema.NullOr(Schema.String),
   forked_at: Schema.NullOr(Schema.DateFromSelf),
@@ -48,11 +51,16 @@ export interface InsertDock {
 /** A LIKE pattern that matches the text literally. */
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`)
 
+// A cover page marked private is never named in a Dock object: outsiders must not learn its id (a cover is a web
+// page or Markdown file, which have no visibility of their own, so this only guards data set by other means).
 export const makeDocksRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
   const dockColumns = sql`d.id, d.owner_id, u.username as owner_username, d.slug, d.title, d.description,
-    d.visibility, d.discoverable, d.allow_forks, d.tags, d.topics, d.cover_part_id, d.forked_from_id,
+    d.visibility, d.discoverable, d.allow_forks, d.tags, d.topics,
+    (select p.id from parts p where p.id = d.cover_part_id and p.visibility is distinct from 'private') as cover_part_id,
+    d.cover_part_id as member_cover_part_id,
+    d.forked_from_id,
     d.forked_from_path, d.forked_at, d.forked_page_count, d.sandbox, d.created_at, d.updated_at`
   const selectDock = sql`select ${dockColumns} from docks d join users u on u.id = d.owner_id`
 

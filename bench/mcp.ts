@@ -1,0 +1,284 @@
+/**
+ * bench/mcp: calls per second and p50/p99 latency of the MCP tools `list_buckets` and `get_bucket` on the real
+ * server (a child process on a fresh PostgreSQL database on DOCK_TEST_DATABASE_URL's server or
+ * postgres://postgres@127.0.0.1:5432, dropped at the end), and in the same run of a trivial `echo` tool served
+ * by the bare SDK (`createMcpHandler` on node:http, also a child process: this file with BENCH_ROLE=echo), each
+ * with the same concurrent MCP clients (the v2 SDK client over Streamable HTTP, connected once). The three take
+ * turns in interleaved slices so that outside load falls on all of them alike. Prints figures and the ratio of
+ * each Dock tool to the echo baseline; asserts nothing.
+ *
+ * BENCH_SECONDS (measured per tool, default 10), BENCH_WARMUP_SECONDS (per tool, default 2), BENCH_CLIENTS
+ * (default 10), BENCH_ROUNDS (slices per tool, default 5) and BENCH_ERA (`legacy`: the client's default 2025
+ * handshake, served statelessly; `modern`: pinned to 2026-07-28).
+ */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
+import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotocol/server"
+import { execFileSync } from "node:child_process"
+import * as Fs from "node:fs/promises"
+import * as Http from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { Readable } from "node:stream"
+import { startServer, stopServer } from "../scripts/support.ts"
+
+const number = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback)
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`)
+  return value
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The baseline: the bare SDK with one trivial tool, served on node:http (the child process started below).
+// ---------------------------------------------------------------------------------------------------------------
+
+const serveEcho = () => {
+  // Built once, as the Dock dispatcher builds its schemas once (a schema per request would compile it each time).
+  const inputSchema = fromJsonSchema<{ text: string }>({
+    type: "object",
+    properties: { text: { type: "string" } },
+    required: ["text"]
+  })
+  const handler = createMcpHandler(() => {
+    const server = new McpServer({ name: "echo", version: "1.0.0" }, { capabilities: { tools: {} } })
+    server.registerTool(
+      "echo",
+      { description: "Returns its text", inputSchema },
+      async ({ text }) => ({ content: [{ type: "text", text }] })
+    )
+    return server
+  })
+  const port = Number(process.env.PORT)
+  const server = Http.createServer(async (req, res) => {
+    if (req.url === "/readyz") return res.writeHead(200, { "content-type": "application/json" }).end("{}")
+    // The same bridge as the Dock server's: the body read once and handed over parsed, JSON answers buffered.
+    const chunks: Array<Buffer> = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const text = Buffer.concat(chunks).toString("utf8")
+    let parsedBody: unknown = undefined
+    try {
+      parsedBody = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      // Left to the SDK.
+    }
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value)
+    }
+    const request = new Request(`http://127.0.0.1:${port}${req.url}`, {
+      method: req.method!,
+      headers,
+      ...(parsedBody === undefined && text !== "" ? { body: text } : {})
+    })
+    const response = await handler.fetch(request, parsedBody === undefined ? {} : { parsedBody })
+    res.writeHead(response.status, Object.fromEntries(response.headers))
+    if (response.headers.get("content-type")?.startsWith("text/event-stream") && response.body !== null) {
+      Readable.fromWeb(response.body as never).pipe(res)
+    } else {
+      res.end(Buffer.from(await response.arrayBuffer()))
+    }
+  })
+  server.listen(port, "127.0.0.1")
+  process.once("SIGTERM", () => {
+    server.closeAllConnections()
+    server.close(() => process.exit(0))
+  })
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The driver.
+// ---------------------------------------------------------------------------------------------------------------
+
+interface Target {
+  readonly label: string
+  readonly name: string
+  readonly args: (client: number, call: number) => Record<string, unknown>
+  readonly clients: ReadonlyArray<Client>
+  readonly latencies: Array<number>
+  /** Milliseconds measured: each slice from its start until its last call returned. */
+  elapsed: number
+  errors: number
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!
+
+/** Every client of the target calls its tool in a loop until `ms` have passed; with `record`, every call counts. */
+const slice = async (target: Target, ms: number, record: boolean) => {
+  const start = performance.now()
+  const deadline = start + ms
+  await Promise.all(target.clients.map(async (client, index) => {
+    for (let call = 0; performance.now() < deadline; call++) {
+      const before = performance.now()
+      const result = await client.callTool({ name: target.name, arguments: target.args(index, call) })
+      const after = performance.now()
+      if (!record) continue
+      if (result.isError === true) {
+        if (target.errors++ === 0) {
+          console.error(`${target.name} failed: ${JSON.stringify(result.structuredContent ?? result.content)}`)
+        }
+      } else {
+        target.latencies.push(after - before)
+      }
+    }
+  }))
+  if (record) target.elapsed += performance.now() - start
+}
+
+const main = async () => {
+  const seconds = number("BENCH_SECONDS", 10)
+  const warmup = number("BENCH_WARMUP_SECONDS", 2)
+  const clients = number("BENCH_CLIENTS", 10)
+  const rounds = number("BENCH_ROUNDS", 5)
+  const era = process.env.BENCH_ERA === "modern" ? "modern" : "legacy"
+
+  const connect = async (url: string, token: string | undefined) => {
+    const client = new Client(
+      { name: "dock-bench", version: "1.0.0" },
+      { versionNegotiation: { mode: era === "modern" ? { pin: "2026-07-28" } : "legacy" } }
+    )
+    await client.connect(
+      new StreamableHTTPClientTransport(
+        new URL(url),
+        token === undefined ? {} : { authProvider: { token: async () => token } }
+      )
+    )
+    return client
+  }
+
+  const target = async (
+    label: string,
+    url: string,
+    token: string | undefined,
+    name: string,
+    args: Target["args"]
+  ): Promise<Target> => ({
+    label,
+    name,
+    args,
+    clients: await Promise.all(Array.from({ length: clients }, () => connect(url, token))),
+    latencies: [],
+    elapsed: 0,
+    errors: 0
+  })
+
+  const root = Path.resolve(import.meta.dirname, "..")
+  const node = process.execPath
+  const tsx = ["--conditions=development", "--import", "tsx"]
+  const adminToken = "dock_admin_bench"
+
+  const pgServer = process.env.DOCK_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+  const database = `dock_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  const psql = (sql: string) => execFileSync("psql", [pgServer, "-v", "ON_ERROR_STOP=1", "-qAtc", sql]).toString().trim()
+  let pgVersion: string
+  try {
+    pgVersion = psql("show server_version")
+    psql(`create database ${database}`)
+  } catch {
+    console.error(`PostgreSQL at ${pgServer} is not reachable: nothing measured`)
+    process.exit(1)
+  }
+  const databaseUrl = new URL(pgServer)
+  databaseUrl.pathname = `/${database}`
+  const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "dock-bench-mcp-"))
+  const cleanups: Array<() => Promise<unknown>> = [
+    async () => psql(`drop database if exists ${database} with (force)`),
+    () => Fs.rm(dataDir, { recursive: true, force: true })
+  ]
+  try {
+    const dock = await startServer(node, [...tsx, Path.join(root, "packages/server/src/main.ts")], {
+      DATABASE_URL: databaseUrl.toString(),
+      DOCK_DATA_DIR: dataDir,
+      DOCK_ADMIN_TOKEN: adminToken,
+      // Per-token limits off, so the bench measures the server rather than its throttle.
+      DOCK_TOKEN_REQUESTS_PER_MINUTE: "0",
+      DOCK_TOKEN_WRITES_PER_MINUTE: "0"
+    }, 120_000)
+    cleanups.unshift(() => stopServer(dock.child))
+    const echo = await startServer(node, [...tsx, Path.join(root, "bench/mcp.ts")], { BENCH_ROLE: "echo" })
+    cleanups.unshift(() => stopServer(echo.child))
+
+    const admin = async (path: string, body: unknown) => {
+      const response = await fetch(`${dock.baseUrl}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify(body)
+      })
+      if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`)
+      return (await response.json()) as Record<string, unknown>
+    }
+    const user = await admin("/admin/users", { email: "bench@example.com" })
+    const token = String((await admin("/admin/tokens", { user: user.email, scopes: ["mcp:write"] })).token)
+
+    // Seed a few Docks through MCP; get_bucket names them by slug in turn.
+    const seeder = await connect(`${dock.baseUrl}/mcp`, token)
+    const slugs: Array<string> = []
+    for (let i = 1; i <= 5; i++) {
+      const result = await seeder.callTool({
+        name: "create_bucket",
+        arguments: { title: `Bench Dock ${i}`, description: `Seeded by bench/mcp (${i} of 5)`, tags: ["bench"] }
+      })
+      if (result.isError === true) throw new Error(`create_bucket: ${JSON.stringify(result.structuredContent)}`)
+      slugs.push((result.structuredContent as { bucket: { slug: string } }).bucket.slug)
+    }
+    await seeder.close()
+
+    console.log(`Node ${process.version}, ${Os.cpus().length} CPUs (${Os.cpus()[0]?.model ?? "unknown"})`)
+    console.log(`PostgreSQL ${pgVersion} at ${databaseUrl.host}, fresh database ${database} (dropped at the end)`)
+    console.log(
+      `${clients} concurrent clients per tool, ${warmup} s warm-up each, then ${seconds} s measured each in ${rounds} ` +
+        `interleaved rounds; MCP era ${era}` +
+        `${era === "legacy" ? " (2025 handshake, stateless)" : " (2026-07-28)"}\n`
+    )
+
+    const targets = [
+      await target("echo (bare SDK, node:http)", `${echo.baseUrl}/mcp`, undefined, "echo", (c, n) => ({
+        text: `hello ${c}.${n}`
+      })),
+      await target("list_buckets (Dock)", `${dock.baseUrl}/mcp`, token, "list_buckets", () => ({})),
+      await target("get_bucket (Dock)", `${dock.baseUrl}/mcp`, token, "get_bucket", (c, n) => ({
+        bucket: slugs[(c + n) % slugs.length]!
+      }))
+    ]
+    cleanups.unshift(() => Promise.all(targets.flatMap((t) => t.clients.map((client) => client.close()))))
+    const loadBefore = Os.loadavg()[0]!
+    for (const t of targets) await slice(t, warmup * 1000, false)
+    // Interleaved slices, so that load from elsewhere on the machine falls on every target alike.
+    for (let round = 0; round < rounds; round++) {
+      for (const t of targets) await slice(t, (seconds * 1000) / rounds, true)
+    }
+    const loadAfter = Os.loadavg()[0]!
+
+    const figures = targets.map((t) => {
+      const sorted = [...t.latencies].sort((a, b) => a - b)
+      return {
+        label: t.label,
+        errors: t.errors,
+        callsPerSecond: t.latencies.length / (t.elapsed / 1000),
+        p50: percentile(sorted, 0.5),
+        p99: percentile(sorted, 0.99)
+      }
+    })
+    const baseline = figures[0]!
+    const row = (cells: ReadonlyArray<string>) =>
+      console.log(cells.map((cell, i) => (i === 0 ? cell.padEnd(28) : cell.padStart(i >= 5 ? 14 : 9))).join(" "))
+    row(["tool", "calls/s", "p50 ms", "p99 ms", "errors", "calls/s ratio", "p50 ratio"])
+    for (const f of figures) {
+      row([
+        f.label,
+        f.callsPerSecond.toFixed(0),
+        f.p50.toFixed(2),
+        f.p99.toFixed(2),
+        String(f.errors),
+        f === baseline ? "1" : (f.callsPerSecond / baseline.callsPerSecond).toFixed(3),
+        f === baseline ? "1" : (f.p50 / baseline.p50).toFixed(2)
+      ])
+    }
+    console.log("\nratios: each Dock tool against the echo baseline (calls/s: higher is better; p50: lower is better)")
+    console.log(`1-minute load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after`)
+  } finally {
+    for (const cleanup of cleanups) await cleanup()
+  }
+}
+
+if (process.env.BENCH_ROLE === "echo") serveEcho()
+else await main()
