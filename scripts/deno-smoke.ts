@@ -83,6 +83,14 @@ try {
     JSON.stringify(refused)
   )
 
+  const sandbox = await mcp(3, "tools/call", { name: "get_bucket", arguments: {} })
+  check(
+    "MCP get_bucket with no target answers the sandbox Dock with its counts",
+    sandbox.message.result?.structuredContent?.bucket?.id === registration.sandbox_bucket.id &&
+      sandbox.message.result?.structuredContent?.bucket?.page_count === 0,
+    JSON.stringify(sandbox)
+  )
+
   const rejected = await fetch(`${server.baseUrl}/admin/users`, { headers: { authorization: "Bearer wrong" } })
   check("a wrong admin token gets 401 unauthorized", rejected.status === 401 && (await rejected.json()).error.code === "unauthorized")
 } finally {
