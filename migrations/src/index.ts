@@ -5,6 +5,7 @@
 import foundation from "./0001_foundation.ts"
 import identity from "./0002_identity.ts"
 import pages from "./0003_pages.ts"
+import links from "./0004_links.ts"
 
 export interface Migration {
   readonly id: number
@@ -15,5 +16,6 @@ export interface Migration {
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "foundation", sql: foundation },
   { id: 2, name: "identity", sql: identity },
-  { id: 3, name: "pages", sql: pages }
+  { id: 3, name: "pages", sql: pages },
+  { id: 4, name: "links", sql: links }
 ]

@@ -91,6 +91,7 @@ export const PagesLive = Layer.effect(
         entities: input.entities ?? [],
         concepts: input.concepts ?? [],
         sourceIds: input.sourceIds ?? [],
+        links: input.links ?? [],
         claimCount: input.claimCount ?? 0,
         sizeBytes: new TextEncoder().encode(input.content).byteLength
       }

@@ -44,6 +44,7 @@ export interface PartFields {
   readonly entities: ReadonlyArray<string>
   readonly concepts: ReadonlyArray<string>
   readonly sourceIds: ReadonlyArray<string>
+  readonly links: ReadonlyArray<string>
   readonly claimCount: number
   readonly sizeBytes: number
 }
@@ -69,12 +70,13 @@ export const makePagesRepo = Effect.gen(function*() {
 
   const insert = (dockId: DockId | null, ownerId: UserId, publicSlug: string, fields: PartFields, now: Date) =>
     sql<{ id: string }>`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
-        content, body_text, front_matter, tags, entities, concepts, source_ids, claim_count, version, size_bytes,
+        content, body_text, front_matter, tags, entities, concepts, source_ids, links, claim_count, version, size_bytes,
         created_at, updated_at)
       values (${dockId}, ${ownerId}, ${fields.slug}, ${publicSlug}, ${fields.title}, ${fields.summary},
         ${fields.contentType}, ${fields.pageKind}, ${fields.content}, ${fields.bodyText}, ${sql.json(fields.frontMatter)},
         ${[...fields.tags]}::text[], ${[...fields.entities]}::text[], ${[...fields.concepts]}::text[],
-        ${[...fields.sourceIds]}::text[], ${fields.claimCount}, 1, ${fields.sizeBytes}, ${now}, ${now})
+        ${[...fields.sourceIds]}::text[], ${[...fields.links]}::text[], ${fields.claimCount}, 1, ${fields.sizeBytes}, ${now},
+        ${now})
       returning id`.pipe(Effect.map((rows) => rows[0]!.id), Effect.orDie)
 
   const update = (id: string, version: number, fields: PartFields, now: Date) =>
@@ -82,6 +84,7 @@ export const makePagesRepo = Effect.gen(function*() {
         content = ${fields.content}, body_text = ${fields.bodyText}, front_matter = ${sql.json(fields.frontMatter)},
         tags = ${[...fields.tags]}::text[], entities = ${[...fields.entities]}::text[],
         concepts = ${[...fields.concepts]}::text[], source_ids = ${[...fields.sourceIds]}::text[],
+        links = ${[...fields.links]}::text[],
         claim_count = ${fields.claimCount}, size_bytes = ${fields.sizeBytes}, version = ${version}, updated_at = ${now}
       where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
@@ -107,12 +110,12 @@ export const makePagesRepo = Effect.gen(function*() {
     Effect.gen(function*() {
       const copied = yield* sql<{ id: string; size_bytes: number }>`insert into parts (dock_id, owner_id, slug,
           public_slug, title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags,
-          entities, concepts, source_ids, claim_count, version, size_bytes, upstream_part_id, upstream_version,
+          entities, concepts, source_ids, links, claim_count, version, size_bytes, upstream_part_id, upstream_version,
           created_at, updated_at)
         select ${to}, ${ownerId}, slug,
           left(coalesce(slug, 'page'), 48) || '-' || substr(md5(random()::text || id::text), 1, 10),
           title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags, entities,
-          concepts, '{}', claim_count, 1, size_bytes, id, version, ${now}, ${now}
+          concepts, '{}', links, claim_count, 1, size_bytes, id, version, ${now}, ${now}
         from parts where dock_id = ${from} and visibility is distinct from 'private'
         returning id, size_bytes`
       yield* sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter,

@@ -49,6 +49,8 @@ export interface PageContent {
   /** front matter `concepts` */
   readonly concepts?: ReadonlyArray<string> | undefined
   readonly sourceIds?: ReadonlyArray<string> | undefined
+  /** wikilink targets as written */
+  readonly links?: ReadonlyArray<string> | undefined
   readonly claimCount?: number | undefined
 }
 
