@@ -12,6 +12,23 @@ import {
   updateBucket,
   updateBucketMetadata
 } from "./tools/DockTools.ts"
+import {
+  deleteMarkdownFile,
+  deleteWebPage,
+  getMarkdownFile,
+  getMarkdownFileVersion,
+  getWebPage,
+  getWebPageVersion,
+  listMarkdownFiles,
+  listMarkdownFileVersions,
+  listWebPages,
+  listWebPageVersions,
+  pushMarkdown,
+  pushMarkdownFile,
+  pushWebPage,
+  restoreMarkdownFileVersion,
+  restoreWebPageVersion
+} from "./tools/PageTools.ts"
 
 export const catalogue = [
   searchBuckets,
@@ -24,7 +41,22 @@ export const catalogue = [
   updateBucket,
   deleteBucket,
   setCoverWebPage,
-  setGroundingBucket
+  setGroundingBucket,
+  listWebPages,
+  getWebPage,
+  pushWebPage,
+  deleteWebPage,
+  listWebPageVersions,
+  getWebPageVersion,
+  restoreWebPageVersion,
+  pushMarkdownFile,
+  pushMarkdown,
+  getMarkdownFile,
+  listMarkdownFiles,
+  deleteMarkdownFile,
+  listMarkdownFileVersions,
+  getMarkdownFileVersion,
+  restoreMarkdownFileVersion
 ] as const
 
 export const publicCatalogue = catalogue.filter((entry) => entry.scope === "mcp:read")

@@ -3,6 +3,7 @@
  * tool call, tool errors as `isError` results carrying the error body, bearer authentication, Origin checks,
  * unknown tools as JSON-RPC errors, and /mcp/public.
  */
+import { publicCatalogue } from "@dock/mcp"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { bearer, fetchReply, postJson, unique } from "./support/Http.ts"
@@ -288,7 +289,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(reply.status).toBe(200)
       const data = reply.text.split("\n").find((line) => line.startsWith("data: "))
       const names = (JSON.parse(data!.slice(6)).result.tools as Array<{ name: string }>).map((tool) => tool.name)
-      expect(names).toEqual(["search_buckets", "list_buckets", "get_bucket"])
+      expect(names).toEqual(publicCatalogue.map((entry) => entry.name))
+      expect(names).toEqual(expect.arrayContaining(["search_buckets", "list_buckets", "get_bucket", "get_web_page"]))
+      expect(publicCatalogue.every((entry) => entry.scope === "mcp:read")).toBe(true)
+      expect(names).not.toContain("create_bucket")
     }))
 
   it.effect("a body over the MCP limit is refused with 413 before it is parsed; other routes allow 1 MiB", () =>

@@ -10,6 +10,7 @@
  * grounding Dock, then to the user's default Dock. Users, tokens and grants are made through the admin API;
  * pages are seeded through the domain's Pages service.
  */
+import { publicCatalogue } from "@dock/mcp"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { bearer, fetchReply, unique } from "./support/Http.ts"
@@ -780,8 +781,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         // (modelcontextprotocol/typescript-sdk#1943), which would hide the error bodies checked below.
         const lister = yield* connectPublic(era)
         const { tools } = yield* Effect.promise(() => lister.listTools())
-        expect(tools.map((tool) => tool.name)).toEqual(READ_TOOLS)
-        checkAdvertised(tools, READ_TOOLS)
+        // Exactly the catalogue's read tools: the Dock ones below, plus the page read tools.
+        expect(tools.map((tool) => tool.name)).toEqual(publicCatalogue.map((entry) => entry.name))
+        expect(publicCatalogue.every((entry) => entry.scope === "mcp:read")).toBe(true)
+        expect(tools.map((tool) => tool.name).filter((name) => name.includes("bucket"))).toEqual(READ_TOOLS)
+        checkAdvertised(tools.filter((tool) => READ_TOOLS.includes(tool.name)), READ_TOOLS)
 
         expect(ids(yield* bucketsOf(anonymous, "search_buckets", { query: word }))).toEqual([findable.id])
         expect(ids(yield* bucketsOf(anonymous, "search_buckets", { query: word, limit: 1 }))).toEqual([findable.id])

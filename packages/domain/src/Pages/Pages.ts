@@ -4,11 +4,14 @@
  * change of content, attribution, the content caps and the activity log, all in one transaction.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { Docks } from "../Docks/Docks.ts"
+import type { DockTarget } from "../Docks/Dock.ts"
 import {
-  type BadRequest,
+  BadRequest,
+  type InvalidFrontMatter,
+  type InvalidSlug,
   NotFound,
   type PermissionDenied,
   type RateLimited,
@@ -16,14 +19,16 @@ import {
   type Unauthorized,
   type ValidationError
 } from "../Errors.ts"
-import type { DockId } from "../Ids.ts"
+import type { DockId, UserId } from "../Ids.ts"
 import { PublicBaseUrl } from "../Limits.ts"
-import { checkWrite } from "../Policy.ts"
+import { checkCreateDock, checkWrite, roleOf } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { slugify, validateSlug } from "../Slug.ts"
 import { makePagesRepo, type PartFields, type PartRow } from "./PagesRepo.ts"
-import { type PageContent, Part, type SaveAction } from "./Part.ts"
+import { ContentType, type PageContent, type PageKind, Part, type SaveAction } from "./Part.ts"
+import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "./Prepare.ts"
+import { sanitizeHtml } from "./HtmlSanitizer.ts"
 
 export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   /** Creates the page with this slug in the Dock, or updates it (`unchanged` when nothing differs). */
@@ -37,7 +42,93 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   >
   /** A page of a Dock the caller can read, by UUID or slug. */
   readonly find: (dockId: DockId, ref: string) => Effect.Effect<Part, NotFound | BadRequest, CurrentPrincipal>
+  /**
+   * push_web_page / push_markdown_file / push_markdown: prepares the content, then saves it into the named Dock,
+   * or with none named into the caller's default Dock (a sandbox token's sandbox).
+   */
+  readonly push: (
+    kind: PushKind,
+    target: DockTarget,
+    input: PushInput & { readonly contentType?: "markdown" | "html" | undefined }
+  ) => Effect.Effect<PushResult, PushError, CurrentPrincipal>
+  /** One page with its content; the Dock named or, with none, the grounding or default Dock. */
+  readonly read: (
+    target: DockTarget,
+    page: string
+  ) => Effect.Effect<{ readonly part: Part; readonly record: PageRecord }, NotFound | BadRequest, CurrentPrincipal>
+  readonly list: (
+    target: DockTarget,
+    options: { readonly limit: number; readonly sort: "alphabetical" | "recent"; readonly kinds: ReadonlyArray<PageKind> }
+  ) => Effect.Effect<ReadonlyArray<Part>, NotFound | BadRequest, CurrentPrincipal>
+  readonly versions: (
+    target: DockTarget,
+    page: string
+  ) => Effect.Effect<ReadonlyArray<PartVersion>, NotFound | BadRequest, CurrentPrincipal>
+  readonly version: (
+    target: DockTarget,
+    page: string,
+    version: number
+  ) => Effect.Effect<{ readonly version: number; readonly content: string }, NotFound | BadRequest, CurrentPrincipal>
+  /** A new version equal to an old one (history is never rewritten); HTML is sanitized again. */
+  readonly restore: (
+    target: DockTarget,
+    page: string,
+    version: number
+  ) => Effect.Effect<Part, NotFound | BadRequest | Unauthorized | PermissionDenied | TierLimitExceeded | RateLimited, CurrentPrincipal>
+  readonly remove: (
+    target: DockTarget,
+    page: string
+  ) => Effect.Effect<void, NotFound | BadRequest | Unauthorized | PermissionDenied | RateLimited, CurrentPrincipal>
 }>() {}
+
+export type PushKind = "web_page" | "markdown_file" | "markdown"
+
+export type PushError =
+  | NotFound
+  | BadRequest
+  | Unauthorized
+  | PermissionDenied
+  | ValidationError
+  | TierLimitExceeded
+  | RateLimited
+  | InvalidFrontMatter
+  | InvalidSlug
+
+export interface PushResult {
+  readonly part: Part
+  readonly action: SaveAction
+  readonly warnings: ReadonlyArray<string>
+  readonly sanitization_warnings?: ReadonlyArray<string>
+}
+
+/** The stored record behind a page, beyond the `part` fields: what get_web_page's grounding fields show. */
+export interface PageRecord {
+  readonly text: string
+  readonly frontMatter: Record<string, unknown>
+  readonly tags: ReadonlyArray<string>
+  readonly entities: ReadonlyArray<string>
+  readonly concepts: ReadonlyArray<string>
+  readonly sourceIds: ReadonlyArray<string>
+  readonly links: ReadonlyArray<string>
+}
+
+/** One saved version of a page (list_web_page_versions, list_markdown_file_versions). */
+export class PartVersion extends Schema.Class<PartVersion>("PartVersion")({
+  version: Schema.Int,
+  title: Schema.NullOr(Schema.String),
+  summary: Schema.String,
+  content_type: ContentType,
+  size_bytes: Schema.Int,
+  /** created, updated, restored, forked or snapshot */
+  reason: Schema.String,
+  restored_from: Schema.NullOr(Schema.Int),
+  author: Schema.Struct({
+    user_id: Schema.NullOr(Schema.String),
+    username: Schema.NullOr(Schema.String),
+    agent_label: Schema.NullOr(Schema.String)
+  }),
+  created_at: Schema.String
+}) {}
 
 export const toPart = (row: PartRow, baseUrl: string, withContent = false): Part =>
   new Part({
@@ -75,9 +166,10 @@ export const PagesLive = Layer.effect(
       const access = yield* docks.access({ _tag: "ById", id: dockId })
       yield* checkWrite(principal, access)
       yield* writeRules.admitWrite(principal)
+      // No slug and no title: a new page each time (never an update of some other untitled page).
       const slug = input.slug !== undefined
         ? yield* validateSlug("page_slug", input.slug)
-        : slugify(input.title ?? "", 56) || "untitled"
+        : slugify(input.title ?? "", 56) || `untitled-${crypto.randomUUID().slice(0, 8)}`
       const fields: PartFields = {
         slug,
         title: input.title?.trim() || null,
@@ -138,6 +230,202 @@ export const PagesLive = Layer.effect(
       return toPart(row, baseUrl)
     })
 
-    return { save, find }
+    /** The Dock an untargeted write means: the named one, else the caller's default Dock (a sandbox's sandbox). */
+    const writeDock = (target: DockTarget) =>
+      Effect.gen(function*() {
+        const named = yield* docks.resolve(target)
+        if (Option.isSome(named)) return named.value.dock.id as DockId
+        const principal = yield* CurrentPrincipal
+        if (principal.userId === null) return yield* new NotFound({ message: "No Dock named and no default Dock" })
+        const rows = yield* sql<{ default_dock_id: DockId | null }>`select default_dock_id from users
+          where id = ${principal.userId}`.pipe(Effect.orDie)
+        const dockId = rows[0]?.default_dock_id ?? null
+        if (dockId === null) {
+          return yield* new NotFound({ message: "You have no default Dock: name one with `bucket`" })
+        }
+        return dockId
+      })
+
+    const push = Effect.fn("Pages.push")(function*(
+      kind: PushKind,
+      target: DockTarget,
+      input: PushInput & { readonly contentType?: "markdown" | "html" | undefined }
+    ) {
+      const prepared: Prepared = kind === "web_page" && (input.contentType ?? "html") === "html"
+        ? yield* prepareHtml(input)
+        : yield* prepareMarkdown(input, {
+          frontMatterRequired: kind === "markdown_file",
+          pageKind: kind === "web_page" ? "web_page" : "markdown_file"
+        })
+      const named = Object.values(target).some((value) => value !== undefined)
+      if (kind === "markdown" && !named) return yield* pushStandalone(prepared)
+      const dockId = yield* writeDock(target)
+      const saved = yield* save(dockId, prepared.content)
+      return {
+        part: saved.part,
+        action: saved.action,
+        warnings: prepared.warnings,
+        ...(prepared.sanitizationWarnings === undefined ? {} : { sanitization_warnings: prepared.sanitizationWarnings })
+      }
+    })
+
+    /**
+     * push_markdown without a Dock: an artifact owned by the caller, in no Dock, reachable at /a/ and /artifacts/.
+     * Each such push is a new artifact. A sandbox token's lands in its sandbox instead; a token restricted to
+     * some Docks cannot make one (a write not scoped to a Dock).
+     */
+    const pushStandalone = (prepared: Prepared) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        if (principal.sandbox) {
+          const sandbox = principal.allowedBucketIds?.[0]
+          if (sandbox === undefined) return yield* new NotFound({ message: "This sandbox token has no sandbox" })
+          const saved = yield* save(sandbox, prepared.content)
+          return { part: saved.part, action: saved.action, warnings: prepared.warnings }
+        }
+        yield* checkCreateDock(principal)
+        yield* writeRules.admitWrite(principal)
+        const fields = {
+          slug: prepared.content.slug ?? (slugify(prepared.content.title ?? "", 56) || "untitled"),
+          title: prepared.content.title?.trim() || null,
+          summary: prepared.content.summary,
+          contentType: prepared.content.contentType,
+          pageKind: prepared.content.pageKind,
+          content: prepared.content.content,
+          bodyText: prepared.content.bodyText,
+          frontMatter: prepared.content.frontMatter ?? {},
+          tags: prepared.content.tags ?? [],
+          entities: prepared.content.entities ?? [],
+          concepts: prepared.content.concepts ?? [],
+          sourceIds: prepared.content.sourceIds ?? [],
+          links: prepared.content.links ?? [],
+          claimCount: prepared.content.claimCount ?? 0,
+          sizeBytes: new TextEncoder().encode(prepared.content.content).byteLength
+        }
+        const author = { userId: principal.userId, tokenId: principal.tokenId, agentLabel: principal.agentLabel }
+        const id = yield* sql.withTransaction(Effect.gen(function*() {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const id = yield* repo.insert(null, principal.userId as UserId, newPublicSlug(fields.slug), fields, now)
+          yield* repo.insertVersion(id, 1, fields, author, "created", now)
+          yield* activity.record({ dockId: null, action: "page.created", subjectType: "page", subjectId: id })
+          return id
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        const row = yield* repo.findById(id)
+        return { part: toPart(row!, baseUrl), action: "created" as const, warnings: prepared.warnings }
+      })
+
+    /** A readable page of the Dock the target (or the grounding/default Dock) names; private parts for members. */
+    const readablePage = (target: DockTarget, page: string) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        const { access } = yield* docks.resolveRead(target)
+        const row = yield* repo.findInDock(access.dockId, page)
+        if (row === undefined || (row.visibility === "private" && roleOf(principal, access) === null)) {
+          return yield* new NotFound({ message: `No page "${page}" in this Dock` })
+        }
+        return { row, access }
+      })
+
+    const read = Effect.fn("Pages.read")(function*(target: DockTarget, page: string) {
+      const { row } = yield* readablePage(target, page)
+      const record = yield* repo.recordOf(row.id)
+      // Native reads sanitize stored HTML again: a stricter configuration applies to old content too.
+      const content = row.content_type === "html" ? sanitizeHtml(row.content).html : row.content
+      return { part: toPart({ ...row, content } as PartRow, baseUrl, true), record }
+    })
+
+    const list = Effect.fn("Pages.list")(function*(
+      target: DockTarget,
+      options: { readonly limit: number; readonly sort: "alphabetical" | "recent"; readonly kinds: ReadonlyArray<PageKind> }
+    ) {
+      const principal = yield* CurrentPrincipal
+      const { access } = yield* docks.resolveRead(target)
+      const rows = yield* repo.listInDock(access.dockId, {
+        ...options,
+        includePrivate: roleOf(principal, access) !== null
+      })
+      return rows.map((row) => toPart(row, baseUrl))
+    })
+
+    const versions = Effect.fn("Pages.versions")(function*(target: DockTarget, page: string) {
+      const { row } = yield* readablePage(target, page)
+      const rows = yield* repo.versions(row.id)
+      return rows.map((version) =>
+        new PartVersion({
+          version: version.version,
+          title: version.title,
+          summary: version.summary,
+          content_type: version.content_type as ContentType,
+          size_bytes: version.size_bytes,
+          reason: version.reason,
+          restored_from: version.restored_from,
+          author: { user_id: version.user_id, username: version.username, agent_label: version.agent_label },
+          created_at: version.created_at.toISOString()
+        })
+      )
+    })
+
+    const version = Effect.fn("Pages.version")(function*(target: DockTarget, page: string, number: number) {
+      const { row } = yield* readablePage(target, page)
+      const found = yield* repo.versionContent(row.id, number)
+      if (found === undefined) return yield* new NotFound({ message: `Page "${page}" has no version ${number}` })
+      const content = found.content_type === "html" ? sanitizeHtml(found.content).html : found.content
+      return { version: number, content }
+    })
+
+    const restore = Effect.fn("Pages.restore")(function*(target: DockTarget, page: string, number: number) {
+      const principal = yield* CurrentPrincipal
+      const { access, row } = yield* readablePage(target, page)
+      yield* checkWrite(principal, access)
+      yield* writeRules.admitWrite(principal)
+      const old = yield* repo.versionContent(row.id, number)
+      if (old === undefined) return yield* new NotFound({ message: `Page "${page}" has no version ${number}` })
+      const content = old.content_type === "html" ? sanitizeHtml(old.content).html : old.content
+      const fields = {
+        ...(yield* repo.fieldsOf(row.id)),
+        title: old.title,
+        summary: old.summary,
+        contentType: old.content_type as ContentType,
+        content,
+        sizeBytes: new TextEncoder().encode(content).byteLength
+      }
+      const author = { userId: principal.userId, tokenId: principal.tokenId, agentLabel: principal.agentLabel }
+      yield* sql.withTransaction(Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const current = yield* repo.findInDock(access.dockId, row.id, true)
+        const next = current!.version + 1
+        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: fields.sizeBytes - current!.size_bytes })
+        yield* repo.update(row.id, next, fields, now)
+        yield* repo.insertVersion(row.id, next, fields, author, "restored", now, number)
+        yield* activity.record({
+          dockId: access.dockId,
+          action: "page.restored",
+          subjectType: "page",
+          subjectId: row.id,
+          details: { version: next, restored_from: number }
+        })
+      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      return toPart((yield* repo.findInDock(access.dockId, row.id))!, baseUrl)
+    })
+
+    const remove = Effect.fn("Pages.remove")(function*(target: DockTarget, page: string) {
+      const principal = yield* CurrentPrincipal
+      const { access, row } = yield* readablePage(target, page)
+      yield* checkWrite(principal, access)
+      yield* writeRules.admitWrite(principal)
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`delete from parts where id = ${row.id}`.pipe(Effect.orDie)
+        yield* writeRules.reserveContent(access.dockId, { artifacts: -1, bytes: -row.size_bytes })
+        yield* activity.record({
+          dockId: access.dockId,
+          action: "page.deleted",
+          subjectType: "page",
+          subjectId: row.id,
+          details: { slug: row.slug }
+        })
+      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.catchTag("TierLimitExceeded", Effect.die))
+    })
+
+    return { save, find, push, read, list, versions, version, restore, remove }
   })
 )

@@ -94,13 +94,14 @@ export const makePagesRepo = Effect.gen(function*() {
     fields: PartFields,
     author: Author,
     reason: "created" | "updated" | "restored" | "forked" | "snapshot",
-    now: Date
+    now: Date,
+    restoredFrom: number | null = null
   ) =>
     sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter, size_bytes,
-        user_id, token_id, agent_label, reason, created_at)
+        user_id, token_id, agent_label, reason, restored_from, created_at)
       values (${partId}, ${version}, ${fields.title}, ${fields.summary}, ${fields.contentType}, ${fields.content},
         ${sql.json(fields.frontMatter)}, ${fields.sizeBytes}, ${author.userId}, ${author.tokenId}, ${author.agentLabel},
-        ${reason}, ${now})`.pipe(Effect.asVoid, Effect.orDie)
+        ${reason}, ${restoredFrom}, ${now})`.pipe(Effect.asVoid, Effect.orDie)
 
   /**
    * Copies every page of one Dock into another (a fork), except pages marked private: fresh ids and public slugs, version 1 authored by the
@@ -126,7 +127,139 @@ export const makePagesRepo = Effect.gen(function*() {
       return { pages: copied.length, bytes: copied.reduce((sum, row) => sum + Number(row.size_bytes), 0) }
     }).pipe(Effect.orDie)
 
-  return { findInDock, insert, update, insertVersion, copyDock } as const
+  const findById = (id: string) =>
+    sql`select ${columns} from parts where id = ${id}`.pipe(
+      Effect.flatMap(decode),
+      Effect.map((rows) => rows[0]),
+      Effect.orDie
+    )
+
+  /** The record fields beyond the `part` (get_web_page's grounding fields). */
+  const recordOf = (id: string) =>
+    sql<{
+      body_text: string
+      front_matter: Record<string, unknown>
+      tags: Array<string>
+      entities: Array<string>
+      concepts: Array<string>
+      source_ids: Array<string>
+      links: Array<string>
+    }>`select body_text, front_matter, tags, entities, concepts, source_ids, links from parts where id = ${id}`.pipe(
+      Effect.map((rows) => {
+        const row = rows[0]!
+        return {
+          text: row.body_text,
+          frontMatter: row.front_matter,
+          tags: row.tags,
+          entities: row.entities,
+          concepts: row.concepts,
+          sourceIds: row.source_ids,
+          links: row.links
+        }
+      }),
+      Effect.orDie
+    )
+
+  /** Everything a new version starts from: the page's current fields. */
+  const fieldsOf = (id: string) =>
+    sql<{
+      slug: string
+      title: string | null
+      summary: string
+      content_type: ContentType
+      page_kind: PageKind
+      content: string
+      body_text: string
+      front_matter: Record<string, unknown>
+      tags: Array<string>
+      entities: Array<string>
+      concepts: Array<string>
+      source_ids: Array<string>
+      links: Array<string>
+      claim_count: number
+      size_bytes: number
+    }>`select slug, title, summary, content_type, page_kind, content, body_text, front_matter, tags, entities, concepts,
+        source_ids, links, claim_count, size_bytes from parts where id = ${id}`.pipe(
+      Effect.map((rows): PartFields => {
+        const row = rows[0]!
+        return {
+          slug: row.slug,
+          title: row.title,
+          summary: row.summary,
+          contentType: row.content_type,
+          pageKind: row.page_kind,
+          content: row.content,
+          bodyText: row.body_text,
+          frontMatter: row.front_matter,
+          tags: row.tags,
+          entities: row.entities,
+          concepts: row.concepts,
+          sourceIds: row.source_ids,
+          links: row.links,
+          claimCount: row.claim_count,
+          sizeBytes: row.size_bytes
+        }
+      }),
+      Effect.orDie
+    )
+
+  const listInDock = (
+    dockId: DockId,
+    options: {
+      readonly limit: number
+      readonly sort: "alphabetical" | "recent"
+      readonly kinds: ReadonlyArray<PageKind>
+      readonly includePrivate: boolean
+    }
+  ) =>
+    sql`select ${columns} from parts
+      where dock_id = ${dockId} and page_kind = any(${[...options.kinds]}::text[])
+        ${options.includePrivate ? sql`` : sql`and visibility is distinct from 'private'`}
+      order by ${
+      options.sort === "recent"
+        ? sql`updated_at desc, id`
+        : sql`lower(coalesce(title, slug, '')) collate "C", slug collate "C", id`
+    }
+      limit ${options.limit}`.pipe(Effect.flatMap(decode), Effect.orDie)
+
+  const versions = (partId: string) =>
+    sql<{
+      version: number
+      title: string | null
+      summary: string
+      content_type: string
+      size_bytes: number
+      reason: string
+      restored_from: number | null
+      user_id: string | null
+      username: string | null
+      agent_label: string | null
+      created_at: Date
+    }>`select v.version, v.title, v.summary, v.content_type, v.size_bytes, v.reason, v.restored_from, v.user_id::text,
+        u.username, v.agent_label, v.created_at
+      from part_versions v left join users u on u.id = v.user_id
+      where v.part_id = ${partId} order by v.version`.pipe(Effect.orDie)
+
+  const versionContent = (partId: string, version: number) =>
+    sql<{ title: string | null; summary: string; content_type: string; content: string }>`select title, summary,
+        content_type, content from part_versions where part_id = ${partId} and version = ${version}`.pipe(
+      Effect.map((rows) => rows[0]),
+      Effect.orDie
+    )
+
+  return {
+    findInDock,
+    findById,
+    recordOf,
+    fieldsOf,
+    listInDock,
+    versions,
+    versionContent,
+    insert,
+    update,
+    insertVersion,
+    copyDock
+  } as const
 })
 
 export type PagesRepo = Effect.Effect.Success<typeof makePagesRepo>

@@ -1,0 +1,66 @@
+/**
+ * bench/sanitize: how long the one HTML sanitizer takes on 1 MiB of hostile, deeply nested HTML (security.md:
+ * "rejected or sanitized within 500 ms") and on 1 MiB of ordinary HTML, and how long htmlToText takes on the
+ * result. Sanitizing is synchronous, so each figure is also how long it holds the event loop. Each input is
+ * sanitized once to warm up, then RUNS times; prints the median and the worst run, and marks hostile inputs over
+ * the target. Asserts nothing.
+ */
+import { htmlToText, sanitizeHtml } from "../packages/domain/src/Pages/HtmlSanitizer.ts"
+
+const MiB = 2 ** 20
+const RUNS = 7
+const TARGET_MS = 500
+
+const fill = (unit: string) => unit.repeat(Math.ceil(MiB / unit.length)).slice(0, MiB)
+
+const hostile: Record<string, string> = {
+  "nested <div>": fill("<div>"),
+  "nested <div> then stray end tags": fill("<div>").slice(0, MiB / 2) + fill("</x>").slice(0, MiB / 2),
+  "nested unknown elements": fill("<x>"),
+  "nested inline <a><b>": fill("<a><b>"),
+  "nested handlers, svg, tables, bad URLs": fill(
+    `<div onclick=alert(1)><a href="jav&#x09;ascript:alert(1)"><svg><style><img src=x onerror=alert(1)></style></svg>` +
+      `<span style="background:url(javascript:1)"><table><tr><td><noscript><p title="</noscript><img src=x>"><b>`
+  ),
+  "one tag with 500k attributes": `<div ${fill("a ")}>`,
+  "comments": fill("<!--x-->"),
+  "entities": fill("&amp;&lt;&#106;")
+}
+
+const ordinary = fill(
+  `<section id="s"><h2>Quarterly report</h2><p>Revenue grew <strong>12%</strong> on the back of ` +
+    `<a href="https://example.com/q3">strong demand</a>; see the <em>appendix</em> for <code>raw_data</code>.</p>` +
+    `<table><thead><tr><th>Region</th><th align="right">Sales</th></tr></thead><tbody><tr><td>North</td>` +
+    `<td align="right">1,204</td></tr><tr><td>South</td><td align="right">988</td></tr></tbody></table>` +
+    `<ul><li>First point</li><li>Second point with <img src="https://example.com/i.png" alt="chart"></li></ul>` +
+    `<blockquote><p>A quote &amp; a source.</p></blockquote><pre><code class="language-ts">const x = 1 &lt; 2` +
+    `</code></pre></section>\n`
+)
+
+const time = (run: () => void) => {
+  const started = performance.now()
+  run()
+  return performance.now() - started
+}
+
+const measure = (label: string, input: string, target?: number) => {
+  let sanitized = sanitizeHtml(input)
+  const sanitizeMs: Array<number> = []
+  const textMs: Array<number> = []
+  for (let i = 0; i < RUNS; i++) {
+    sanitizeMs.push(time(() => (sanitized = sanitizeHtml(input))))
+    textMs.push(time(() => htmlToText(sanitized.html)))
+  }
+  const median = (values: Array<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+  const worst = Math.max(...sanitizeMs)
+  const flag = target === undefined ? "" : worst < target ? "  ok" : `  OVER ${target} ms`
+  console.log(
+    `${label.padEnd(48)} sanitize median ${median(sanitizeMs).toFixed(0).padStart(5)} ms  worst ` +
+      `${worst.toFixed(0).padStart(5)} ms   htmlToText median ${median(textMs).toFixed(0).padStart(5)} ms   ` +
+      `out ${(sanitized.html.length / 1024).toFixed(0).padStart(5)} KiB${flag}`
+  )
+}
+
+console.log(`1 MiB inputs, ${RUNS} runs each after one warm-up; hostile target ${TARGET_MS} ms`)
+for (const [label, input] of Object.entries(hostile)) measure(`hostile: ${label}`, input, TARGET_MS)
+measure("ordinary HTML", ordinary)

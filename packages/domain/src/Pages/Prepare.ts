@@ -1,0 +1,113 @@
+/**
+ * From what an agent pushes to what the pages store keeps: the size limit, HTML through the one sanitizer,
+ * Markdown through front matter and the renderer (for its text, wikilinks and first heading). Explicit
+ * `page_title` / `page_slug` win over front matter, front matter over what the content suggests.
+ */
+import { Effect } from "effect"
+import { type InvalidFrontMatter, InvalidSlug, ValidationError } from "../Errors.ts"
+import { isSlug, SLUG_MAX } from "../Slug.ts"
+import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
+import { deriveSummary, pageFields, renderMarkdown, splitFrontMatter } from "./MarkdownDocument.ts"
+import type { PageContent, PageKind } from "./Part.ts"
+
+/** `page_content` limit: 1 MiB counted in UTF-8 bytes (architecture §14). */
+export const PAGE_CONTENT_MAX_BYTES = 1_048_576
+
+export const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength
+
+export const checkContentSize = (content: string): Effect.Effect<void, ValidationError> => {
+  const bytes = utf8Bytes(content)
+  return bytes <= PAGE_CONTENT_MAX_BYTES ? Effect.void : Effect.fail(
+    new ValidationError({
+      message: `page_content is ${bytes} bytes of UTF-8; the limit is ${PAGE_CONTENT_MAX_BYTES} (1 MiB)`,
+      details: { field: "page_content", bytes, limit: PAGE_CONTENT_MAX_BYTES }
+    })
+  )
+}
+
+/** A page slug given by the caller (`page_slug` or front matter `slug`). */
+const explicitSlug = (slug: string | null | undefined): Effect.Effect<string | undefined, InvalidSlug> => {
+  if (slug === undefined || slug === null) return Effect.succeed(undefined)
+  const trimmed = slug.trim()
+  return isSlug(trimmed) ? Effect.succeed(trimmed) : Effect.fail(
+    new InvalidSlug({
+      message: `page_slug must be 1-${SLUG_MAX} lowercase letters, digits and single hyphens`,
+      details: { field: "page_slug", value: slug }
+    })
+  )
+}
+
+export interface PushInput {
+  readonly title?: string | null | undefined
+  readonly slug?: string | null | undefined
+  readonly content: string
+}
+
+export interface Prepared {
+  readonly content: PageContent
+  /** What the agent should know (a derived slug, dropped raw HTML in Markdown, …). */
+  readonly warnings: ReadonlyArray<string>
+  /** What the HTML sanitizer removed (HTML pushes only). */
+  readonly sanitizationWarnings?: ReadonlyArray<string>
+}
+
+/** An HTML page: sanitized before storage; its text extracted for search and `format: "text"`. */
+export const prepareHtml = (input: PushInput): Effect.Effect<Prepared, ValidationError | InvalidSlug> =>
+  Effect.gen(function*() {
+    yield* checkContentSize(input.content)
+    const slug = yield* explicitSlug(input.slug)
+    const sanitized = sanitizeHtml(input.content)
+    const text = htmlToText(sanitized.html)
+    const title = input.title?.trim() || undefined
+    return {
+      content: {
+        slug,
+        title: title ?? null,
+        summary: deriveSummary(text),
+        contentType: "html",
+        pageKind: "web_page",
+        content: sanitized.html,
+        bodyText: text
+      },
+      warnings: [],
+      sanitizationWarnings: sanitized.warnings
+    }
+  })
+
+/**
+ * A Markdown page: the complete document (front matter included) is what is stored and versioned; rendering
+ * gives the text, the wikilinks and the first heading. Front matter is data: it never names a Dock, an owner
+ * or a visibility.
+ */
+export const prepareMarkdown = (
+  input: PushInput,
+  options: { readonly frontMatterRequired: boolean; readonly pageKind: PageKind }
+): Effect.Effect<Prepared, ValidationError | InvalidSlug | InvalidFrontMatter> =>
+  Effect.gen(function*() {
+    yield* checkContentSize(input.content)
+    const document = yield* splitFrontMatter(input.content, { required: options.frontMatterRequired })
+    const fields = yield* pageFields(document.frontMatter)
+    const slug = (yield* explicitSlug(input.slug)) ?? fields.slug
+    const rendered = renderMarkdown(document.body, { resolveWikilink: () => undefined })
+    const title = input.title?.trim() || fields.title?.trim() || rendered.firstHeading?.trim() || null
+    const linkTargets = rendered.wikilinks.map((link) => link.target)
+    return {
+      content: {
+        slug,
+        title,
+        summary: fields.summary?.trim() || deriveSummary(rendered.lead ?? rendered.text),
+        contentType: "markdown",
+        pageKind: options.pageKind,
+        content: input.content,
+        bodyText: rendered.text,
+        frontMatter: { ...fields.data, ...document.frontMatter },
+        tags: fields.tags,
+        entities: [...new Set([...fields.entities, ...linkTargets])],
+        concepts: fields.concepts,
+        sourceIds: fields.sources,
+        links: [...new Set(linkTargets)],
+        claimCount: fields.claimCount
+      },
+      warnings: rendered.warnings
+    }
+  })

@@ -1,0 +1,301 @@
+/** The Web page and Markdown file tools of spec §4.3: catalogue entries, one domain call each. */
+import { BadRequest, Pages, Part, PartVersion } from "@dock/domain"
+import { Effect, Schema } from "effect"
+import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
+
+const optional = <A, I>(schema: Schema.Schema<A, I, never>) => Schema.optionalWith(schema, { exact: true })
+const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
+
+const Bucket = Text(200).pipe(
+  Schema.annotations({ description: "The Dock: its UUID, owner_username/dock_slug, or a slug of yours" })
+)
+const BucketId = Schema.UUID.pipe(Schema.annotations({ description: "Legacy: the Dock's UUID" }))
+const BucketPath = Text(200).pipe(Schema.annotations({ description: "The Dock as owner_username/dock_slug" }))
+const BucketSlug = Text(64).pipe(
+  Schema.annotations({ description: "Deprecated alias: the Dock's slug (with owner_username for someone else's)" })
+)
+const OwnerUsername = Text(64).pipe(Schema.annotations({ description: "Whose Dock bucket_slug names" }))
+const PageRef = (what: string) =>
+  Text(200).pipe(Schema.annotations({ description: `The ${what}: its UUID or its slug in the Dock` }))
+const PageTitle = Schema.NullOr(Text(300))
+const PageSlug = Schema.NullOr(Text(64)).pipe(
+  Schema.annotations({ description: "lowercase letters, digits and single hyphens; the page is updated when it exists" })
+)
+// A UTF-16 length bound the schema can show; the exact rule (1 MiB of UTF-8) is checked by the domain.
+const PageContent = Schema.String.pipe(
+  Schema.maxLength(1_048_576),
+  Schema.annotations({ description: "At most 1 MiB (1,048,576 bytes of UTF-8)" })
+)
+const Version = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))
+
+const PushOutput = Schema.Struct({
+  part: Part,
+  action: Schema.Literal("created", "updated", "unchanged"),
+  warnings: Schema.Array(Schema.String),
+  sanitization_warnings: optional(Schema.Array(Schema.String))
+})
+
+const withPages = <A, E, R>(f: (pages: Pages["Type"]) => Effect.Effect<A, E, R>) => Effect.flatMap(Pages, f)
+
+export const pushWebPage = tool({
+  name: "push_web_page",
+  description:
+    "Create or update one page (HTML by default, or Markdown with content_type \"markdown\"). The page is found by " +
+    "`page_slug` (or the slug derived from `page_title`): pushing again updates it and makes a new version, identical " +
+    "content answers action \"unchanged\". HTML is sanitized before storage; `sanitization_warnings` says what was " +
+    "removed. With no Dock named it goes to your default Dock. Returns `{ part, action, warnings }`.",
+  input: Schema.Struct({
+    bucket: optional(Bucket),
+    bucket_id: optional(BucketId),
+    bucket_path: optional(BucketPath),
+    content_type: optional(Schema.Literal("markdown", "html")),
+    page_title: optional(PageTitle),
+    page_slug: optional(PageSlug),
+    page_content: PageContent
+  }),
+  output: PushOutput,
+  annotations: WRITE,
+  scope: "mcp:write",
+  run: ({ content_type, page_content, page_slug, page_title, ...target }) =>
+    withPages((pages) =>
+      pages.push("web_page", target, { contentType: content_type, title: page_title, slug: page_slug, content: page_content })
+    )
+})
+
+export const pushMarkdownFile = tool({
+  name: "push_markdown_file",
+  description:
+    "Create or update a Markdown file: a complete Markdown document that starts with YAML front matter " +
+    "(---\\ntitle: …\\n---). Front matter fields title, summary, slug, tags, entities, concepts, claims and sources " +
+    "feed the page record; `page_title` / `page_slug` override them. Bad front matter is invalid_front_matter, a bad " +
+    "slug invalid_slug. With no Dock named it goes to your default Dock. Returns `{ part, action, warnings }`.",
+  input: Schema.Struct({
+    bucket: optional(Bucket),
+    bucket_id: optional(BucketId),
+    bucket_path: optional(BucketPath),
+    page_title: optional(PageTitle),
+    page_slug: optional(PageSlug),
+    page_content: PageContent
+  }),
+  output: PushOutput,
+  annotations: WRITE,
+  scope: "mcp:write",
+  run: ({ page_content, page_slug, page_title, ...target }) =>
+    withPages((pages) => pages.push("markdown_file", target, { title: page_title, slug: page_slug, content: page_content }))
+})
+
+export const pushMarkdown = tool({
+  name: "push_markdown",
+  description:
+    "Save Markdown (front matter optional). With `bucket` it is created or updated in that Dock like " +
+    "push_markdown_file; without it, it becomes a standalone artifact of yours, in no Dock, reachable at its `url`. " +
+    "Returns `{ part, action, warnings }`.",
+  input: Schema.Struct({
+    bucket: optional(Bucket),
+    page_title: optional(PageTitle),
+    page_slug: optional(PageSlug),
+    page_content: PageContent
+  }),
+  output: PushOutput,
+  annotations: WRITE,
+  scope: "mcp:write",
+  run: ({ page_content, page_slug, page_title, ...target }) =>
+    withPages((pages) => pages.push("markdown", target, { title: page_title, slug: page_slug, content: page_content }))
+})
+
+const Grounding = Schema.Struct({
+  tags: Schema.Array(Schema.String),
+  entities: Schema.Array(Schema.String),
+  concepts: Schema.Array(Schema.String),
+  sources: Schema.Array(Schema.String),
+  links: Schema.Array(Schema.String),
+  front_matter: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+export const getWebPage = tool({
+  name: "get_web_page",
+  description:
+    "Read one page with its content and grounding fields (tags, entities, concepts, cited sources, wikilinks, front " +
+    "matter). Name the page with `web_page` (UUID or slug) or `page_slug`; the Dock with `bucket` (or the " +
+    "deprecated `bucket_slug` + `owner_username`), else the Dock set by set_grounding_bucket, else your default " +
+    "Dock. `format`: \"native\" (sanitized HTML or the Markdown source; default) or \"text\" (extracted text). " +
+    "Returns `{ part, content_type, grounding }`.",
+  input: Schema.Struct({
+    bucket: optional(Bucket),
+    web_page: optional(PageRef("page")),
+    bucket_slug: optional(BucketSlug),
+    page_slug: optional(Text(64)),
+    format: optional(Schema.Literal("native", "text")),
+    owner_username: optional(OwnerUsername)
+  }),
+  output: Schema.Struct({ part: Part, content_type: Schema.String, grounding: Grounding }),
+  annotations: READ,
+  scope: "mcp:read",
+  run: ({ format, page_slug, web_page, ...target }) =>
+    Effect.gen(function*() {
+      const page = web_page ?? page_slug
+      if (page === undefined) return yield* new BadRequest({ message: "Name the page with `web_page` or `page_slug`" })
+      if (web_page !== undefined && page_slug !== undefined && web_page !== page_slug) {
+        const pages = yield* Pages
+        const [one, two] = [yield* pages.read(target, web_page), yield* pages.read(target, page_slug)]
+        if (one.part.id !== two.part.id) {
+          return yield* new BadRequest({ message: "web_page and page_slug name different pages" })
+        }
+      }
+      const { part, record } = yield* withPages((pages) => pages.read(target, page))
+      const content = format === "text" ? record.text : part.content
+      return {
+        part: new Part({ ...part, ...(content === undefined ? {} : { content }) }),
+        content_type: format === "text" ? "text" : part.content_type,
+        grounding: {
+          tags: record.tags,
+          entities: record.entities,
+          concepts: record.concepts,
+          sources: record.sourceIds,
+          links: record.links,
+          front_matter: record.frontMatter
+        }
+      }
+    })
+})
+
+export const listWebPages = tool({
+  name: "list_web_pages",
+  description:
+    "List a Dock's pages: title, slug, summary, content_type, page_kind, last_updated, claim_count. `sort`: " +
+    "\"alphabetical\" (default, deterministic) or \"recent\"; `limit` 1-100 (default 50). The Dock as in " +
+    "get_web_page. Returns `{ parts }`.",
+  input: Schema.Struct({
+    bucket: optional(Bucket),
+    bucket_slug: optional(BucketSlug),
+    owner_username: optional(OwnerUsername),
+    limit: optional(Schema.Int.pipe(Schema.between(1, 100))),
+    sort: optional(Schema.Literal("alphabetical", "recent"))
+  }),
+  output: Schema.Struct({ parts: Schema.Array(Part) }),
+  annotations: READ,
+  scope: "mcp:read",
+  run: ({ limit, sort, ...target }) =>
+    withPages((pages) =>
+      pages.list(target, { limit: limit ?? 50, sort: sort ?? "alphabetical", kinds: ["web_page", "markdown_file", "micro_db"] })
+    ).pipe(Effect.map((parts) => ({ parts })))
+})
+
+export const deleteWebPage = tool({
+  name: "delete_web_page",
+  description:
+    "Delete one page (and its versions) from a Dock you own or edit. Name it with `web_page` (UUID or slug) or " +
+    "`page_slug`, the Dock with `bucket` or `bucket_path`. Returns `{ ok: true }`.",
+  input: Schema.Struct({
+    bucket: optional(Bucket),
+    web_page: optional(PageRef("page")),
+    bucket_path: optional(BucketPath),
+    page_slug: optional(Text(64))
+  }),
+  output: Schema.Struct({ ok: Schema.Literal(true) }),
+  annotations: DESTRUCTIVE,
+  scope: "mcp:write",
+  run: ({ page_slug, web_page, ...target }) =>
+    Effect.gen(function*() {
+      const page = web_page ?? page_slug
+      if (page === undefined) return yield* new BadRequest({ message: "Name the page with `web_page` or `page_slug`" })
+      if (target.bucket === undefined && target.bucket_path === undefined) {
+        return yield* new BadRequest({ message: "Name the Dock with `bucket` or `bucket_path`" })
+      }
+      yield* withPages((pages) => pages.remove(target, page))
+      return { ok: true as const }
+    })
+})
+
+/** The version tools come in two families that differ only in the name of the page parameter. */
+const versionTools = (family: "web_page" | "markdown_file") => {
+  const label = family === "web_page" ? "page" : "Markdown file"
+  const ref = (input: { readonly web_page?: string; readonly markdown_file?: string }) =>
+    (family === "web_page" ? input.web_page : input.markdown_file)!
+  // The page parameter is `web_page` or `markdown_file`; typed as one of them, the schema names the right one.
+  const fields = { bucket: Bucket, [family]: PageRef(label) } as { bucket: typeof Bucket; web_page: ReturnType<typeof PageRef> }
+  return {
+    list: tool({
+      name: `list_${family}_versions`,
+      description:
+        `List every saved version of a ${label}, oldest first: version number, title, summary, size, why it was made ` +
+        "(created, updated, restored, forked, snapshot), who made it (user and agent label) and when. Returns `{ versions }`.",
+      input: Schema.Struct(fields),
+      output: Schema.Struct({ versions: Schema.Array(PartVersion) }),
+      annotations: READ,
+      scope: "mcp:read" as const,
+      run: (input: Record<string, string>) =>
+        withPages((pages) => pages.versions({ bucket: input["bucket"] }, ref(input))).pipe(
+          Effect.map((versions) => ({ versions }))
+        )
+    }),
+    get: tool({
+      name: `get_${family}_version`,
+      description: `Read the content of one saved version of a ${label}. Returns \`{ version, content }\`.`,
+      input: Schema.Struct({ ...fields, version: Version }),
+      output: Schema.Struct({ version: Schema.Int, content: Schema.String }),
+      annotations: READ,
+      scope: "mcp:read" as const,
+      run: (input: Record<string, string | number>) =>
+        withPages((pages) => pages.version({ bucket: input["bucket"] as string }, ref(input as never), input["version"] as number))
+    }),
+    restore: tool({
+      name: `restore_${family}_version`,
+      description:
+        `Make an old version of a ${label} current again, as a new version (history is never rewritten). ` +
+        "Returns `{ part }`.",
+      input: Schema.Struct({ ...fields, version: Version }),
+      output: Schema.Struct({ part: Part }),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+      scope: "mcp:write" as const,
+      run: (input: Record<string, string | number>) =>
+        withPages((pages) => pages.restore({ bucket: input["bucket"] as string }, ref(input as never), input["version"] as number))
+          .pipe(Effect.map((part) => ({ part })))
+    })
+  }
+}
+
+const webPageVersions = versionTools("web_page")
+const markdownFileVersions = versionTools("markdown_file")
+
+export const listWebPageVersions = webPageVersions.list
+export const getWebPageVersion = webPageVersions.get
+export const restoreWebPageVersion = webPageVersions.restore
+export const listMarkdownFileVersions = markdownFileVersions.list
+export const getMarkdownFileVersion = markdownFileVersions.get
+export const restoreMarkdownFileVersion = markdownFileVersions.restore
+
+export const getMarkdownFile = tool({
+  name: "get_markdown_file",
+  description: "Read one Markdown file of a Dock (its complete document in `content`). Returns `{ part }`.",
+  input: Schema.Struct({ bucket: Bucket, markdown_file: PageRef("Markdown file") }),
+  output: Schema.Struct({ part: Part }),
+  annotations: READ,
+  scope: "mcp:read",
+  run: ({ bucket, markdown_file }) =>
+    withPages((pages) => pages.read({ bucket }, markdown_file)).pipe(Effect.map(({ part }) => ({ part })))
+})
+
+export const listMarkdownFiles = tool({
+  name: "list_markdown_files",
+  description: "List the Markdown files of a Dock, alphabetically (at most 100). Returns `{ parts }`.",
+  input: Schema.Struct({ bucket: Bucket }),
+  output: Schema.Struct({ parts: Schema.Array(Part) }),
+  annotations: READ,
+  scope: "mcp:read",
+  run: ({ bucket }) =>
+    withPages((pages) => pages.list({ bucket }, { limit: 100, sort: "alphabetical", kinds: ["markdown_file"] })).pipe(
+      Effect.map((parts) => ({ parts }))
+    )
+})
+
+export const deleteMarkdownFile = tool({
+  name: "delete_markdown_file",
+  description: "Delete one Markdown file (and its versions) from a Dock you own or edit. Returns `{ ok: true }`.",
+  input: Schema.Struct({ bucket: Bucket, markdown_file: PageRef("Markdown file") }),
+  output: Schema.Struct({ ok: Schema.Literal(true) }),
+  annotations: DESTRUCTIVE,
+  scope: "mcp:write",
+  run: ({ bucket, markdown_file }) =>
+    withPages((pages) => pages.remove({ bucket }, markdown_file)).pipe(Effect.as({ ok: true as const }))
+})
