@@ -190,9 +190,9 @@ layer(DomainTest)("Docks.update", (it) => {
 
       const retitled = yield* update(sandbox, byId(dock), { title: "Still private", visibility: "private" })
       expect(retitled).toMatchObject({ title: "Still private", visibility: "private" })
-      // and the sandbox token cannot touch the user's other Docks
+      // and the sandbox token cannot touch the user's other Docks: to it they do not exist
       const other = yield* Effect.flip(update(sandbox, { _tag: "ById", id: user.default_bucket_id! }, { title: "x" }))
-      expect(other.code).toBe("permission_denied")
+      expect(other.code).toBe("not_found")
     }))
 
   it.effect("read-only and restricted tokens get permission_denied on the owner's Dock", () =>

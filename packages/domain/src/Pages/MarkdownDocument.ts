@@ -121,10 +121,12 @@ const readYaml = (yaml: string): Record<string, unknown> => {
   checkShape(yaml)
   const lineCounter = new LineCounter()
   const doc = parseDocument(yaml, {
-    // The core schema: strings, numbers, booleans, null. No timestamps, binary, merge keys or JS types, and
-    // no custom tags; an unknown tag is a warning, which is rejected below.
+    // The core schema: strings, numbers, booleans, null. No timestamps, binary, sets, merge keys or JS types
+    // (not even as explicit `!!timestamp`/`!!binary` tags), and no custom tags; an unresolved tag is a
+    // warning, which is rejected below.
     schema: "core",
     customTags: [],
+    resolveKnownTags: false,
     merge: false,
     strict: true,
     prettyErrors: true,
@@ -146,7 +148,8 @@ const readYaml = (yaml: string): Record<string, unknown> => {
       }
     )
   }
-  if (doc.contents === null) return {}
+  // Empty front matter, only comments, or an explicit `null`/`~`: no fields.
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return {}
   if (!isMap(doc.contents)) {
     throw new Problem("front matter must be a mapping of keys to values", {
       found: isSeq(doc.contents) ? "sequence" : "scalar"
@@ -344,10 +347,10 @@ const stringList = (frontMatter: Record<string, unknown>, field: string) =>
   Effect.suspend((): Effect.Effect<ReadonlyArray<string>, InvalidFrontMatter> => {
     const value = frontMatter[field]
     if (value === undefined || value === null) return Effect.succeed([])
-    const items: ReadonlyArray<unknown> = typeof value === "string" ? [value] : Array.isArray(value) ? value : []
     if (typeof value !== "string" && !Array.isArray(value)) {
       return Effect.fail(wrongType(field, "a string or a list of strings", value))
     }
+    const items: ReadonlyArray<unknown> = typeof value === "string" ? [value] : value
     const result: Array<string> = []
     for (const [index, item] of items.entries()) {
       if (typeof item !== "string") {
@@ -499,9 +502,50 @@ const WIKILINK = /\[\[([^[\]|\n]+)(?:\|([^[\]\n]*))?\]\]/g
  * - Wikilinks `[[Page]]`, `[[slug|label]]`, `[[owner/dock/page-slug]]` in text (never in code, inline code,
  *   or inside another link) become links when `resolveWikilink` finds them, and otherwise
  *   `<span class="wikilink-unresolved">label</span>`, so the text survives even if a sanitizer drops the class.
- *   Inside a GFM table cell write `[[slug\|label]]`: an unescaped `|` splits the cell first.
+ *   Inside a GFM table cell write `[[slug\|label]]`: an unescaped `|` splits the cell first. A reference
+ *   definition whose label matches (`[page]: https://…` next to `[[Page]]`) wins, as CommonMark says.
  */
 export const renderMarkdown = (body: string, options: RenderOptions): RenderedMarkdown => {
+  if (deepestContainerPrefix(body) > MARKDOWN_MAX_CONTAINER_PREFIX) return asPlainText(body)
+  try {
+    return renderTree(body, options)
+  } catch (error) {
+    // Nesting the prefix check does not see can still exhaust the stack of the recursive tree walkers.
+    if (error instanceof RangeError) return asPlainText(body)
+    throw error
+  }
+}
+
+/**
+ * Leading characters of a line that open containers (blockquote `>`, list markers, indentation). The parser's
+ * cost grows with the square of the nesting depth (`>>>>…` 1 MiB long never finishes) and deep trees overflow
+ * the stack, so a document with a longer prefix on any line is shown as plain text instead.
+ */
+export const MARKDOWN_MAX_CONTAINER_PREFIX = 128
+const CONTAINER_PREFIX = /^(?:[ \t]|>|[-*+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$))*/
+
+const deepestContainerPrefix = (body: string): number => {
+  let deepest = 0
+  for (const line of body.split("\n")) {
+    const length = CONTAINER_PREFIX.exec(line)?.[0].length ?? 0
+    if (length > deepest) deepest = length
+  }
+  return deepest
+}
+
+const asPlainText = (body: string): RenderedMarkdown => {
+  const text = body.replace(/[ \t]+/g, " ").trim()
+  return {
+    html: toHtml({ type: "element", tagName: "pre", properties: {}, children: [{ type: "text", value: body }] }),
+    text,
+    wikilinks: [],
+    firstHeading: undefined,
+    lead: undefined,
+    warnings: ["the Markdown is nested too deeply to render; it is shown as plain text"]
+  }
+}
+
+const renderTree = (body: string, options: RenderOptions): RenderedMarkdown => {
   const tree = fromMarkdown(body, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] })
   const state: TransformState = {
     options,

@@ -380,13 +380,32 @@ export const PagesLive = Layer.effect(
       yield* writeRules.admitWrite(principal)
       const old = yield* repo.versionContent(row.id, number)
       if (old === undefined) return yield* new NotFound({ message: `Page "${page}" has no version ${number}` })
-      const content = old.content_type === "html" ? sanitizeHtml(old.content).html : old.content
-      const fields = {
-        ...(yield* repo.fieldsOf(row.id)),
+      // Everything derived from the content is derived again from the old content, so the restored version is
+      // wholly the old one (text for search, front matter fields, wikilinks, claim count).
+      const current = yield* repo.fieldsOf(row.id)
+      const derived: PageContent = old.content_type === "html"
+        ? { ...(yield* Effect.orDie(prepareHtml({ title: old.title, content: old.content }))).content, pageKind: current.pageKind }
+        : old.content_type === "markdown"
+        ? (yield* prepareMarkdown({ title: old.title, content: old.content }, {
+          frontMatterRequired: false,
+          pageKind: current.pageKind
+        }).pipe(Effect.orDie)).content
+        : { ...current, content: old.content, contentType: old.content_type as ContentType }
+      const content = derived.content
+      const fields: PartFields = {
+        ...current,
         title: old.title,
         summary: old.summary,
         contentType: old.content_type as ContentType,
         content,
+        bodyText: derived.bodyText,
+        frontMatter: derived.frontMatter ?? {},
+        tags: derived.tags ?? [],
+        entities: derived.entities ?? [],
+        concepts: derived.concepts ?? [],
+        sourceIds: derived.sourceIds ?? [],
+        links: derived.links ?? [],
+        claimCount: derived.claimCount ?? 0,
         sizeBytes: new TextEncoder().encode(content).byteLength
       }
       const author = { userId: principal.userId, tokenId: principal.tokenId, agentLabel: principal.agentLabel }
