@@ -1,6 +1,6 @@
 /** Docks: the containers artifacts live in (`bucket` in identifiers). Wire shape per architecture §14. */
 import { Schema } from "effect"
-import { DockId, UserId } from "../Ids.ts"
+import { DockId, isUuid, UserId } from "../Ids.ts"
 
 export const Visibility = Schema.Literal("private", "public")
 
@@ -97,12 +97,11 @@ export type DockRef =
   | { readonly _tag: "ByPath"; readonly owner: string; readonly slug: string }
   | { readonly _tag: "BySlug"; readonly slug: string }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** A `bucket` value (architecture §14): a Dock UUID, `owner_username/dock_slug`, or a bare slug. */
 export const dockRefOf = (value: string): DockRef => {
   const trimmed = value.trim()
-  if (UUID.test(trimmed)) return { _tag: "ById", id: trimmed.toLowerCase() }
+  if (isUuid(trimmed)) return { _tag: "ById", id: trimmed.toLowerCase() }
   const slash = trimmed.indexOf("/")
   if (slash !== -1) return { _tag: "ByPath", owner: trimmed.slice(0, slash).trim(), slug: trimmed.slice(slash + 1).trim() }
   return { _tag: "BySlug", slug: trimmed }

@@ -102,6 +102,15 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
   readonly setCover: (ref: DockRef, page: string) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
   /** set_grounding_bucket: remembers a readable Dock for the calling token; answers its owner/slug path. */
   readonly setGrounding: (ref: DockRef) => Effect.Effect<string, WriteError, CurrentPrincipal>
+  /** The Dock a target names, as a reference by id; naming none is `bad_request` (tools that act on one Dock). */
+  readonly named: (target: DockTarget) => Effect.Effect<DockRef, NotFound | BadRequest, CurrentPrincipal>
+  /**
+   * The Dock an untargeted write means: the target when one is named, else the caller's default Dock (a sandbox
+   * token's sandbox); with neither, `not_found`.
+   */
+  readonly resolveWrite: (
+    target: DockTarget
+  ) => Effect.Effect<{ readonly dock: Dock; readonly access: DockAccess }, NotFound | BadRequest, CurrentPrincipal>
   /**
    * The Dock an untargeted read means: the target when one is named, else the token's grounding Dock (while it
    * is set, unexpired and still readable), else the caller's default Dock; with none of these, `bad_request`.

@@ -10,7 +10,7 @@ import { canRead, checkCreateDock, checkOwner, type DockAccess, roleOf } from ".
 import { checkSandboxExposure } from "../Sandbox/WriteRules.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
-import { makePagesRepo } from "../Pages/PagesRepo.ts"
+import { authorOf, makePagesRepo } from "../Pages/PagesRepo.ts"
 import {
   ActivityItem,
   DESCRIPTION_MAX,
@@ -180,6 +180,18 @@ export const DocksLive = Layer.effect(
       }
     }
 
+    /** The plan's Docks-per-user cap, counted under a lock on the owner inside the creating transaction. */
+    const reserveDockSlot = (ownerId: UserId) =>
+      Effect.gen(function*() {
+        const owned = yield* repo.lockAndCountOwned(ownerId)
+        if (owned >= limits.planMaxDocks) {
+          return yield* new TierLimitExceeded({
+            message: `The free plan allows ${limits.planMaxDocks} Docks per user`,
+            details: { limit: limits.planMaxDocks, used: owned }
+          })
+        }
+      })
+
     /** The row and the caller's access, or not_found when it is missing or not readable. */
     const readable = (ref: DockRef) =>
       Effect.gen(function*() {
@@ -214,13 +226,7 @@ export const DocksLive = Layer.effect(
       const tags = yield* normalizeTags(input.tags ?? [])
       const topics = yield* normalizeTopics(input.topics ?? [])
       const id = yield* sql.withTransaction(Effect.gen(function*() {
-        const owned = yield* repo.lockAndCountOwned(ownerId)
-        if (owned >= limits.planMaxDocks) {
-          return yield* new TierLimitExceeded({
-            message: `The free plan allows ${limits.planMaxDocks} Docks per user`,
-            details: { limit: limits.planMaxDocks, used: owned }
-          })
-        }
+        yield* reserveDockSlot(ownerId)
         const id = yield* insertDock(repo, ownerId, {
           title,
           slug,
@@ -394,9 +400,7 @@ export const DocksLive = Layer.effect(
       const principal = yield* CurrentPrincipal
       yield* checkSandboxExposure(principal, { fork: true })
       yield* checkCreateDock(principal)
-      const named = yield* resolve(upstream)
-      if (Option.isNone(named)) return yield* new BadRequest({ message: "Name the Dock to fork with `bucket_path`" })
-      const { row: source } = yield* readable({ _tag: "ById", id: named.value.dock.id })
+      const { row: source } = yield* readable(yield* named(upstream))
       const path = `${source.owner_username}/${source.slug}`
       if (source.visibility !== "public") {
         return yield* new Forbidden({ message: `${path} is not public: only public Docks can be forked` })
@@ -407,16 +411,10 @@ export const DocksLive = Layer.effect(
       yield* writeRules.admitWrite(principal)
       const title = yield* normalizeTitle({ title: options.newName ?? source.title }, "new_name")
       const ownerId = principal.userId!
-      const author = { userId: principal.userId, tokenId: principal.tokenId, agentLabel: principal.agentLabel }
+      const author = authorOf(principal)
       const id = yield* sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        const owned = yield* repo.lockAndCountOwned(ownerId)
-        if (owned >= limits.planMaxDocks) {
-          return yield* new TierLimitExceeded({
-            message: `The free plan allows ${limits.planMaxDocks} Docks per user`,
-            details: { limit: limits.planMaxDocks, used: owned }
-          })
-        }
+        yield* reserveDockSlot(ownerId)
         const id = yield* insertDock(repo, ownerId, {
           title,
           slug: undefined,
@@ -531,22 +529,50 @@ export const DocksLive = Layer.effect(
         return yield* readable({ _tag: "ById", id: dockId }).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
       })
 
-    const resolveRead = Effect.fn("Docks.resolveRead")(function*(target: DockTarget) {
-      const named = yield* resolve(target)
-      if (Option.isSome(named)) return named.value
-      const principal = yield* CurrentPrincipal
-      const grounded = yield* groundingDock(principal)
-      const fallback = grounded ?? (principal.userId === null ? undefined : yield* Effect.gen(function*() {
+    /** The caller's default Dock while it exists and is readable (a sandbox token's: its sandbox). */
+    const defaultDock = (principal: Principal) =>
+      Effect.gen(function*() {
+        if (principal.userId === null) return undefined
         const rows = yield* sql<{ default_dock_id: DockId | null }>`select default_dock_id from users
           where id = ${principal.userId}`.pipe(Effect.orDie)
         const dockId = rows[0]?.default_dock_id ?? null
         if (dockId === null) return undefined
         return yield* readable({ _tag: "ById", id: dockId }).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
-      }))
+      })
+
+    const named = Effect.fn("Docks.named")(function*(target: DockTarget) {
+      const found = yield* resolve(target)
+      if (Option.isNone(found)) {
+        return yield* new BadRequest({ message: "Name the Dock with `bucket` (or bucket_path / bucket_id)" })
+      }
+      const ref: DockRef = { _tag: "ById", id: found.value.dock.id }
+      return ref
+    })
+
+    const resolveRead = Effect.fn("Docks.resolveRead")(function*(target: DockTarget) {
+      const found = yield* resolve(target)
+      if (Option.isSome(found)) return found.value
+      const principal = yield* CurrentPrincipal
+      const fallback = (yield* groundingDock(principal)) ?? (yield* defaultDock(principal))
       if (fallback === undefined) {
         return yield* new BadRequest({
           message: "Name the Dock with `bucket` (a Dock id, owner_username/dock_slug or slug), or set one with " +
             "set_grounding_bucket"
+        })
+      }
+      return { dock: toDock(fallback.row, baseUrl), access: fallback.access }
+    })
+
+    const resolveWrite = Effect.fn("Docks.resolveWrite")(function*(target: DockTarget) {
+      const found = yield* resolve(target)
+      if (Option.isSome(found)) return found.value
+      const principal = yield* CurrentPrincipal
+      const fallback = yield* defaultDock(principal)
+      if (fallback === undefined) {
+        return yield* new NotFound({
+          message: principal.userId === null
+            ? "No Dock named and no default Dock"
+            : "You have no default Dock: name one with `bucket`"
         })
       }
       return { dock: toDock(fallback.row, baseUrl), access: fallback.access }
@@ -567,7 +593,9 @@ export const DocksLive = Layer.effect(
       updateMetadata,
       setCover,
       setGrounding,
-      resolveRead
+      named,
+      resolveRead,
+      resolveWrite
     }
   })
 )

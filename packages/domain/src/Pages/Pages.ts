@@ -4,7 +4,7 @@
  * change of content, attribution, the content caps and the activity log, all in one transaction.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { Docks } from "../Docks/Docks.ts"
 import type { DockTarget } from "../Docks/Dock.ts"
@@ -25,8 +25,8 @@ import { checkCreateDock, checkWrite, roleOf } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { slugify, validateSlug } from "../Slug.ts"
-import { makePagesRepo, type PartFields, type PartRow } from "./PagesRepo.ts"
-import { ContentType, type PageContent, type PageKind, Part, type SaveAction } from "./Part.ts"
+import { authorOf, makePagesRepo, partFields, type PartFields, type PartRow } from "./PagesRepo.ts"
+import { ContentType, type PageContent, type PageKind, type PageNames, Part, type SaveAction, utf8Bytes } from "./Part.ts"
 import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "./Prepare.ts"
 import { sanitizeHtml } from "./HtmlSanitizer.ts"
 
@@ -40,8 +40,6 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | TierLimitExceeded | RateLimited,
     CurrentPrincipal
   >
-  /** A page of a Dock the caller can read, by UUID or slug. */
-  readonly find: (dockId: DockId, ref: string) => Effect.Effect<Part, NotFound | BadRequest, CurrentPrincipal>
   /**
    * push_web_page / push_markdown_file / push_markdown: prepares the content, then saves it into the named Dock,
    * or with none named into the caller's default Dock (a sandbox token's sandbox).
@@ -54,7 +52,7 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   /** One page with its content; the Dock named or, with none, the grounding or default Dock. */
   readonly read: (
     target: DockTarget,
-    page: string
+    page: string | PageNames
   ) => Effect.Effect<{ readonly part: Part; readonly record: PageRecord }, NotFound | BadRequest, CurrentPrincipal>
   readonly list: (
     target: DockTarget,
@@ -75,9 +73,10 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     page: string,
     version: number
   ) => Effect.Effect<Part, NotFound | BadRequest | Unauthorized | PermissionDenied | TierLimitExceeded | RateLimited, CurrentPrincipal>
+  /** Needs a named Dock: a delete never falls back to the grounding or default Dock. */
   readonly remove: (
     target: DockTarget,
-    page: string
+    page: string | PageNames
   ) => Effect.Effect<void, NotFound | BadRequest | Unauthorized | PermissionDenied | RateLimited, CurrentPrincipal>
 }>() {}
 
@@ -170,24 +169,8 @@ export const PagesLive = Layer.effect(
       const slug = input.slug !== undefined
         ? yield* validateSlug("page_slug", input.slug)
         : slugify(input.title ?? "", 56) || `untitled-${crypto.randomUUID().slice(0, 8)}`
-      const fields: PartFields = {
-        slug,
-        title: input.title?.trim() || null,
-        summary: input.summary,
-        contentType: input.contentType,
-        pageKind: input.pageKind,
-        content: input.content,
-        bodyText: input.bodyText,
-        frontMatter: input.frontMatter ?? {},
-        tags: input.tags ?? [],
-        entities: input.entities ?? [],
-        concepts: input.concepts ?? [],
-        sourceIds: input.sourceIds ?? [],
-        links: input.links ?? [],
-        claimCount: input.claimCount ?? 0,
-        sizeBytes: new TextEncoder().encode(input.content).byteLength
-      }
-      const author = { userId: principal.userId, tokenId: principal.tokenId, agentLabel: principal.agentLabel }
+      const fields = partFields(input, slug)
+      const author = authorOf(principal)
       const { action, id } = yield* sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         // Writers of one Dock take turns, so two pushes of a new slug cannot both create it.
@@ -223,29 +206,6 @@ export const PagesLive = Layer.effect(
       return { part: toPart(row!, baseUrl), action }
     })
 
-    const find = Effect.fn("Pages.find")(function*(dockId: DockId, ref: string) {
-      yield* docks.access({ _tag: "ById", id: dockId })
-      const row = yield* repo.findInDock(dockId, ref)
-      if (row === undefined) return yield* new NotFound({ message: `No page "${ref}" in this Dock` })
-      return toPart(row, baseUrl)
-    })
-
-    /** The Dock an untargeted write means: the named one, else the caller's default Dock (a sandbox's sandbox). */
-    const writeDock = (target: DockTarget) =>
-      Effect.gen(function*() {
-        const named = yield* docks.resolve(target)
-        if (Option.isSome(named)) return named.value.dock.id as DockId
-        const principal = yield* CurrentPrincipal
-        if (principal.userId === null) return yield* new NotFound({ message: "No Dock named and no default Dock" })
-        const rows = yield* sql<{ default_dock_id: DockId | null }>`select default_dock_id from users
-          where id = ${principal.userId}`.pipe(Effect.orDie)
-        const dockId = rows[0]?.default_dock_id ?? null
-        if (dockId === null) {
-          return yield* new NotFound({ message: "You have no default Dock: name one with `bucket`" })
-        }
-        return dockId
-      })
-
     const push = Effect.fn("Pages.push")(function*(
       kind: PushKind,
       target: DockTarget,
@@ -259,8 +219,8 @@ export const PagesLive = Layer.effect(
         })
       const named = Object.values(target).some((value) => value !== undefined)
       if (kind === "markdown" && !named) return yield* pushStandalone(prepared)
-      const dockId = yield* writeDock(target)
-      const saved = yield* save(dockId, prepared.content)
+      const { dock } = yield* docks.resolveWrite(target)
+      const saved = yield* save(dock.id, prepared.content)
       return {
         part: saved.part,
         action: saved.action,
@@ -285,24 +245,8 @@ export const PagesLive = Layer.effect(
         }
         yield* checkCreateDock(principal)
         yield* writeRules.admitWrite(principal)
-        const fields = {
-          slug: prepared.content.slug ?? (slugify(prepared.content.title ?? "", 56) || "untitled"),
-          title: prepared.content.title?.trim() || null,
-          summary: prepared.content.summary,
-          contentType: prepared.content.contentType,
-          pageKind: prepared.content.pageKind,
-          content: prepared.content.content,
-          bodyText: prepared.content.bodyText,
-          frontMatter: prepared.content.frontMatter ?? {},
-          tags: prepared.content.tags ?? [],
-          entities: prepared.content.entities ?? [],
-          concepts: prepared.content.concepts ?? [],
-          sourceIds: prepared.content.sourceIds ?? [],
-          links: prepared.content.links ?? [],
-          claimCount: prepared.content.claimCount ?? 0,
-          sizeBytes: new TextEncoder().encode(prepared.content.content).byteLength
-        }
-        const author = { userId: principal.userId, tokenId: principal.tokenId, agentLabel: principal.agentLabel }
+        const fields = partFields(prepared.content, prepared.content.slug ?? (slugify(prepared.content.title ?? "", 56) || "untitled"))
+        const author = authorOf(principal)
         const id = yield* sql.withTransaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
           const id = yield* repo.insert(null, principal.userId as UserId, newPublicSlug(fields.slug), fields, now)
@@ -314,19 +258,35 @@ export const PagesLive = Layer.effect(
         return { part: toPart(row!, baseUrl), action: "created" as const, warnings: prepared.warnings }
       })
 
-    /** A readable page of the Dock the target (or the grounding/default Dock) names; private parts for members. */
-    const readablePage = (target: DockTarget, page: string) =>
+    /**
+     * A readable page (private parts for members only) of the Dock the target names or, for reads, the grounding
+     * or default Dock. A page named twice (`web_page` and `page_slug`) must be one page.
+     */
+    const readablePage = (target: DockTarget, page: string | PageNames, dock: "read" | "named" = "read") =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const { access } = yield* docks.resolveRead(target)
-        const row = yield* repo.findInDock(access.dockId, page)
-        if (row === undefined || (row.visibility === "private" && roleOf(principal, access) === null)) {
-          return yield* new NotFound({ message: `No page "${page}" in this Dock` })
+        const refs = typeof page === "string"
+          ? [page]
+          : [page.web_page, page.page_slug].filter((ref): ref is string => ref !== undefined)
+        if (refs.length === 0) return yield* new BadRequest({ message: "Name the page with `web_page` or `page_slug`" })
+        const access = dock === "read"
+          ? (yield* docks.resolveRead(target)).access
+          : yield* docks.access(yield* docks.named(target))
+        const rows = yield* Effect.forEach(refs, (ref) =>
+          Effect.gen(function*() {
+            const row = yield* repo.findInDock(access.dockId, ref)
+            if (row === undefined || (row.visibility === "private" && roleOf(principal, access) === null)) {
+              return yield* new NotFound({ message: `No page "${ref}" in this Dock` })
+            }
+            return row
+          }))
+        if (new Set(rows.map((row) => row.id)).size > 1) {
+          return yield* new BadRequest({ message: "web_page and page_slug name different pages" })
         }
-        return { row, access }
+        return { row: rows[0]!, access }
       })
 
-    const read = Effect.fn("Pages.read")(function*(target: DockTarget, page: string) {
+    const read = Effect.fn("Pages.read")(function*(target: DockTarget, page: string | PageNames) {
       const { row } = yield* readablePage(target, page)
       const record = yield* repo.recordOf(row.id)
       // Native reads sanitize stored HTML again: a stricter configuration applies to old content too.
@@ -406,9 +366,9 @@ export const PagesLive = Layer.effect(
         sourceIds: derived.sourceIds ?? [],
         links: derived.links ?? [],
         claimCount: derived.claimCount ?? 0,
-        sizeBytes: new TextEncoder().encode(content).byteLength
+        sizeBytes: utf8Bytes(content)
       }
-      const author = { userId: principal.userId, tokenId: principal.tokenId, agentLabel: principal.agentLabel }
+      const author = authorOf(principal)
       yield* sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         const current = yield* repo.findInDock(access.dockId, row.id, true)
@@ -427,9 +387,9 @@ export const PagesLive = Layer.effect(
       return toPart((yield* repo.findInDock(access.dockId, row.id))!, baseUrl)
     })
 
-    const remove = Effect.fn("Pages.remove")(function*(target: DockTarget, page: string) {
+    const remove = Effect.fn("Pages.remove")(function*(target: DockTarget, page: string | PageNames) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readablePage(target, page)
+      const { access, row } = yield* readablePage(target, page, "named")
       yield* checkWrite(principal, access)
       yield* writeRules.admitWrite(principal)
       yield* sql.withTransaction(Effect.gen(function*() {
@@ -445,6 +405,6 @@ export const PagesLive = Layer.effect(
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.catchTag("TierLimitExceeded", Effect.die))
     })
 
-    return { save, find, push, read, list, versions, version, restore, remove }
+    return { save, push, read, list, versions, version, restore, remove }
   })
 )

@@ -1,8 +1,9 @@
 /** Page rows and their versions: SQL in, typed rows out. SqlError is a defect here. */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
-import type { DockId, TokenId, UserId } from "../Ids.ts"
-import { ContentType, PageKind } from "./Part.ts"
+import { type DockId, isUuid, type TokenId, type UserId } from "../Ids.ts"
+import type { Principal } from "../Principal.ts"
+import { ContentType, type PageContent, PageKind, utf8Bytes } from "./Part.ts"
 
 export class PartRow extends Schema.Class<PartRow>("PartRow")({
   id: Schema.UUID,
@@ -21,8 +22,6 @@ export class PartRow extends Schema.Class<PartRow>("PartRow")({
   size_bytes: Schema.Number,
   updated_at: Schema.DateFromSelf
 }) {}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Who made a version: the user, the token and the agent's label. */
 export interface Author {
@@ -49,6 +48,32 @@ export interface PartFields {
   readonly sizeBytes: number
 }
 
+/** Who makes a version: the caller's user, token and agent label. */
+export const authorOf = (principal: Principal): Author => ({
+  userId: principal.userId,
+  tokenId: principal.tokenId,
+  agentLabel: principal.agentLabel
+})
+
+/** The stored fields of prepared page content under its slug. */
+export const partFields = (content: PageContent, slug: string): PartFields => ({
+  slug,
+  title: content.title?.trim() || null,
+  summary: content.summary,
+  contentType: content.contentType,
+  pageKind: content.pageKind,
+  content: content.content,
+  bodyText: content.bodyText,
+  frontMatter: content.frontMatter ?? {},
+  tags: content.tags ?? [],
+  entities: content.entities ?? [],
+  concepts: content.concepts ?? [],
+  sourceIds: content.sourceIds ?? [],
+  links: content.links ?? [],
+  claimCount: content.claimCount ?? 0,
+  sizeBytes: utf8Bytes(content.content)
+})
+
 export const makePagesRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
@@ -58,7 +83,7 @@ export const makePagesRepo = Effect.gen(function*() {
 
   /** A page of a Dock by its UUID or its slug. */
   const findInDock = (dockId: DockId, ref: string, lock = false) => {
-    const byId = UUID.test(ref.trim())
+    const byId = isUuid(ref.trim())
     return sql`select ${columns} from parts
       where dock_id = ${dockId} and ${byId ? sql`id = ${ref.trim().toLowerCase()}` : sql`slug = ${ref.trim()}`}
       ${lock ? sql`for update` : sql``}`.pipe(
@@ -134,32 +159,6 @@ export const makePagesRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** The record fields beyond the `part` (get_web_page's grounding fields). */
-  const recordOf = (id: string) =>
-    sql<{
-      body_text: string
-      front_matter: Record<string, unknown>
-      tags: Array<string>
-      entities: Array<string>
-      concepts: Array<string>
-      source_ids: Array<string>
-      links: Array<string>
-    }>`select body_text, front_matter, tags, entities, concepts, source_ids, links from parts where id = ${id}`.pipe(
-      Effect.map((rows) => {
-        const row = rows[0]!
-        return {
-          text: row.body_text,
-          frontMatter: row.front_matter,
-          tags: row.tags,
-          entities: row.entities,
-          concepts: row.concepts,
-          sourceIds: row.source_ids,
-          links: row.links
-        }
-      }),
-      Effect.orDie
-    )
-
   /** Everything a new version starts from: the page's current fields. */
   const fieldsOf = (id: string) =>
     sql<{
@@ -202,6 +201,18 @@ export const makePagesRepo = Effect.gen(function*() {
       }),
       Effect.orDie
     )
+
+  /** The record fields beyond the `part` (get_web_page's grounding fields). */
+  const recordOf = (id: string) =>
+    Effect.map(fieldsOf(id), (fields) => ({
+      text: fields.bodyText,
+      frontMatter: fields.frontMatter,
+      tags: fields.tags,
+      entities: fields.entities,
+      concepts: fields.concepts,
+      sourceIds: fields.sourceIds,
+      links: fields.links
+    }))
 
   const listInDock = (
     dockId: DockId,

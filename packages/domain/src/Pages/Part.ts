@@ -54,4 +54,13 @@ export interface PageContent {
   readonly claimCount?: number | undefined
 }
 
+/** How a tool names a page: `web_page` (UUID or slug) and/or `page_slug`; naming both, they must agree. */
+export interface PageNames {
+  readonly web_page?: string | undefined
+  readonly page_slug?: string | undefined
+}
+
+/** Sizes are counted in UTF-8 bytes (the 1 MiB page limit, the content caps). */
+export const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength
+
 export type SaveAction = "created" | "updated" | "unchanged"

@@ -8,12 +8,10 @@ import { type InvalidFrontMatter, InvalidSlug, ValidationError } from "../Errors
 import { isSlug, SLUG_MAX } from "../Slug.ts"
 import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
 import { deriveSummary, pageFields, renderMarkdown, splitFrontMatter } from "./MarkdownDocument.ts"
-import type { PageContent, PageKind } from "./Part.ts"
+import { type PageContent, type PageKind, utf8Bytes } from "./Part.ts"
 
 /** `page_content` limit: 1 MiB counted in UTF-8 bytes (architecture §14). */
 export const PAGE_CONTENT_MAX_BYTES = 1_048_576
-
-export const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength
 
 export const checkContentSize = (content: string): Effect.Effect<void, ValidationError> => {
   const bytes = utf8Bytes(content)

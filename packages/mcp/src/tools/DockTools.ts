@@ -1,34 +1,15 @@
 /** The Dock tools of spec §4.3: catalogue entries, one domain call each. */
-import { BadRequest, Dock, DockDetails, type DockRef, type DockTarget, Docks } from "@dock/domain"
-import { Effect, Option, Schema } from "effect"
+import { Dock, DockDetails, type DockTarget, Docks } from "@dock/domain"
+import { Effect, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
+import { Bucket, BucketSlug, optional, OwnerUsername, PathTarget, Text, Visibility } from "./Params.ts"
 
-const optional = <A, I>(schema: Schema.Schema<A, I, never>) => Schema.optionalWith(schema, { exact: true })
-const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
-const Visibility = Schema.Literal("private", "public")
 const Tags = Schema.Array(Text(64)).pipe(Schema.maxItems(32))
-
-const Bucket = Text(200).pipe(
-  Schema.annotations({ description: "The Dock: its UUID, owner_username/dock_slug, or a slug of yours" })
-)
-/** The legacy targeting fields of architecture §9. */
-const BucketId = Schema.UUID.pipe(Schema.annotations({ description: "Legacy: the Dock's UUID" }))
-const BucketPath = Text(200).pipe(Schema.annotations({ description: "The Dock as owner_username/dock_slug" }))
-const BucketSlug = Text(64).pipe(
-  Schema.annotations({ description: "Deprecated alias: the Dock's slug (with owner_username for someone else's)" })
-)
-const OwnerUsername = Text(64).pipe(Schema.annotations({ description: "Whose Dock bucket_slug names" }))
 
 const withDocks = <A, E, R>(f: (docks: Docks["Type"]) => Effect.Effect<A, E, R>) => Effect.flatMap(Docks, f)
 
-/** The one resolver for a write tool's target: the Dock it names, as a reference by id; naming none is bad_request. */
-const namedDock = (target: DockTarget) =>
-  withDocks((docks) => docks.resolve(target)).pipe(
-    Effect.flatMap(Option.match({
-      onNone: () => Effect.fail(new BadRequest({ message: "Name the Dock with `bucket` (or bucket_path / bucket_id)" })),
-      onSome: ({ dock }): Effect.Effect<DockRef> => Effect.succeed({ _tag: "ById", id: dock.id })
-    }))
-  )
+/** The one resolver, for tools that act on one named Dock. */
+const namedDock = (target: DockTarget) => withDocks((docks) => docks.named(target))
 
 const OneDock = Schema.Struct({ bucket: Dock })
 const DockList = Schema.Struct({ buckets: Schema.Array(Dock) })
@@ -134,9 +115,7 @@ export const forkBucket = tool({
     "upstream with `bucket_path` (owner_username/dock_slug). `new_name` titles the fork (default: the upstream's " +
     "title); it is private unless `visibility` is \"public\". Returns `{ bucket }`.",
   input: Schema.Struct({
-    bucket_path: BucketPath,
-    bucket: optional(Bucket),
-    bucket_id: optional(BucketId),
+    ...PathTarget,
     new_name: optional(Schema.NullOr(Text(200))),
     visibility: optional(Visibility)
   }),
@@ -157,9 +136,7 @@ export const updateBucketMetadata = tool({
     "(whether others may fork it when public), and topics with `add_topics` / `remove_topics` (topic slugs). " +
     "Owner only; sandbox tokens cannot make a Dock public or discoverable. Returns `{ bucket }`.",
   input: Schema.Struct({
-    bucket_path: BucketPath,
-    bucket: optional(Bucket),
-    bucket_id: optional(BucketId),
+    ...PathTarget,
     name: optional(Text(200)),
     description: optional(Schema.NullOr(Text(5_000))),
     visibility: optional(Visibility),
@@ -269,11 +246,7 @@ export const setGroundingBucket = tool({
     "Choose the Dock that later get_bucket, list_web_pages and get_web_page calls use when they name no Dock. " +
     "The choice belongs to this token and lasts 24 hours from the last time it was set. Name the Dock with " +
     "`bucket_path` (owner_username/dock_slug); you must be able to read it. Returns `{ activeWorkspacePath }`.",
-  input: Schema.Struct({
-    bucket_path: BucketPath,
-    bucket: optional(Bucket),
-    bucket_id: optional(BucketId)
-  }),
+  input: Schema.Struct(PathTarget),
   output: Schema.Struct({ activeWorkspacePath: Schema.String }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
   scope: "mcp:write",

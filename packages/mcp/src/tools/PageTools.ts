@@ -1,20 +1,9 @@
 /** The Web page and Markdown file tools of spec §4.3: catalogue entries, one domain call each. */
-import { BadRequest, Pages, Part, PartVersion } from "@dock/domain"
+import { type DockTarget, Pages, Part, PartVersion, type PushKind } from "@dock/domain"
 import { Effect, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
+import { Bucket, BucketPath, BucketSlug, optional, OwnerUsername, Text, WriteTarget } from "./Params.ts"
 
-const optional = <A, I>(schema: Schema.Schema<A, I, never>) => Schema.optionalWith(schema, { exact: true })
-const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
-
-const Bucket = Text(200).pipe(
-  Schema.annotations({ description: "The Dock: its UUID, owner_username/dock_slug, or a slug of yours" })
-)
-const BucketId = Schema.UUID.pipe(Schema.annotations({ description: "Legacy: the Dock's UUID" }))
-const BucketPath = Text(200).pipe(Schema.annotations({ description: "The Dock as owner_username/dock_slug" }))
-const BucketSlug = Text(64).pipe(
-  Schema.annotations({ description: "Deprecated alias: the Dock's slug (with owner_username for someone else's)" })
-)
-const OwnerUsername = Text(64).pipe(Schema.annotations({ description: "Whose Dock bucket_slug names" }))
 const PageRef = (what: string) =>
   Text(200).pipe(Schema.annotations({ description: `The ${what}: its UUID or its slug in the Dock` }))
 const PageTitle = Schema.NullOr(Text(300))
@@ -37,6 +26,21 @@ const PushOutput = Schema.Struct({
 
 const withPages = <A, E, R>(f: (pages: Pages["Type"]) => Effect.Effect<A, E, R>) => Effect.flatMap(Pages, f)
 
+/** What every push takes besides its Dock. */
+const PushFields = { page_title: optional(PageTitle), page_slug: optional(PageSlug), page_content: PageContent }
+
+/** The three push tools differ only in their kind and which Dock fields they take. */
+const runPush = (kind: PushKind) =>
+({ content_type, page_content, page_slug, page_title, ...target }: {
+  readonly content_type?: "markdown" | "html"
+  readonly page_title?: string | null
+  readonly page_slug?: string | null
+  readonly page_content: string
+} & DockTarget) =>
+  withPages((pages) =>
+    pages.push(kind, target, { contentType: content_type, title: page_title, slug: page_slug, content: page_content })
+  )
+
 export const pushWebPage = tool({
   name: "push_web_page",
   description:
@@ -44,22 +48,11 @@ export const pushWebPage = tool({
     "`page_slug` (or the slug derived from `page_title`): pushing again updates it and makes a new version, identical " +
     "content answers action \"unchanged\". HTML is sanitized before storage; `sanitization_warnings` says what was " +
     "removed. With no Dock named it goes to your default Dock. Returns `{ part, action, warnings }`.",
-  input: Schema.Struct({
-    bucket: optional(Bucket),
-    bucket_id: optional(BucketId),
-    bucket_path: optional(BucketPath),
-    content_type: optional(Schema.Literal("markdown", "html")),
-    page_title: optional(PageTitle),
-    page_slug: optional(PageSlug),
-    page_content: PageContent
-  }),
+  input: Schema.Struct({ ...WriteTarget, content_type: optional(Schema.Literal("markdown", "html")), ...PushFields }),
   output: PushOutput,
   annotations: WRITE,
   scope: "mcp:write",
-  run: ({ content_type, page_content, page_slug, page_title, ...target }) =>
-    withPages((pages) =>
-      pages.push("web_page", target, { contentType: content_type, title: page_title, slug: page_slug, content: page_content })
-    )
+  run: runPush("web_page")
 })
 
 export const pushMarkdownFile = tool({
@@ -69,19 +62,11 @@ export const pushMarkdownFile = tool({
     "(---\\ntitle: …\\n---). Front matter fields title, summary, slug, tags, entities, concepts, claims and sources " +
     "feed the page record; `page_title` / `page_slug` override them. Bad front matter is invalid_front_matter, a bad " +
     "slug invalid_slug. With no Dock named it goes to your default Dock. Returns `{ part, action, warnings }`.",
-  input: Schema.Struct({
-    bucket: optional(Bucket),
-    bucket_id: optional(BucketId),
-    bucket_path: optional(BucketPath),
-    page_title: optional(PageTitle),
-    page_slug: optional(PageSlug),
-    page_content: PageContent
-  }),
+  input: Schema.Struct({ ...WriteTarget, ...PushFields }),
   output: PushOutput,
   annotations: WRITE,
   scope: "mcp:write",
-  run: ({ page_content, page_slug, page_title, ...target }) =>
-    withPages((pages) => pages.push("markdown_file", target, { title: page_title, slug: page_slug, content: page_content }))
+  run: runPush("markdown_file")
 })
 
 export const pushMarkdown = tool({
@@ -90,17 +75,11 @@ export const pushMarkdown = tool({
     "Save Markdown (front matter optional). With `bucket` it is created or updated in that Dock like " +
     "push_markdown_file; without it, it becomes a standalone artifact of yours, in no Dock, reachable at its `url`. " +
     "Returns `{ part, action, warnings }`.",
-  input: Schema.Struct({
-    bucket: optional(Bucket),
-    page_title: optional(PageTitle),
-    page_slug: optional(PageSlug),
-    page_content: PageContent
-  }),
+  input: Schema.Struct({ bucket: optional(Bucket), ...PushFields }),
   output: PushOutput,
   annotations: WRITE,
   scope: "mcp:write",
-  run: ({ page_content, page_slug, page_title, ...target }) =>
-    withPages((pages) => pages.push("markdown", target, { title: page_title, slug: page_slug, content: page_content }))
+  run: runPush("markdown")
 })
 
 const Grounding = Schema.Struct({
@@ -132,31 +111,23 @@ export const getWebPage = tool({
   annotations: READ,
   scope: "mcp:read",
   run: ({ format, page_slug, web_page, ...target }) =>
-    Effect.gen(function*() {
-      const page = web_page ?? page_slug
-      if (page === undefined) return yield* new BadRequest({ message: "Name the page with `web_page` or `page_slug`" })
-      if (web_page !== undefined && page_slug !== undefined && web_page !== page_slug) {
-        const pages = yield* Pages
-        const [one, two] = [yield* pages.read(target, web_page), yield* pages.read(target, page_slug)]
-        if (one.part.id !== two.part.id) {
-          return yield* new BadRequest({ message: "web_page and page_slug name different pages" })
+    withPages((pages) => pages.read(target, { web_page, page_slug })).pipe(
+      Effect.map(({ part, record }) => {
+        const content = format === "text" ? record.text : part.content
+        return {
+          part: new Part({ ...part, ...(content === undefined ? {} : { content }) }),
+          content_type: format === "text" ? "text" : part.content_type,
+          grounding: {
+            tags: record.tags,
+            entities: record.entities,
+            concepts: record.concepts,
+            sources: record.sourceIds,
+            links: record.links,
+            front_matter: record.frontMatter
+          }
         }
-      }
-      const { part, record } = yield* withPages((pages) => pages.read(target, page))
-      const content = format === "text" ? record.text : part.content
-      return {
-        part: new Part({ ...part, ...(content === undefined ? {} : { content }) }),
-        content_type: format === "text" ? "text" : part.content_type,
-        grounding: {
-          tags: record.tags,
-          entities: record.entities,
-          concepts: record.concepts,
-          sources: record.sourceIds,
-          links: record.links,
-          front_matter: record.frontMatter
-        }
-      }
-    })
+      })
+    )
 })
 
 export const listWebPages = tool({
@@ -196,24 +167,16 @@ export const deleteWebPage = tool({
   annotations: DESTRUCTIVE,
   scope: "mcp:write",
   run: ({ page_slug, web_page, ...target }) =>
-    Effect.gen(function*() {
-      const page = web_page ?? page_slug
-      if (page === undefined) return yield* new BadRequest({ message: "Name the page with `web_page` or `page_slug`" })
-      if (target.bucket === undefined && target.bucket_path === undefined) {
-        return yield* new BadRequest({ message: "Name the Dock with `bucket` or `bucket_path`" })
-      }
-      yield* withPages((pages) => pages.remove(target, page))
-      return { ok: true as const }
-    })
+    withPages((pages) => pages.remove(target, { web_page, page_slug })).pipe(Effect.as({ ok: true as const }))
 })
 
 /** The version tools come in two families that differ only in the name of the page parameter. */
 const versionTools = (family: "web_page" | "markdown_file") => {
   const label = family === "web_page" ? "page" : "Markdown file"
-  const ref = (input: { readonly web_page?: string; readonly markdown_file?: string }) =>
-    (family === "web_page" ? input.web_page : input.markdown_file)!
-  // The page parameter is `web_page` or `markdown_file`; typed as one of them, the schema names the right one.
+  // The page parameter is `web_page` or `markdown_file`: the schema has the family's name, the type says
+  // `web_page`, and `pageOf` reads the real key.
   const fields = { bucket: Bucket, [family]: PageRef(label) } as { bucket: typeof Bucket; web_page: ReturnType<typeof PageRef> }
+  const pageOf = (input: object) => (input as Record<string, string>)[family]!
   return {
     list: tool({
       name: `list_${family}_versions`,
@@ -224,8 +187,8 @@ const versionTools = (family: "web_page" | "markdown_file") => {
       output: Schema.Struct({ versions: Schema.Array(PartVersion) }),
       annotations: READ,
       scope: "mcp:read" as const,
-      run: (input: Record<string, string>) =>
-        withPages((pages) => pages.versions({ bucket: input["bucket"] }, ref(input))).pipe(
+      run: (input) =>
+        withPages((pages) => pages.versions({ bucket: input.bucket }, pageOf(input))).pipe(
           Effect.map((versions) => ({ versions }))
         )
     }),
@@ -236,8 +199,7 @@ const versionTools = (family: "web_page" | "markdown_file") => {
       output: Schema.Struct({ version: Schema.Int, content: Schema.String }),
       annotations: READ,
       scope: "mcp:read" as const,
-      run: (input: Record<string, string | number>) =>
-        withPages((pages) => pages.version({ bucket: input["bucket"] as string }, ref(input as never), input["version"] as number))
+      run: (input) => withPages((pages) => pages.version({ bucket: input.bucket }, pageOf(input), input.version))
     }),
     restore: tool({
       name: `restore_${family}_version`,
@@ -248,9 +210,10 @@ const versionTools = (family: "web_page" | "markdown_file") => {
       output: Schema.Struct({ part: Part }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
       scope: "mcp:write" as const,
-      run: (input: Record<string, string | number>) =>
-        withPages((pages) => pages.restore({ bucket: input["bucket"] as string }, ref(input as never), input["version"] as number))
-          .pipe(Effect.map((part) => ({ part })))
+      run: (input) =>
+        withPages((pages) => pages.restore({ bucket: input.bucket }, pageOf(input), input.version)).pipe(
+          Effect.map((part) => ({ part }))
+        )
     })
   }
 }
