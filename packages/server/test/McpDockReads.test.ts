@@ -22,9 +22,11 @@ import {
   connect,
   connectPublic,
   createBucket,
+  DOCK_KEYS,
   grant,
   labelledToken,
   newUser,
+  NOT_FOUND,
   ok,
   refused,
   seedPage,
@@ -48,25 +50,7 @@ interface Activity {
   readonly created_at: string
 }
 
-const NOT_FOUND = { error: { code: "not_found", status: 404, message: "Dock not found" } }
 
-const DOCK_KEYS = [
-  "allow_forks",
-  "cover_page_id",
-  "created_at",
-  "description",
-  "discoverable",
-  "forked_from",
-  "id",
-  "owner",
-  "slug",
-  "tags",
-  "title",
-  "topics",
-  "updated_at",
-  "url",
-  "visibility"
-]
 const DETAILS_KEYS = [
   ...DOCK_KEYS,
   "cover_web_page",

@@ -20,6 +20,7 @@ import {
   createBucket,
   grant,
   newUser,
+  NOT_FOUND,
   ok,
   refused,
   seedPage,
@@ -31,7 +32,6 @@ import { TestServer, TestServerLive } from "./support/TestServer.ts"
 const ERA = "v2 modern" as const
 
 /** What an outsider gets for a Dock it may not see: exactly what a Dock that does not exist gives. */
-const NOT_FOUND = { error: { code: "not_found", status: 404, message: "Dock not found" } }
 
 type ActorName = "owner" | "outsider" | "viewer" | "editor" | "restricted" | "readOnly" | "sandbox"
 const ACTORS: ReadonlyArray<ActorName> = ["owner", "outsider", "viewer", "editor", "restricted", "readOnly", "sandbox"]

@@ -17,9 +17,11 @@ import {
   call,
   connect,
   createBucket,
+  DOCK_KEYS,
   grant,
   labelledToken,
   newUser,
+  NOT_FOUND,
   ok,
   refused,
   revokeToken,
@@ -28,28 +30,17 @@ import {
 } from "./support/McpTools.ts"
 import { startTestServer, TestServer, TestServerLive } from "./support/TestServer.ts"
 
-const NOT_FOUND = { error: { code: "not_found", status: 404, message: "Dock not found" } }
 const DAY = 24 * 60 * 60 * 1000
-/** Every field of a Dock object (architecture §14, plus cover and fork attribution). */
-const DOCK_KEYS = [
-  "allow_forks",
-  "cover_page_id",
-  "created_at",
-  "description",
-  "discoverable",
-  "forked_from",
-  "id",
-  "owner",
-  "slug",
-  "tags",
-  "title",
-  "topics",
-  "updated_at",
-  "url",
-  "visibility"
-]
 
 const pathOf = (owner: { readonly username: string }, dock: { readonly slug: string }) => `${owner.username}/${dock.slug}`
+
+/** Clients of the user with a read-only token and with a token restricted to the user's default Dock. */
+const limitedClients = (user: AdminUser, era: Era) =>
+  Effect.gen(function*() {
+    const reader = yield* connect(yield* tokenFor(user, { scopes: ["mcp:read"] }), era)
+    const restricted = yield* connect(yield* tokenFor(user, { docks: [user.default_bucket_id] }), era)
+    return { reader, restricted }
+  })
 
 /** A user whose write token carries an agent label, and a client of the era sending it. */
 const agent = (era: Era) =>
@@ -532,8 +523,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         ).toEqual(NOT_FOUND)
 
         // permission_denied: collaborators, an outsider on a public Dock, read-only and restricted tokens
-        const reader = yield* connect(yield* tokenFor(owner.user, { scopes: ["mcp:read"] }), era)
-        const restricted = yield* connect(yield* tokenFor(owner.user, { docks: [owner.user.default_bucket_id] }), era)
+        const { reader, restricted } = yield* limitedClients(owner.user, era)
         for (
           const [client, dock] of [
             [editor.client, secret],
@@ -657,8 +647,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         }
 
         // permission_denied: collaborators, an outsider on a public Dock, read-only and restricted tokens
-        const reader = yield* connect(yield* tokenFor(owner.user, { scopes: ["mcp:read"] }), era)
-        const restricted = yield* connect(yield* tokenFor(owner.user, { docks: [owner.user.default_bucket_id] }), era)
+        const { reader, restricted } = yield* limitedClients(owner.user, era)
         for (
           const [client, dock] of [
             [editor.client, secret],

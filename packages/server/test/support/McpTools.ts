@@ -163,3 +163,25 @@ export const revokeToken = (tokenId: string) =>
     const reply = yield* postJson(`${a.url}/admin/tokens/${tokenId}/revoke`, {}, a.headers)
     expect(reply.status, reply.text).toBe(200)
   })
+
+/** The body of a Dock the caller cannot see, exactly as for one that does not exist. */
+export const NOT_FOUND = { error: { code: "not_found", status: 404, message: "Dock not found" } }
+
+/** Every field of a Dock object (architecture §14, plus cover and fork attribution). */
+export const DOCK_KEYS = [
+  "allow_forks",
+  "cover_page_id",
+  "created_at",
+  "description",
+  "discoverable",
+  "forked_from",
+  "id",
+  "owner",
+  "slug",
+  "tags",
+  "title",
+  "topics",
+  "updated_at",
+  "url",
+  "visibility"
+]
