@@ -253,7 +253,6 @@ export const setGroundingBucket = tool({
   run: (target) =>
     Effect.gen(function*() {
       const docks = yield* Docks
-      const { dock } = yield* docks.resolveRead(target)
-      return { activeWorkspacePath: yield* docks.setGrounding({ _tag: "ById", id: dock.id }) }
+      return { activeWorkspacePath: yield* docks.setGrounding(yield* docks.named(target)) }
     })
 })
