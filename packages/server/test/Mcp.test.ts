@@ -5,11 +5,11 @@
  */
 import { publicCatalogue } from "@dock/mcp"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import { bearer, fetchReply, postJson, unique } from "./support/Http.ts"
+import { Effect, Layer } from "effect"
+import { bearer, fetchReply, nodeRequest, postJson, unique } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
 import { connectMcp, ERAS } from "./support/McpClients.ts"
-import { TestServer, TestServerLive } from "./support/TestServer.ts"
+import { startTestServer, TestServer, TestServerLive } from "./support/TestServer.ts"
 
 const connect = connectMcp
 
@@ -259,6 +259,26 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       }))
   }
 
+  it.scoped("create_bucket with a slug the user already has is validation_error naming slug; nothing is created", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const { token, username } = yield* userToken()
+      const client = yield* connect(server.url, token, "v2 modern")
+      const slug = `taken-${unique()}`
+      const first = (yield* Effect.promise(() =>
+        client.callTool({ name: "create_bucket", arguments: { title: "First", slug } })
+      )) as { isError?: boolean }
+      expect(first.isError).not.toBe(true)
+      const again = (yield* Effect.promise(() =>
+        client.callTool({ name: "create_bucket", arguments: { title: "Again", slug } })
+      )) as { isError?: boolean; structuredContent: { error: Record<string, unknown> } }
+      expect(again.isError).toBe(true)
+      expect(again.structuredContent.error).toMatchObject({ code: "validation_error", details: { field: "slug" } })
+      const rows = yield* server.sql<{ title: string }>`select d.title from docks d join users u on u.id = d.owner_id
+        where u.username = ${username} and d.slug = ${slug}`
+      expect(rows.map((row) => row.title)).toEqual(["First"])
+    }))
+
   it.scoped("an unknown tool is a JSON-RPC error, not a tool result", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
@@ -305,5 +325,66 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(mcp.json.error).toMatchObject({ code: "payload_too_large", status: 413 })
       const small = yield* postJson(`${server.url}/agent/auth`, `{"pad":"${"a".repeat(1024 * 1024)}"}`)
       expect(small.status).toBe(413)
+    }))
+})
+
+layer(
+  Layer.scoped(
+    TestServer,
+    startTestServer({ DOCK_ENV: "production", DOCK_BASE_URL: "https://dock.example", DOCK_TRUST_PROXY: "true" })
+  ),
+  { excludeTestServices: true, timeout: 120_000 }
+)("the MCP endpoint in production", (it) => {
+  it.effect("plain HTTP to /mcp is forbidden; through a TLS proxy (X-Forwarded-Proto: https) it answers", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      // Production answers only for its base URL's host, behind the proxy.
+      const viaProxy = (path: string, json: unknown) =>
+        nodeRequest({
+          port: server.port,
+          method: "POST",
+          path,
+          headers: {
+            host: "dock.example",
+            "x-forwarded-proto": "https",
+            "content-type": "application/json",
+            ...bearer(server.adminToken)
+          },
+          body: JSON.stringify(json)
+        })
+      const email = `prod-${unique()}@example.com`
+      expect((yield* viaProxy("/admin/users", { email })).status).toBe(201)
+      const token = JSON.parse((yield* viaProxy("/admin/tokens", { user: email, scopes: ["mcp:write"] })).text).token as string
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} })
+      const headers = {
+        host: "dock.example",
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        ...bearer(token)
+      }
+      for (const path of ["/mcp", "/mcp/public"]) {
+        const plain = yield* nodeRequest({ port: server.port, method: "POST", path, headers, body })
+        expect(plain.status, path).toBe(403)
+        expect(JSON.parse(plain.text).error.code).toBe("forbidden")
+      }
+      const proxied = yield* nodeRequest({
+        port: server.port,
+        method: "POST",
+        path: "/mcp",
+        headers: { ...headers, "x-forwarded-proto": "https" },
+        body
+      })
+      expect(proxied.status).toBe(200)
+      expect(proxied.text).toContain("get_bucket")
+      // a spoofed scheme counts only when the proxy is trusted, which is what DOCK_TRUST_PROXY says here
+      const http = yield* nodeRequest({
+        port: server.port,
+        method: "POST",
+        path: "/mcp",
+        headers: { ...headers, "x-forwarded-proto": "http" },
+        body
+      })
+      expect(http.status).toBe(403)
     }))
 })

@@ -9,7 +9,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { bearer, postJson, unique } from "./support/Http.ts"
-import { register } from "./support/Identity.ts"
+import { awayFromWindowEnd, register } from "./support/Identity.ts"
 import { type AnyClient, type Era, ERAS } from "./support/McpClients.ts"
 import {
   actor,
@@ -858,7 +858,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
 layer(Layer.scoped(TestServer, startTestServer({ DOCK_PLAN_MAX_DOCKS: "2" })), {
   excludeTestServices: true,
   timeout: 120_000
-})("fork_bucket under a plan of two Docks per user", (it) => {
+})("fork_bucket and create_bucket under a plan of two Docks per user", (it) => {
   for (const era of ERAS) {
     it.scoped(`${era}: a fork past the plan's Dock count is tier_limit_exceeded; deleting a Dock makes room`, () =>
       Effect.gen(function*() {
@@ -885,5 +885,36 @@ layer(Layer.scoped(TestServer, startTestServer({ DOCK_PLAN_MAX_DOCKS: "2" })), {
         expect(second).toMatchObject({ title: "Again", forked_from: { id: upstream.id, path } })
         expect(yield* ownedCount(forker.user.id)).toBe(2)
       }))
+
+    it.scoped(`${era}: create_bucket past the plan's Dock count is tier_limit_exceeded and creates nothing`, () =>
+      Effect.gen(function*() {
+        const owner = yield* actor(era)
+        // the default Dock and this one make two
+        const second = ok(yield* call(owner.client, "create_bucket", { title: "Second" })).bucket
+        const body = refused(yield* call(owner.client, "create_bucket", { title: "Third" }))
+        expect(body.error).toMatchObject({ code: "tier_limit_exceeded", status: 403, details: { limit: 2, used: 2 } })
+        expect(yield* ownedCount(owner.user.id)).toBe(2)
+        expect(ok(yield* call(owner.client, "delete_bucket", { bucket: second.id }))).toEqual({ ok: true })
+        expect(ok(yield* call(owner.client, "create_bucket", { title: "Third" })).bucket.title).toBe("Third")
+      }))
   }
+})
+
+layer(Layer.scoped(TestServer, startTestServer({ DOCK_TOKEN_WRITES_PER_MINUTE: "2" })), {
+  excludeTestServices: true,
+  timeout: 120_000
+})("Dock writes under a per-token write rate of two a minute", (it) => {
+  it.scoped("the third write of the minute is a rate_limited tool result with retry_after_seconds; reads go on", () =>
+    Effect.gen(function*() {
+      yield* awayFromWindowEnd("1 minute")
+      const owner = yield* actor("v2 modern")
+      ok(yield* call(owner.client, "create_bucket", { title: "One" }))
+      ok(yield* call(owner.client, "create_bucket", { title: "Two" }))
+      const body = refused(yield* call(owner.client, "create_bucket", { title: "Three" }))
+      expect(body.error).toMatchObject({ code: "rate_limited", status: 429 })
+      expect((body.error as { retry_after_seconds?: number }).retry_after_seconds).toBeGreaterThan(0)
+      expect(yield* ownedCount(owner.user.id)).toBe(3)
+      // reads are not writes
+      expect(ok(yield* call(owner.client, "list_buckets", { owned_by_me: true })).buckets).toHaveLength(3)
+    }))
 })
