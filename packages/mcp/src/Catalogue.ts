@@ -18,6 +18,7 @@ import {
   getMarkdownFile,
   getMarkdownFileVersion,
   getWebPage,
+  getWebPageLinks,
   getWebPageVersion,
   listMarkdownFiles,
   listMarkdownFileVersions,
@@ -27,7 +28,8 @@ import {
   pushMarkdownFile,
   pushWebPage,
   restoreMarkdownFileVersion,
-  restoreWebPageVersion
+  restoreWebPageVersion,
+  searchWebPages
 } from "./tools/PageTools.ts"
 
 export const catalogue = [
@@ -44,6 +46,8 @@ export const catalogue = [
   setGroundingBucket,
   listWebPages,
   getWebPage,
+  searchWebPages,
+  getWebPageLinks,
   pushWebPage,
   deleteWebPage,
   listWebPageVersions,

@@ -21,6 +21,7 @@ import {
   AdminUsersHttp
 } from "./http/AdminHttp.ts"
 import { agentAuthHttp } from "./http/AgentAuthHttp.ts"
+import { artifactRoutes } from "./http/ArtifactHttp.ts"
 import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
 import { mcpRoutes } from "./http/McpHttp.ts"
@@ -102,7 +103,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
       ])
     ),
     authManifestRoute(config),
-    mcpRoutes(config)
+    mcpRoutes(config),
+    artifactRoutes
   ).pipe(Layer.provide(requestMiddleware(config)))
   const nodeServer = Http.createServer()
   const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(

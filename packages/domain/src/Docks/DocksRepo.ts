@@ -5,6 +5,7 @@
 import { SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
+import { escapeLike } from "../Database/Like.ts"
 import { DockId, UserId } from "../Ids.ts"
 import type { Role } from "../Policy.ts"
 
@@ -49,7 +50,6 @@ export interface InsertDock {
 }
 
 /** A LIKE pattern that matches the text literally. */
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (char) => `\\${char}`)
 
 // A cover page marked private is never named in a Dock object: outsiders must not learn its id (a cover is a web
 // page or Markdown file, which have no visibility of their own, so this only guards data set by other means).

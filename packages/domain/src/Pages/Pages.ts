@@ -4,7 +4,7 @@
  * change of content, attribution, the content caps and the activity log, all in one transaction.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { Docks } from "../Docks/Docks.ts"
 import type { DockTarget } from "../Docks/Dock.ts"
@@ -17,11 +17,11 @@ import {
   type RateLimited,
   type TierLimitExceeded,
   type Unauthorized,
-  type ValidationError
+  ValidationError
 } from "../Errors.ts"
-import type { DockId, UserId } from "../Ids.ts"
+import { type DockId, isUuid, type UserId } from "../Ids.ts"
 import { PublicBaseUrl } from "../Limits.ts"
-import { checkCreateDock, checkWrite, roleOf } from "../Policy.ts"
+import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { slugify, validateSlug } from "../Slug.ts"
@@ -29,6 +29,9 @@ import { authorOf, makePagesRepo, partFields, type PartFields, type PartRow } fr
 import { ContentType, type PageContent, type PageKind, type PageNames, Part, type SaveAction, utf8Bytes } from "./Part.ts"
 import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "./Prepare.ts"
 import { sanitizeHtml } from "./HtmlSanitizer.ts"
+import { escapeHtml } from "./HtmlText.ts"
+import { type InboundLink, linkDockOf, makeLinks, type OutboundLink } from "./Links.ts"
+import { renderMarkdown, splitFrontMatter } from "./MarkdownDocument.ts"
 
 export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   /** Creates the page with this slug in the Dock, or updates it (`unchanged` when nothing differs). */
@@ -73,6 +76,31 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     page: string,
     version: number
   ) => Effect.Effect<Part, NotFound | BadRequest | Unauthorized | PermissionDenied | TierLimitExceeded | RateLimited, CurrentPrincipal>
+  /**
+   * search_web_pages: readable pages matching the query, best first, with snippets. A named Dock limits the
+   * search to it (a Dock the caller cannot read gives no results); otherwise every Dock the caller owns, works
+   * in, or finds public (discoverable), optionally only those of `owner_username`.
+   */
+  readonly search: (
+    query: string,
+    options: { readonly target: DockTarget; readonly limit: number }
+  ) => Effect.Effect<ReadonlyArray<PageSearchResult>, ValidationError | BadRequest, CurrentPrincipal>
+  /** get_web_page_links: the page's wikilinks, resolved now, and the readable pages that link to it. */
+  readonly links: (
+    target: DockTarget,
+    page: string
+  ) => Effect.Effect<
+    { readonly outbound: ReadonlyArray<OutboundLink>; readonly inbound: ReadonlyArray<InboundLink> },
+    NotFound | BadRequest,
+    CurrentPrincipal
+  >
+  /**
+   * The browser routes (/a/, /artifacts/): a page anyone may view, rendered now (Markdown with its wikilinks
+   * resolved for the caller) and sanitized, with who wrote its current version. Private content is not_found.
+   */
+  readonly view: (
+    ref: { readonly publicSlug: string } | { readonly id: string }
+  ) => Effect.Effect<PageView, NotFound, CurrentPrincipal>
   /** Needs a named Dock: a delete never falls back to the grounding or default Dock. */
   readonly remove: (
     target: DockTarget,
@@ -109,6 +137,24 @@ export interface PageRecord {
   readonly concepts: ReadonlyArray<string>
   readonly sourceIds: ReadonlyArray<string>
   readonly links: ReadonlyArray<string>
+}
+
+/** One search_web_pages hit (`McpPageSearchResult`): the page, its Dock, a snippet (`**` marks matches), rank. */
+export class PageSearchResult extends Schema.Class<PageSearchResult>("PageSearchResult")({
+  part: Part,
+  bucket: Schema.Struct({ id: Schema.UUID, slug: Schema.String, title: Schema.String, path: Schema.String }),
+  snippet: Schema.String,
+  /** PostgreSQL ts_rank_cd: higher is better; comparable within one result list only */
+  rank: Schema.Number
+}) {}
+
+/** A page as the browser routes show it. */
+export interface PageView {
+  readonly part: Part
+  /** the rendered, sanitized body */
+  readonly html: string
+  /** who wrote the current version, and when */
+  readonly author: { readonly username: string | null; readonly agentLabel: string | null; readonly at: Date }
 }
 
 /** One saved version of a page (list_web_page_versions, list_markdown_file_versions). */
@@ -159,6 +205,7 @@ export const PagesLive = Layer.effect(
     const activity = yield* Activity
     const writeRules = yield* WriteRules
     const baseUrl = yield* PublicBaseUrl
+    const links = makeLinks(repo, docks, baseUrl)
 
     const save = Effect.fn("Pages.save")(function*(dockId: DockId, input: PageContent) {
       const principal = yield* CurrentPrincipal
@@ -258,20 +305,14 @@ export const PagesLive = Layer.effect(
         return { part: toPart(row!, baseUrl), action: "created" as const, warnings: prepared.warnings }
       })
 
-    /**
-     * A readable page (private parts for members only) of the Dock the target names or, for reads, the grounding
-     * or default Dock. A page named twice (`web_page` and `page_slug`) must be one page.
-     */
-    const readablePage = (target: DockTarget, page: string | PageNames, dock: "read" | "named" = "read") =>
+    /** A page of a Dock the caller reads (private pages for members only). Named twice, it must be one page. */
+    const pageIn = (access: DockAccess, page: string | PageNames) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
         const refs = typeof page === "string"
           ? [page]
           : [page.web_page, page.page_slug].filter((ref): ref is string => ref !== undefined)
         if (refs.length === 0) return yield* new BadRequest({ message: "Name the page with `web_page` or `page_slug`" })
-        const access = dock === "read"
-          ? (yield* docks.resolveRead(target)).access
-          : yield* docks.access(yield* docks.named(target))
         const rows = yield* Effect.forEach(refs, (ref) =>
           Effect.gen(function*() {
             const row = yield* repo.findInDock(access.dockId, ref)
@@ -283,7 +324,16 @@ export const PagesLive = Layer.effect(
         if (new Set(rows.map((row) => row.id)).size > 1) {
           return yield* new BadRequest({ message: "web_page and page_slug name different pages" })
         }
-        return { row: rows[0]!, access }
+        return rows[0]!
+      })
+
+    /** A readable page of the Dock the target names or, for reads, the grounding or default Dock. */
+    const readablePage = (target: DockTarget, page: string | PageNames, dock: "read" | "named" = "read") =>
+      Effect.gen(function*() {
+        const access = dock === "read"
+          ? (yield* docks.resolveRead(target)).access
+          : yield* docks.access(yield* docks.named(target))
+        return { row: yield* pageIn(access, page), access }
       })
 
     const read = Effect.fn("Pages.read")(function*(target: DockTarget, page: string | PageNames) {
@@ -405,6 +455,89 @@ export const PagesLive = Layer.effect(
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.catchTag("TierLimitExceeded", Effect.die))
     })
 
-    return { save, push, read, list, versions, version, restore, remove }
+    const search = Effect.fn("Pages.search")(function*(
+      query: string,
+      options: { readonly target: DockTarget; readonly limit: number }
+    ) {
+      const principal = yield* CurrentPrincipal
+      const text = query.trim()
+      if (text.length === 0) {
+        return yield* new ValidationError({ message: "query must not be empty", details: { field: "query" } })
+      }
+      const { owner_username, ...dockForms } = options.target
+      const named = Object.values(dockForms).some((value) => value !== undefined)
+      const dock = named
+        ? yield* docks.resolve(options.target).pipe(Effect.catchTag("NotFound", () => Effect.succeed(Option.none())))
+        : Option.none()
+      if (named && Option.isNone(dock)) return []
+      const hits = yield* repo.search(principal, text, {
+        dockId: Option.getOrUndefined(dock)?.dock.id,
+        ownerUsername: named ? undefined : owner_username?.trim(),
+        limit: options.limit
+      })
+      return hits.map((hit) =>
+        new PageSearchResult({
+          part: toPart(hit.part, baseUrl),
+          bucket: {
+            id: hit.part.dock_id!,
+            slug: hit.dock.slug,
+            title: hit.dock.title,
+            path: `${hit.dock.owner}/${hit.dock.slug}`
+          },
+          snippet: hit.snippet,
+          rank: hit.rank
+        })
+      )
+    })
+
+    const pageLinks = Effect.fn("Pages.links")(function*(target: DockTarget, page: string) {
+      const resolved = yield* docks.resolveRead(target)
+      const row = yield* pageIn(resolved.access, page)
+      const source = yield* linkDockOf(resolved)
+      const record = yield* repo.recordOf(row.id)
+      return { outbound: yield* links.outbound(source, record.links), inbound: yield* links.inbound(source, row.id) }
+    })
+
+    const view = Effect.fn("Pages.view")(function*(ref: { readonly publicSlug: string } | { readonly id: string }) {
+      const missing = new NotFound({ message: "No such artifact, or it is not public" })
+      if ("id" in ref && !isUuid(ref.id)) return yield* missing
+      const row = yield* repo.findViewable("id" in ref ? { id: ref.id.toLowerCase() } : ref)
+      if (row === undefined) return yield* missing
+      const author = yield* repo.versionAuthor(row.id, row.version)
+      return {
+        part: toPart(row, baseUrl),
+        html: yield* renderBody(row),
+        author: { username: author?.username ?? null, agentLabel: author?.agent_label ?? null, at: author?.created_at ?? row.updated_at }
+      }
+    })
+
+    /**
+     * A stored page as HTML, made safe now whatever is stored: HTML through the sanitizer; Markdown rendered with
+     * its wikilinks resolved for the caller, then sanitized; JSON (a Micro DB snapshot) as preformatted text.
+     */
+    const renderBody = (row: PartRow) =>
+      Effect.gen(function*() {
+        if (row.content_type === "html") return sanitizeHtml(row.content).html
+        if (row.content_type === "json") return sanitizeHtml(`<pre>${escapeHtml(row.content)}</pre>`).html
+        const document = yield* splitFrontMatter(row.content, { required: false }).pipe(
+          Effect.orElseSucceed(() => ({ frontMatter: {}, body: row.content }))
+        )
+        const source = row.dock_id === null ? null : yield* docks.resolve({ bucket: row.dock_id }).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.succeed(null), onSome: linkDockOf })),
+          Effect.orElseSucceed(() => null)
+        )
+        const record = yield* repo.recordOf(row.id)
+        const resolved = yield* links.resolve(source, record.links)
+        const rendered = renderMarkdown(document.body, {
+          resolveWikilink: (target) => {
+            const page = resolved.get(target)
+            // Same-origin paths: the page links work wherever the artifact is served from.
+            return page === undefined ? undefined : { href: new URL(page.url).pathname }
+          }
+        })
+        return sanitizeHtml(rendered.html).html
+      })
+
+    return { save, push, read, list, search, links: pageLinks, view, versions, version, restore, remove }
   })
 )

@@ -1,6 +1,7 @@
 /** Page rows and their versions: SQL in, typed rows out. SqlError is a defect here. */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
+import { escapeLike } from "../Database/Like.ts"
 import { type DockId, isUuid, type TokenId, type UserId } from "../Ids.ts"
 import type { Principal } from "../Principal.ts"
 import { ContentType, type PageContent, PageKind, utf8Bytes } from "./Part.ts"
@@ -258,7 +259,109 @@ export const makePagesRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
+  /**
+   * Pages the caller may read: in a Dock that is not hidden and is public or theirs (owned or a member of), a
+   * sandbox caller's only in its sandbox, and a page marked private only for the Dock's members. With
+   * `findable`, public Docks of others count only when they are discoverable (cross-Dock search).
+   */
+  const readableBy = (principal: Principal, options: { readonly findable: boolean } = { findable: false }) => {
+    const member = sql`(d.owner_id = ${principal.userId}
+      or exists(select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${principal.userId}))`
+    const docks = principal.sandbox
+      ? sql`d.id = any(${[...(principal.allowedBucketIds ?? [])]}::uuid[])`
+      : sql`(${member} or (d.visibility = 'public' ${options.findable ? sql`and d.discoverable` : sql``}))`
+    return sql`d.hidden_at is null and ${docks} and (p.visibility is distinct from 'private' or ${member})`
+  }
+
+  /**
+   * search_web_pages: full-text search (title A, summary B, text C) over readable pages, best first, with a
+   * snippet of the text around the matches (`**` marks each match). Standalone artifacts are in no Dock and
+   * are never found.
+   */
+  const search = (
+    principal: Principal,
+    query: string,
+    options: { readonly dockId: DockId | undefined; readonly ownerUsername: string | undefined; readonly limit: number }
+  ) =>
+    sql<PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }>`
+      with q as (select websearch_to_tsquery('english', ${query}) as q),
+      hits as (
+        select p.id, ts_rank_cd(p.search, q.q) as rank, d.slug as dock_slug, d.title as dock_title,
+          u.username as owner_username
+        from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id, q
+        where p.search @@ q.q and ${readableBy(principal, { findable: options.dockId === undefined })}
+          ${options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`}
+          ${options.ownerUsername === undefined ? sql`` : sql`and u.username = ${options.ownerUsername.toLowerCase()}`}
+        order by rank desc, p.updated_at desc, p.id
+        limit ${options.limit}
+      )
+      select ${columns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
+        ts_headline('english', left(body_text, ${SNIPPET_SOURCE_CHARS}), (select q from q),
+          'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
+      from parts join hits using (id)
+      order by hits.rank desc, updated_at desc, id`.pipe(
+      Effect.flatMap((rows) =>
+        Effect.map(decode(rows), (parts) =>
+          parts.map((part, index) => ({
+            part,
+            rank: Number(rows[index]!.rank),
+            snippet: rows[index]!.snippet,
+            dock: { slug: rows[index]!.dock_slug, title: rows[index]!.dock_title, owner: rows[index]!.owner_username }
+          })))
+      ),
+      Effect.orDie
+    )
+
+  /** Pages of one Dock a wikilink could name: by slug (as written, lowercased, or slugified) or by title. */
+  const linkCandidates = (dockId: DockId, slugs: ReadonlyArray<string>, titles: ReadonlyArray<string>) =>
+    sql<LinkCandidate>`select p.id, p.slug, p.title, p.public_slug, p.visibility, p.created_at
+      from parts p
+      where p.dock_id = ${dockId} and (p.slug = any(${[...slugs]}::text[]) or lower(p.title) = any(${[...titles]}::text[]))
+      order by p.created_at, p.id`.pipe(Effect.orDie)
+
+  /**
+   * Pages the caller can read whose wikilinks might name a page of `dockId` at `path` (owner/dock/): every
+   * linking page of that Dock, and pages elsewhere with a link under the path. The caller resolves each.
+   */
+  const backlinkCandidates = (principal: Principal, dockId: DockId, path: string, limit: number) =>
+    sql<{ id: string; dock_id: string; slug: string | null; title: string | null; public_slug: string; links: Array<string>
+      dock_slug: string; owner_username: string }>`select p.id, p.dock_id, p.slug, p.title, p.public_slug, p.links,
+        d.slug as dock_slug, u.username as owner_username
+      from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+      where cardinality(p.links) > 0 and ${readableBy(principal)}
+        and (p.dock_id = ${dockId}
+          or exists(select 1 from unnest(p.links) t where lower(t) like ${escapeLike(path.toLowerCase()) + "%"}))
+      order by p.created_at, p.id
+      limit ${limit}`.pipe(Effect.orDie)
+
+  /** Who made one version and when (the artifact footer). */
+  const versionAuthor = (partId: string, version: number) =>
+    sql<{ username: string | null; agent_label: string | null; created_at: Date }>`select u.username, v.agent_label,
+        v.created_at
+      from part_versions v left join users u on u.id = v.user_id
+      where v.part_id = ${partId} and v.version = ${version}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+  /**
+   * A page anyone may view (the browser routes, before app sessions exist): not private, and either in a
+   * public Dock that is not hidden, or a standalone artifact (reachable by its link, listed nowhere).
+   */
+  const findViewable = (by: { readonly publicSlug: string } | { readonly id: string }) =>
+    sql`select ${columns} from parts
+      where ${"publicSlug" in by ? sql`public_slug = ${by.publicSlug}` : sql`id = ${by.id}`}
+        and visibility is distinct from 'private'
+        and (dock_id is null
+          or dock_id in (select id from docks where visibility = 'public' and hidden_at is null))`.pipe(
+      Effect.flatMap(decode),
+      Effect.map((rows) => rows[0]),
+      Effect.orDie
+    )
+
   return {
+    search,
+    linkCandidates,
+    backlinkCandidates,
+    versionAuthor,
+    findViewable,
     findInDock,
     findById,
     recordOf,
@@ -272,5 +375,17 @@ export const makePagesRepo = Effect.gen(function*() {
     copyDock
   } as const
 })
+
+/** ts_headline reads at most this much of a page's text: snippets stay fast on 1 MiB pages. */
+const SNIPPET_SOURCE_CHARS = 100_000
+
+export interface LinkCandidate {
+  readonly id: string
+  readonly slug: string | null
+  readonly title: string | null
+  readonly public_slug: string
+  readonly visibility: "private" | "public" | null
+  readonly created_at: Date
+}
 
 export type PagesRepo = Effect.Effect.Success<typeof makePagesRepo>

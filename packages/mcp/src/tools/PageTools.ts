@@ -1,5 +1,5 @@
 /** The Web page and Markdown file tools of spec §4.3: catalogue entries, one domain call each. */
-import { type DockTarget, Pages, Part, PartVersion, type PushKind } from "@dock/domain"
+import { type DockTarget, InboundLink, OutboundLink, Pages, PageSearchResult, Part, PartVersion, type PushKind } from "@dock/domain"
 import { Effect, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
 import { Bucket, BucketPath, BucketSlug, optional, OwnerUsername, Text, WriteTarget } from "./Params.ts"
@@ -150,6 +150,46 @@ export const listWebPages = tool({
     withPages((pages) =>
       pages.list(target, { limit: limit ?? 50, sort: sort ?? "alphabetical", kinds: ["web_page", "markdown_file", "micro_db"] })
     ).pipe(Effect.map((parts) => ({ parts })))
+})
+
+export const searchWebPages = tool({
+  name: "search_web_pages",
+  description:
+    "Full-text search over page titles (weighted most), summaries and text, across every Dock you can read: your " +
+    "own, those you work in, and public discoverable ones. `bucket_slug` (+ `owner_username`) limits it to one " +
+    "Dock; `owner_username` alone to that owner's Docks. Query syntax: words, \"quoted phrases\", OR, -excluded. " +
+    "`limit` 1-50 (default 20). Returns `{ pages }`, best first: each `{ part, bucket, snippet, rank }`, where " +
+    "`snippet` marks matching words with **.",
+  input: Schema.Struct({
+    query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)),
+    bucket_slug: optional(BucketSlug),
+    owner_username: optional(OwnerUsername.pipe(Schema.annotations({ description: "Only this owner's Docks" }))),
+    limit: optional(Schema.Int.pipe(Schema.between(1, 50)))
+  }),
+  output: Schema.Struct({ pages: Schema.Array(PageSearchResult) }),
+  annotations: READ,
+  scope: "mcp:read",
+  run: ({ limit, query, ...target }) =>
+    withPages((pages) => pages.search(query, { target, limit: limit ?? 20 })).pipe(Effect.map((pages) => ({ pages })))
+})
+
+export const getWebPageLinks = tool({
+  name: "get_web_page_links",
+  description:
+    "The wikilinks of one page: `outbound` lists every [[Page]], [[slug|label]] and [[owner/dock/page-slug]] it " +
+    "writes, each with `resolved` and the page it names now (or null); `inbound` lists the pages you can read that " +
+    "link to it. Name the page with `page_slug` (slug or UUID), the Dock with `bucket` or `bucket_slug` (+ " +
+    "`owner_username`), else the grounding or default Dock. Returns `{ outbound, inbound }`.",
+  input: Schema.Struct({
+    bucket: optional(Bucket),
+    bucket_slug: optional(BucketSlug),
+    page_slug: PageRef("page"),
+    owner_username: optional(OwnerUsername)
+  }),
+  output: Schema.Struct({ outbound: Schema.Array(OutboundLink), inbound: Schema.Array(InboundLink) }),
+  annotations: READ,
+  scope: "mcp:read",
+  run: ({ page_slug, ...target }) => withPages((pages) => pages.links(target, page_slug))
 })
 
 export const deleteWebPage = tool({

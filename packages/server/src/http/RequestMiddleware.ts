@@ -30,7 +30,7 @@ const securityHeaders = (response: HttpServerResponse.HttpServerResponse) =>
   HttpServerResponse.setHeaders(response, {
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
-    "x-frame-options": "DENY",
+    ...(response.headers["x-frame-options"] === undefined ? { "x-frame-options": "DENY" } : {}),
     ...(response.headers["content-security-policy"] === undefined
       ? { "content-security-policy": "frame-ancestors 'none'" }
       : {}),
