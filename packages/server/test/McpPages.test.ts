@@ -850,6 +850,33 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(ok(yield* call(owner.client, "list_markdown_files", { bucket: dock.id })).parts).toEqual([])
     }))
 
+  it.scoped("the Markdown file tools see only Markdown files: a web page is not_found to them and left untouched", () =>
+    Effect.gen(function*() {
+      const { dock, owner } = yield* cast
+      const page = yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "web", page_content: "<p>w</p>" })
+      const markdownPage = yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "web-md",
+        content_type: "markdown",
+        page_content: "# w"
+      })
+      for (const ref of ["web", page.part.id, "web-md"]) {
+        const args = { bucket: dock.id, markdown_file: ref }
+        const missing = { code: "not_found", status: 404, message: `No Markdown file "${ref}" in this Dock` }
+        expect(yield* error(owner.client, "get_markdown_file", args)).toEqual(missing)
+        expect(yield* error(owner.client, "delete_markdown_file", args)).toEqual(missing)
+        expect(yield* error(owner.client, "list_markdown_file_versions", args)).toEqual(missing)
+        expect(yield* error(owner.client, "get_markdown_file_version", { ...args, version: 1 })).toEqual(missing)
+        expect(yield* error(owner.client, "restore_markdown_file_version", { ...args, version: 1 })).toEqual(missing)
+      }
+      expect(yield* partRow(page.part.id)).toMatchObject({ version: 1, page_kind: "web_page" })
+      expect(yield* partRow(markdownPage.part.id)).toMatchObject({ version: 1, page_kind: "web_page" })
+      expect(ok(yield* call(owner.client, "list_markdown_files", { bucket: dock.id })).parts).toEqual([])
+      // The web page tools still read every kind, Markdown files included.
+      const file = yield* push(owner.client, "push_markdown_file", { bucket: dock.id, page_content: "---\ntitle: F\n---\nf" })
+      expect(ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: file.part.id })).part.id).toBe(file.part.id)
+    }))
+
   // ---------------------------------------------------------------------------------------------------------
   // every era: a smoke subset
 

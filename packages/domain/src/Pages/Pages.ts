@@ -63,17 +63,17 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   ) => Effect.Effect<ReadonlyArray<Part>, NotFound | BadRequest, CurrentPrincipal>
   readonly versions: (
     target: DockTarget,
-    page: string
+    page: string | PageNames
   ) => Effect.Effect<ReadonlyArray<PartVersion>, NotFound | BadRequest, CurrentPrincipal>
   readonly version: (
     target: DockTarget,
-    page: string,
+    page: string | PageNames,
     version: number
   ) => Effect.Effect<{ readonly version: number; readonly content: string }, NotFound | BadRequest, CurrentPrincipal>
   /** A new version equal to an old one (history is never rewritten); HTML is sanitized again. */
   readonly restore: (
     target: DockTarget,
-    page: string,
+    page: string | PageNames,
     version: number
   ) => Effect.Effect<Part, NotFound | BadRequest | Unauthorized | PermissionDenied | TierLimitExceeded | RateLimited, CurrentPrincipal>
   /**
@@ -316,8 +316,13 @@ export const PagesLive = Layer.effect(
         const rows = yield* Effect.forEach(refs, (ref) =>
           Effect.gen(function*() {
             const row = yield* repo.findInDock(access.dockId, ref)
-            if (row === undefined || (row.visibility === "private" && roleOf(principal, access) === null)) {
-              return yield* new NotFound({ message: `No page "${ref}" in this Dock` })
+            const kinds = typeof page === "string" ? undefined : page.kinds
+            if (
+              row === undefined || (row.visibility === "private" && roleOf(principal, access) === null) ||
+              (kinds !== undefined && !kinds.includes(row.page_kind))
+            ) {
+              const what = kinds?.length === 1 && kinds[0] === "markdown_file" ? "Markdown file" : "page"
+              return yield* new NotFound({ message: `No ${what} "${ref}" in this Dock` })
             }
             return row
           }))
@@ -357,7 +362,7 @@ export const PagesLive = Layer.effect(
       return rows.map((row) => toPart(row, baseUrl))
     })
 
-    const versions = Effect.fn("Pages.versions")(function*(target: DockTarget, page: string) {
+    const versions = Effect.fn("Pages.versions")(function*(target: DockTarget, page: string | PageNames) {
       const { row } = yield* readablePage(target, page)
       const rows = yield* repo.versions(row.id)
       return rows.map((version) =>
@@ -375,21 +380,21 @@ export const PagesLive = Layer.effect(
       )
     })
 
-    const version = Effect.fn("Pages.version")(function*(target: DockTarget, page: string, number: number) {
+    const version = Effect.fn("Pages.version")(function*(target: DockTarget, page: string | PageNames, number: number) {
       const { row } = yield* readablePage(target, page)
       const found = yield* repo.versionContent(row.id, number)
-      if (found === undefined) return yield* new NotFound({ message: `Page "${page}" has no version ${number}` })
+      if (found === undefined) return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
       const content = found.content_type === "html" ? sanitizeHtml(found.content).html : found.content
       return { version: number, content }
     })
 
-    const restore = Effect.fn("Pages.restore")(function*(target: DockTarget, page: string, number: number) {
+    const restore = Effect.fn("Pages.restore")(function*(target: DockTarget, page: string | PageNames, number: number) {
       const principal = yield* CurrentPrincipal
       const { access, row } = yield* readablePage(target, page)
       yield* checkWrite(principal, access)
       yield* writeRules.admitWrite(principal)
       const old = yield* repo.versionContent(row.id, number)
-      if (old === undefined) return yield* new NotFound({ message: `Page "${page}" has no version ${number}` })
+      if (old === undefined) return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
       // Everything derived from the content is derived again from the old content, so the restored version is
       // wholly the old one (text for search, front matter fields, wikilinks, claim count).
       const current = yield* repo.fieldsOf(row.id)

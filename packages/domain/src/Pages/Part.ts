@@ -54,10 +54,14 @@ export interface PageContent {
   readonly claimCount?: number | undefined
 }
 
-/** How a tool names a page: `web_page` (UUID or slug) and/or `page_slug`; naming both, they must agree. */
+/**
+ * How a tool names a page: `web_page` (UUID or slug) and/or `page_slug`; naming both, they must agree. `kinds`
+ * limits which pages count (the Markdown file tools see only `markdown_file` pages; any other is not found).
+ */
 export interface PageNames {
   readonly web_page?: string | undefined
   readonly page_slug?: string | undefined
+  readonly kinds?: ReadonlyArray<PageKind> | undefined
 }
 
 /** Sizes are counted in UTF-8 bytes (the 1 MiB page limit, the content caps). */

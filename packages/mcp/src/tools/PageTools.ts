@@ -1,5 +1,5 @@
 /** The Web page and Markdown file tools of spec §4.3: catalogue entries, one domain call each. */
-import { type DockTarget, InboundLink, OutboundLink, Pages, PageSearchResult, Part, PartVersion, type PushKind } from "@dock/domain"
+import { type DockTarget, InboundLink, type PageNames, OutboundLink, Pages, PageSearchResult, Part, PartVersion, type PushKind } from "@dock/domain"
 import { Effect, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
 import { Bucket, BucketPath, BucketSlug, optional, OwnerUsername, Text, WriteTarget } from "./Params.ts"
@@ -216,7 +216,10 @@ const versionTools = (family: "web_page" | "markdown_file") => {
   // The page parameter is `web_page` or `markdown_file`: the schema has the family's name, the type says
   // `web_page`, and `pageOf` reads the real key.
   const fields = { bucket: Bucket, [family]: PageRef(label) } as { bucket: typeof Bucket; web_page: ReturnType<typeof PageRef> }
-  const pageOf = (input: object) => (input as Record<string, string>)[family]!
+  const pageOf = (input: object): PageNames => ({
+    web_page: (input as Record<string, string>)[family]!,
+    ...(family === "markdown_file" ? { kinds: ["markdown_file"] as const } : {})
+  })
   return {
     list: tool({
       name: `list_${family}_versions`,
@@ -276,7 +279,9 @@ export const getMarkdownFile = tool({
   annotations: READ,
   scope: "mcp:read",
   run: ({ bucket, markdown_file }) =>
-    withPages((pages) => pages.read({ bucket }, markdown_file)).pipe(Effect.map(({ part }) => ({ part })))
+    withPages((pages) => pages.read({ bucket }, { web_page: markdown_file, kinds: ["markdown_file"] })).pipe(
+      Effect.map(({ part }) => ({ part }))
+    )
 })
 
 export const listMarkdownFiles = tool({
@@ -300,5 +305,7 @@ export const deleteMarkdownFile = tool({
   annotations: DESTRUCTIVE,
   scope: "mcp:write",
   run: ({ bucket, markdown_file }) =>
-    withPages((pages) => pages.remove({ bucket }, markdown_file)).pipe(Effect.as({ ok: true as const }))
+    withPages((pages) => pages.remove({ bucket }, { web_page: markdown_file, kinds: ["markdown_file"] })).pipe(
+      Effect.as({ ok: true as const })
+    )
 })
