@@ -53,6 +53,9 @@ export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValu
 /** Where the service is reached from outside: used to build `url` fields. */
 export class PublicBaseUrl extends Context.Tag("@dock/domain/PublicBaseUrl")<PublicBaseUrl, string>() {}
 
+/** DOCK_ARTIFACT_ORIGIN: where artifacts (/a/…) are served when not from the base URL; pages' `url` uses it. */
+export class ArtifactBaseUrl extends Context.Tag("@dock/domain/ArtifactBaseUrl")<ArtifactBaseUrl, string>() {}
+
 /** Which registration flows this deployment offers (ANONYMOUS_REGISTRATION_ENABLED, DOCK_VERIFIED_EMAIL_REGISTRATION). */
 export class Features extends Context.Tag("@dock/domain/Features")<Features, {
   readonly anonymousRegistration: boolean

@@ -5,7 +5,7 @@
  */
 import { HttpLayerRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Database, DockApi, DomainLive, Features, HmacKey, Limits, MigrationsLive, PublicBaseUrl } from "@dock/domain"
+import { ArtifactBaseUrl, Database, DockApi, DomainLive, Features, HmacKey, Limits, MigrationsLive, PublicBaseUrl } from "@dock/domain"
 import type { SqlClient, SqlError } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
@@ -80,6 +80,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.provideMerge(MigrationsLive, database),
     Layer.succeed(Limits, config.limits),
     Layer.succeed(PublicBaseUrl, config.baseUrl),
+    Option.match(config.artifactOrigin, { onNone: () => Layer.empty, onSome: (origin) => Layer.succeed(ArtifactBaseUrl, origin) }),
     Layer.succeed(Features, {
       anonymousRegistration: config.anonymousRegistrationEnabled,
       verifiedEmailRegistration: config.verifiedEmailRegistration

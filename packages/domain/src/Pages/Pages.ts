@@ -20,7 +20,7 @@ import {
   ValidationError
 } from "../Errors.ts"
 import { type DockId, isUuid, type UserId } from "../Ids.ts"
-import { PublicBaseUrl } from "../Limits.ts"
+import { ArtifactBaseUrl, PublicBaseUrl } from "../Limits.ts"
 import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { WriteRules } from "../Sandbox/WriteRules.ts"
@@ -204,7 +204,9 @@ export const PagesLive = Layer.effect(
     const docks = yield* Docks
     const activity = yield* Activity
     const writeRules = yield* WriteRules
-    const baseUrl = yield* PublicBaseUrl
+    const publicBaseUrl = yield* PublicBaseUrl
+    // Pages link to where artifacts are served: DOCK_ARTIFACT_ORIGIN when set, else the base URL.
+    const baseUrl = Option.getOrElse(yield* Effect.serviceOption(ArtifactBaseUrl), () => publicBaseUrl)
     const links = makeLinks(repo, docks, baseUrl)
 
     const save = Effect.fn("Pages.save")(function*(dockId: DockId, input: PageContent) {

@@ -16,7 +16,22 @@ const LOOPBACK = ["localhost", "127.0.0.1", "[::1]", "::1"]
 
 /** Hosts this server answers for: the base URL's host and, in development, loopback names. */
 export const allowedHosts = (config: ServerConfig): ReadonlySet<string> =>
-  new Set([new URL(config.baseUrl).hostname, ...(config.env === "development" ? LOOPBACK : [])])
+  new Set([
+    new URL(config.baseUrl).hostname,
+    ...Option.toArray(Option.map(config.artifactOrigin, (origin) => new URL(origin).hostname)),
+    ...(config.env === "development" ? LOOPBACK : [])
+  ])
+
+/**
+ * With DOCK_ARTIFACT_ORIGIN on a host of its own, that host serves artifacts and nothing else: untrusted pages
+ * then never share an origin (cookies, storage) with the app or the API.
+ */
+const artifactOnlyHost = (config: ServerConfig): string | undefined => {
+  const artifactHost = Option.getOrUndefined(Option.map(config.artifactOrigin, (origin) => new URL(origin).hostname))
+  return artifactHost === undefined || artifactHost === new URL(config.baseUrl).hostname ? undefined : artifactHost
+}
+
+const ARTIFACT_PATH = /^\/(?:a|artifacts)\/[^/?#]+(?:[?#]|$)/
 
 /** "example.com:8787" → "example.com"; "[::1]:80" → "[::1]". */
 const hostnameOf = (host: string): string => {
@@ -115,6 +130,7 @@ const isTooLarge = (error: unknown) =>
 
 export const requestMiddleware = (config: ServerConfig) => {
   const hosts = allowedHosts(config)
+  const artifactHost = artifactOnlyHost(config)
   // The function runs once when routes are built; the Effect it returns runs per request.
   return HttpLayerRouter.middleware((httpEffect) => Effect.suspend(() => {
     const requestId = randomUUID()
@@ -149,6 +165,8 @@ export const requestMiddleware = (config: ServerConfig) => {
       const declared = Number(request.headers["content-length"] ?? 0)
       const response = host === undefined || !hosts.has(hostnameOf(host))
         ? errorResponse(new Forbidden({ message: `This server does not answer for the host ${host ?? "(none)"}` }))
+        : hostnameOf(host) === artifactHost && !ARTIFACT_PATH.test(request.url)
+        ? errorResponse(new NotFound({ message: `No route for ${request.method} ${request.url.split("?")[0]} on the artifact origin` }))
         : declared > limit
         ? errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${limit} bytes`, details: { limit } }))
         : yield* httpEffect.pipe(
