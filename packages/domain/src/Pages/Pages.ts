@@ -15,12 +15,12 @@ import {
   NotFound,
   type PermissionDenied,
   type RateLimited,
-  type TierLimitExceeded,
+  TierLimitExceeded,
   type Unauthorized,
   ValidationError
 } from "../Errors.ts"
 import { type DockId, isUuid, type UserId } from "../Ids.ts"
-import { ArtifactBaseUrl, PublicBaseUrl } from "../Limits.ts"
+import { ArtifactBaseUrl, Limits, PublicBaseUrl } from "../Limits.ts"
 import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { WriteRules } from "../Sandbox/WriteRules.ts"
@@ -204,6 +204,7 @@ export const PagesLive = Layer.effect(
     const docks = yield* Docks
     const activity = yield* Activity
     const writeRules = yield* WriteRules
+    const limits = yield* Limits
     const publicBaseUrl = yield* PublicBaseUrl
     // Pages link to where artifacts are served: DOCK_ARTIFACT_ORIGIN when set, else the base URL.
     const baseUrl = Option.getOrElse(yield* Effect.serviceOption(ArtifactBaseUrl), () => publicBaseUrl)
@@ -279,6 +280,26 @@ export const PagesLive = Layer.effect(
     })
 
     /**
+     * A user's standalone artifacts count as one Dock for the plan caps (artifacts and bytes). The user's row
+     * lock makes concurrent pushes take turns, so the caps are exact under bursts.
+     */
+    const reserveStandalone = (userId: UserId, bytes: number) =>
+      Effect.gen(function*() {
+        yield* sql`select id from users where id = ${userId} for no key update`
+        const [usage] = yield* sql<{ artifacts: number; bytes: number }>`select count(*)::int as artifacts,
+            coalesce(sum(size_bytes), 0)::bigint as bytes
+          from parts where dock_id is null and owner_id = ${userId}`
+        const used = { artifacts: usage!.artifacts, bytes: Number(usage!.bytes) }
+        if (used.artifacts + 1 > limits.planMaxArtifactsPerDock || used.bytes + bytes > limits.planMaxDockBytes) {
+          return yield* new TierLimitExceeded({
+            message: `Standalone artifacts on the free plan are limited to ${limits.planMaxArtifactsPerDock} artifacts ` +
+              `and ${limits.planMaxDockBytes} bytes per user`,
+            details: { max_artifacts: limits.planMaxArtifactsPerDock, max_bytes: limits.planMaxDockBytes, used }
+          })
+        }
+      }).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    /**
      * push_markdown without a Dock: an artifact owned by the caller, in no Dock, reachable at /a/ and /artifacts/.
      * Each such push is a new artifact. A sandbox token's lands in its sandbox instead; a token restricted to
      * some Docks cannot make one (a write not scoped to a Dock).
@@ -298,6 +319,7 @@ export const PagesLive = Layer.effect(
         const author = authorOf(principal)
         const id = yield* sql.withTransaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
+          yield* reserveStandalone(principal.userId as UserId, fields.sizeBytes)
           const id = yield* repo.insert(null, principal.userId as UserId, newPublicSlug(fields.slug), fields, now)
           yield* repo.insertVersion(id, 1, fields, author, "created", now)
           yield* activity.record({ dockId: null, action: "page.created", subjectType: "page", subjectId: id })
