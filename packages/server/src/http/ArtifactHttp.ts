@@ -40,6 +40,7 @@ table { border-collapse: collapse; display: block; overflow-x: auto; }
 th, td { border: 1px solid rgba(127, 127, 127, .4); padding: .3rem .6rem; text-align: left; }
 blockquote { margin: 1em 0; padding-left: 1em; border-left: 3px solid rgba(127, 127, 127, .5); opacity: .9; }
 .wikilink-unresolved { text-decoration: underline dotted; }
+.contains-task-list { padding-left: .25rem; }
 li.task-list-item { list-style: none; }
 footer { font-size: .85rem; opacity: .75; border-top: 1px solid rgba(127, 127, 127, .3); }
 `
@@ -80,7 +81,7 @@ const footerOf = (view: PageView) => {
   return `Version ${view.part.version}, written by ${who} on <time datetime="${when}">${shown}</time>.`
 }
 
-const notFoundPage = htmlPage(
+export const notFoundPage = htmlPage(
   404,
   document("Not found", "<h1>Not found</h1>\n<p>There is no artifact here, or it is not public.</p>", "Dock")
 )
@@ -109,8 +110,23 @@ const redirect = (segments: ReadonlyArray<string>) =>
     headers: { location: `/app/buckets/${segments.map(encodeURIComponent).join("/")}` }
   })
 
+/**
+ * Paths under /a/ and /artifacts/ that no route takes (empty, nested, too long for a route parameter, not
+ * UTF-8) name no artifact: the request middleware answers them with `notFoundPage`, under the same headers.
+ */
+export const isArtifactPath = (url: string) => /^\/(?:a|artifacts)(?:[/?#]|$)/.test(url)
+
+/** Public slugs are lowercase letters, digits and hyphens; anything else (a NUL byte, say) names nothing. */
+const PUBLIC_SLUG = /^[a-z0-9-]{1,128}$/
+
+const notFound = Effect.succeed(notFoundPage)
+
 export const artifactRoutes = HttpLayerRouter.addAll([
-  HttpLayerRouter.route("GET", "/a/:slug", Effect.flatMap(param("slug"), (publicSlug) => serveArtifact({ publicSlug }))),
+  HttpLayerRouter.route(
+    "GET",
+    "/a/:slug",
+    Effect.flatMap(param("slug"), (publicSlug) => PUBLIC_SLUG.test(publicSlug) ? serveArtifact({ publicSlug }) : notFound)
+  ),
   HttpLayerRouter.route("GET", "/artifacts/:pageId", Effect.flatMap(param("pageId"), (id) => serveArtifact({ id }))),
   HttpLayerRouter.route("GET", "/b/:slug", Effect.map(param("slug"), (slug) => redirect([slug]))),
   HttpLayerRouter.route(

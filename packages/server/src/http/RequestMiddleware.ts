@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto"
 import type { ServerConfig } from "../Config.ts"
 import { resourceMetadataUrl } from "./DiscoveryHttp.ts"
 import { MCP_MAX_BODY_BYTES } from "./McpHttp.ts"
+import { isArtifactPath, notFoundPage } from "./ArtifactHttp.ts"
 import { errorResponse } from "./ErrorResponse.ts"
 
 const LOOPBACK = ["localhost", "127.0.0.1", "[::1]", "::1"]
@@ -31,7 +32,6 @@ const artifactOnlyHost = (config: ServerConfig): string | undefined => {
   return artifactHost === undefined || artifactHost === new URL(config.baseUrl).hostname ? undefined : artifactHost
 }
 
-const ARTIFACT_PATH = /^\/(?:a|artifacts)\/[^/?#]+(?:[?#]|$)/
 
 /** "example.com:8787" → "example.com"; "[::1]:80" → "[::1]". */
 const hostnameOf = (host: string): string => {
@@ -143,6 +143,7 @@ export const requestMiddleware = (config: ServerConfig) => {
         Effect.gen(function*() {
           const failure = Cause.failureOption(cause)
           if (Option.isSome(failure) && failure.value instanceof HttpServerError.RouteNotFound) {
+            if (request.method === "GET" && isArtifactPath(request.url)) return notFoundPage
             return errorResponse(new NotFound({ message: `No route for ${request.method} ${request.url.split("?")[0]}` }))
           }
           const defect = Cause.dieOption(cause)
@@ -165,7 +166,7 @@ export const requestMiddleware = (config: ServerConfig) => {
       const declared = Number(request.headers["content-length"] ?? 0)
       const response = host === undefined || !hosts.has(hostnameOf(host))
         ? errorResponse(new Forbidden({ message: `This server does not answer for the host ${host ?? "(none)"}` }))
-        : hostnameOf(host) === artifactHost && !ARTIFACT_PATH.test(request.url)
+        : hostnameOf(host) === artifactHost && !isArtifactPath(request.url)
         ? errorResponse(new NotFound({ message: `No route for ${request.method} ${request.url.split("?")[0]} on the artifact origin` }))
         : declared > limit
         ? errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${limit} bytes`, details: { limit } }))
