@@ -163,7 +163,7 @@ const main = async () => {
 
   const root = Path.resolve(import.meta.dirname, "..")
   const node = process.execPath
-  const tsx = ["--conditions=development", "--import", "tsx"]
+  const tsx = ["--conditions=dock-source", "--import", "tsx"]
   const adminToken = "dock_admin_bench"
 
   const pgServer = process.env.DOCK_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"

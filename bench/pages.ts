@@ -323,7 +323,7 @@ const main = async () => {
     const dock = await startServer(process.execPath, [
       // e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where the server spends its time
       ...(process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== ""),
-      "--conditions=development",
+      "--conditions=dock-source",
       "--import",
       "tsx",
       Path.join(root, "packages/server/src/main.ts")

@@ -12,7 +12,7 @@ import { startServer, stopServer } from "../scripts/support.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const node = process.execPath
-const args = ["--conditions=development", "--import", "tsx", Path.join(root, "packages/server/src/main.ts")]
+const args = ["--conditions=dock-source", "--import", "tsx", Path.join(root, "packages/server/src/main.ts")]
 const env = { DOCK_ADMIN_TOKEN: "dock_admin_bench" }
 
 const rssMiB = async (pid: number): Promise<number> => {

@@ -138,7 +138,7 @@ say "starting the server on $BASE (data in $WORK/data)"
 env -u DATABASE_URL \
   PORT="$PORT" HOST=127.0.0.1 DOCK_BASE_URL="$BASE" DOCK_ENV=development DOCK_DATA_DIR="$WORK/data" \
   DOCK_ADMIN_TOKEN="$ADMIN_TOKEN" DOCK_TOKEN_REQUESTS_PER_MINUTE=0 DOCK_TOKEN_WRITES_PER_MINUTE=0 \
-  node --conditions=development --import tsx packages/server/src/main.ts >"$SERVER_LOG" 2>&1 &
+  node --conditions=dock-source --import tsx packages/server/src/main.ts >"$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 
 # Wait (at most 90 s) for /readyz, failing early if the server exits.

@@ -16,7 +16,7 @@ export const dock = (args: ReadonlyArray<string>, env: Record<string, string> = 
   Effect.async<Run>((resume) => {
     execFile(
       process.execPath,
-      ["--conditions=development", "--import", "tsx", Path.join(REPO_ROOT, "packages/cli/src/bin.ts"), ...args],
+      ["--conditions=dock-source", "--import", "tsx", Path.join(REPO_ROOT, "packages/cli/src/bin.ts"), ...args],
       {
         cwd: REPO_ROOT,
         env: { ...process.env, DOCK_ADMIN_TOKEN: "", DOCK_BASE_URL: "", DOCK_CREDENTIALS_FILE: "", ...env },

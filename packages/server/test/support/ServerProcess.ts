@@ -1,5 +1,5 @@
 /**
- * The real server as a child process (`node --conditions=development --import tsx packages/server/src/main.ts`),
+ * The real server as a child process (`node --conditions=dock-source --import tsx packages/server/src/main.ts`),
  * as `npm start` runs it: started on a free port with a chosen environment, waited for through /healthz, and
  * stopped with SIGTERM when the scope closes.
  */
@@ -93,7 +93,7 @@ const spawnRaw = (env: Record<string, string>) =>
     const started = Date.now()
     const child = ChildProcess.spawn(
       process.execPath,
-      ["--conditions=development", "--import", "tsx", "packages/server/src/main.ts"],
+      ["--conditions=dock-source", "--import", "tsx", "packages/server/src/main.ts"],
       { cwd: REPO_ROOT, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] }
     )
     let stdout = ""
