@@ -6,6 +6,7 @@ import foundation from "./0001_foundation.ts"
 import identity from "./0002_identity.ts"
 import pages from "./0003_pages.ts"
 import links from "./0004_links.ts"
+import searchRank from "./0005_search_rank.ts"
 
 export interface Migration {
   readonly id: number
@@ -17,5 +18,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "foundation", sql: foundation },
   { id: 2, name: "identity", sql: identity },
   { id: 3, name: "pages", sql: pages },
-  { id: 4, name: "links", sql: links }
+  { id: 4, name: "links", sql: links },
+  { id: 5, name: "search_rank", sql: searchRank }
 ]

@@ -80,6 +80,9 @@ export const makePagesRepo = Effect.gen(function*() {
 
   const columns = sql`id, dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind, visibility,
     content, claim_count, version, size_bytes, updated_at`
+  /** A search hit's page without its content, which results never carry (pages may be 1 MiB each). */
+  const resultColumns = sql`id, dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+    visibility, '' as content, claim_count, version, size_bytes, updated_at`
   const decode = Schema.decodeUnknown(Schema.Array(PartRow))
 
   /** A page of a Dock by its UUID or its slug. */
@@ -274,7 +277,8 @@ export const makePagesRepo = Effect.gen(function*() {
   }
 
   /**
-   * search_web_pages: full-text search (title A, summary B, text C) over readable pages, best first, with a
+   * search_web_pages: full-text search (title A, summary B, text C) over readable pages, best first (ranked by
+   * `rank_vector`: title, summary and the start of the text), with a
    * snippet of the text around the matches (`**` marks each match). Standalone artifacts are in no Dock and
    * are never found.
    */
@@ -284,19 +288,19 @@ export const makePagesRepo = Effect.gen(function*() {
     options: { readonly dockId: DockId | undefined; readonly ownerUsername: string | undefined; readonly limit: number }
   ) =>
     sql<PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }>`
-      with q as (select websearch_to_tsquery('english', ${query}) as q),
-      hits as (
-        select p.id, ts_rank_cd(p.search, q.q) as rank, d.slug as dock_slug, d.title as dock_title,
-          u.username as owner_username
-        from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id, q
-        where p.search @@ q.q and ${readableBy(principal, { findable: options.dockId === undefined })}
+      with hits as (
+        select p.id, ts_rank(p.rank_vector, websearch_to_tsquery('english', ${query})) as rank,
+          d.slug as dock_slug, d.title as dock_title, u.username as owner_username
+        from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+        where p.search @@ websearch_to_tsquery('english', ${query})
+          and ${readableBy(principal, { findable: options.dockId === undefined })}
           ${options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`}
           ${options.ownerUsername === undefined ? sql`` : sql`and u.username = ${options.ownerUsername.toLowerCase()}`}
         order by rank desc, p.updated_at desc, p.id
         limit ${options.limit}
       )
-      select ${columns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
-        ts_headline('english', left(body_text, ${SNIPPET_SOURCE_CHARS}), (select q from q),
+      select ${resultColumns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
+        ts_headline('english', left(body_text, ${SNIPPET_SOURCE_CHARS}), websearch_to_tsquery('english', ${query}),
           'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
       from parts join hits using (id)
       order by hits.rank desc, updated_at desc, id`.pipe(
