@@ -30,6 +30,7 @@ import { ContentType, type PageContent, type PageKind, type PageNames, Part, typ
 import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "./Prepare.ts"
 import { sanitizeHtml } from "./HtmlSanitizer.ts"
 import { escapeHtml } from "./HtmlText.ts"
+import { makeRenderCache } from "./RenderCache.ts"
 import { type InboundLink, linkDockOf, makeLinks, type OutboundLink } from "./Links.ts"
 import { renderMarkdown, splitFrontMatter } from "./MarkdownDocument.ts"
 
@@ -209,6 +210,7 @@ export const PagesLive = Layer.effect(
     // Pages link to where artifacts are served: DOCK_ARTIFACT_ORIGIN when set, else the base URL.
     const baseUrl = Option.getOrElse(yield* Effect.serviceOption(ArtifactBaseUrl), () => publicBaseUrl)
     const links = makeLinks(repo, docks, baseUrl)
+    const rendered = makeRenderCache()
 
     const save = Effect.fn("Pages.save")(function*(dockId: DockId, input: PageContent) {
       const principal = yield* CurrentPrincipal
@@ -369,7 +371,7 @@ export const PagesLive = Layer.effect(
       const { row } = yield* readablePage(target, page)
       const record = yield* repo.recordOf(row.id)
       // Native reads sanitize stored HTML again: a stricter configuration applies to old content too.
-      const content = row.content_type === "html" ? sanitizeHtml(row.content).html : row.content
+      const content = row.content_type === "html" ? sanitizedHtml(row) : row.content
       return { part: toPart({ ...row, content } as PartRow, baseUrl, true), record }
     })
 
@@ -408,7 +410,9 @@ export const PagesLive = Layer.effect(
       const { row } = yield* readablePage(target, page)
       const found = yield* repo.versionContent(row.id, number)
       if (found === undefined) return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
-      const content = found.content_type === "html" ? sanitizeHtml(found.content).html : found.content
+      const content = found.content_type === "html"
+        ? sanitizedHtml({ id: row.id, version: number, content: found.content })
+        : found.content
       return { version: number, content }
     })
 
@@ -546,8 +550,11 @@ export const PagesLive = Layer.effect(
      */
     const renderBody = (row: PartRow) =>
       Effect.gen(function*() {
-        if (row.content_type === "html") return sanitizeHtml(row.content).html
-        if (row.content_type === "json") return sanitizeHtml(`<pre>${escapeHtml(row.content)}</pre>`).html
+        const version = `${row.id}:${row.version}`
+        if (row.content_type === "html") return sanitizedHtml(row)
+        if (row.content_type === "json") {
+          return rendered.getOrRender(`json:${version}`, () => sanitizeHtml(`<pre>${escapeHtml(row.content)}</pre>`).html)
+        }
         const document = yield* splitFrontMatter(row.content, { required: false }).pipe(
           Effect.orElseSucceed(() => ({ frontMatter: {}, body: row.content }))
         )
@@ -557,15 +564,23 @@ export const PagesLive = Layer.effect(
         )
         const record = yield* repo.recordOf(row.id)
         const resolved = yield* links.resolve(source, record.links)
-        const rendered = renderMarkdown(document.body, {
-          resolveWikilink: (target) => {
-            const page = resolved.get(target)
-            // Same-origin paths: the page links work wherever the artifact is served from.
-            return page === undefined ? undefined : { href: new URL(page.url).pathname }
-          }
+        // Same-origin paths: the page links work wherever the artifact is served from.
+        const hrefs = new Map([...resolved].map(([target, page]) => [target, new URL(page.url).pathname]))
+        const key = `markdown:${version}:${JSON.stringify([...hrefs].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))}`
+        return rendered.getOrRender(key, () => {
+          const markdown = renderMarkdown(document.body, {
+            resolveWikilink: (target) => {
+              const href = hrefs.get(target)
+              return href === undefined ? undefined : { href }
+            }
+          })
+          return sanitizeHtml(markdown.html).html
         })
-        return sanitizeHtml(rendered.html).html
       })
+
+    /** Stored HTML sanitized again (native reads, the browser routes): once per version of a page. */
+    const sanitizedHtml = (row: { readonly id: string; readonly version: number; readonly content: string }) =>
+      rendered.getOrRender(`html:${row.id}:${row.version}`, () => sanitizeHtml(row.content).html)
 
     return { save, push, read, list, search, links: pageLinks, view, versions, version, restore, remove }
   })
