@@ -10,8 +10,11 @@ const ALLOWED_TAGS = new Set([
   "main", "blockquote", "pre", "code", "hr", "br", "ul", "ol", "li", "dl", "dt", "dd", "figure", "figcaption",
   "details", "summary", "sup", "sub", "em", "strong", "b", "i", "u", "s", "del", "ins", "mark", "small", "abbr",
   "cite", "q", "kbd", "samp", "var", "time", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption",
-  "colgroup", "col", "a", "img"
+  "colgroup", "col", "a", "img", "input"
 ])
+
+// Ids only as in-page anchors: what mdast-util-to-hast writes for footnotes (DOM clobbering).
+const ANCHOR_ID = /^(?:user-content-[\p{L}\p{N}\-._~!$&'()*+,;=:@/?%]{1,128}|footnote-label)$/u
 
 const decode = (value: string) =>
   value.replace(/&quot;/g, "\"").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&")
@@ -26,11 +29,23 @@ const unsafeParts = (html: string): Array<string> => {
   const tag = /<(\/?)([a-z0-9]+)((?: [a-z-]+(?:="[^"]*")?)*)( \/)?>/g
   const text = html.replace(tag, (_whole, _close: string, name: string, attributes: string) => {
     if (!ALLOWED_TAGS.has(name)) problems.push(`element <${name}>`)
+    // A disabled checkbox is the one form control: exactly these attributes, in any order.
+    if (name === "input") {
+      const names = [...attributes.matchAll(/ ([a-z-]+)(?:="([^"]*)")?/g)].map(([, attribute]) => attribute).sort()
+      const expected = attributes.includes(" checked") ? ["checked", "disabled", "type"] : ["disabled", "type"]
+      if (!attributes.includes(` type="checkbox"`) || names.join() !== expected.join()) {
+        problems.push(`input ${attributes}`)
+      }
+    }
     for (const [, attribute, raw] of attributes.matchAll(/ ([a-z-]+)(?:="([^"]*)")?/g)) {
       const value = decode(raw ?? "")
-      if (/^on/.test(attribute!) || ["style", "srcdoc", "formaction", "action", "srcset"].includes(attribute!)) {
+      if (
+        /^on/.test(attribute!) ||
+        ["style", "srcdoc", "formaction", "action", "srcset", "form", "name"].includes(attribute!)
+      ) {
         problems.push(`attribute ${attribute}`)
       }
+      if (attribute === "id" && !ANCHOR_ID.test(value)) problems.push(`id ${value}`)
       if (["href", "src", "cite"].includes(attribute!)) {
         const url = value.replace(/^[\u0000-\u0020]+/, "").replace(/[\t\n\r]/g, "")
         const scheme = /^([^/?#]*?):/.exec(url)?.[1]?.toLowerCase()
@@ -73,7 +88,8 @@ const golden = (family: string, cases: ReadonlyArray<Golden>) =>
 describe("sanitizeHtml keeps what is allowed", () => {
   it("structure, text semantics, lists, tables, links and images survive unchanged but for rel", () => {
     const input = [
-      `<article id="intro" class="note wide"><header><h1>Title</h1><nav><a href="#part-2">skip</a></nav></header>`,
+      `<article id="user-content-intro" class="note wide"><header><h1>Title</h1>`,
+      `<nav><a href="#part-2">skip</a></nav></header>`,
       `<section><h2 lang="en-GB" dir="ltr">Part</h2><p>Some <em>em</em>, <strong>strong</strong>, <b>b</b>, <i>i</i>, `,
       `<u>u</u>, <s>s</s>, <del cite="https://e.example/why" datetime="2024-01-01">del</del>, <ins>ins</ins>, `,
       `<mark>mark</mark>, <small>small</small>, <abbr title="HyperText Markup Language">HTML</abbr>, `,
@@ -147,7 +163,63 @@ describe("sanitizeHtml keeps what is allowed", () => {
     expect(result.html).toBe(`<h2 id="user-content-fn-1" class="a b-c Ünï_1">t</h2><p>x</p><p>y</p>`)
     expect(result.warnings).toEqual([
       "removed class names with characters other than letters, digits, - and _",
-      "removed invalid id attribute from <p>"
+      "removed id attribute from <p> (only ids starting with user-content-, and footnote-label, are kept)"
+    ])
+  })
+
+  it("ids are kept only as footnote anchors: user-content-… (URL fragment characters) and footnote-label", () => {
+    const kept = [
+      "footnote-label", "user-content-fn-1", "user-content-fnref-1-2", "user-content-fn-%C3%A9", "user-content-fn-1.2",
+      "user-content-fn-x:y", "user-content-fn-a'b", "user-content-fn-é"
+    ]
+    const result = clean(kept.map((id) => `<p id="${id}">x</p>`).join(""))
+    expect(result.html).toBe(kept.map((id) => `<p id="${id}">x</p>`).join(""))
+    expect(result.warnings).toEqual([])
+
+    const dropped = [
+      "intro", "login", "forms", "user-content-", "user-content-a b", "user-content-<x>", `user-content-"x`,
+      "User-Content-x", "footnote-label-2", "x-user-content-y", `user-content-${"a".repeat(129)}`
+    ]
+    const stripped = clean(dropped.map((id) => `<div id='${id}'>x</div>`).join(""))
+    expect(stripped.html).toBe(`<div>x</div>`.repeat(dropped.length))
+    expect(stripped.warnings).toEqual([
+      "removed id attribute from <div> (only ids starting with user-content-, and footnote-label, are kept)"
+    ])
+  })
+
+  it("GFM footnote markup keeps its data-footnote, aria and fragment-link attributes", () => {
+    const input = `<p>a<sup><a href="#user-content-fn-1" id="user-content-fnref-1" data-footnote-ref ` +
+      `aria-describedby="footnote-label">1</a></sup></p><section data-footnotes class="footnotes">` +
+      `<h2 class="sr-only" id="footnote-label">Footnotes</h2><ol><li id="user-content-fn-1"><p>n ` +
+      `<a href="#user-content-fnref-1" data-footnote-backref="" aria-label="Back to reference 1" ` +
+      `class="data-footnote-backref">↩</a></p></li></ol></section>`
+    const result = clean(input)
+    expect(result.html).toBe(
+      input
+        .replace(`aria-describedby="footnote-label">`, `aria-describedby="footnote-label" ${REL}>`)
+        .replace(`data-footnote-backref=""`, `data-footnote-backref`)
+        .replace(`class="data-footnote-backref">`, `class="data-footnote-backref" ${REL}>`)
+    )
+    expect(result.warnings).toEqual([])
+  })
+
+  it("footnote attributes with values, elsewhere, or pointing at other ids are removed", () => {
+    const result = clean(
+      `<a href="#x" data-footnote-ref="1" data-footnote-backref="javascript:1" aria-describedby="login">a</a>` +
+        `<p data-footnote-ref aria-label="x" data-footnotes>b</p><section data-footnotes="yes" data-x>c</section>` +
+        `<a aria-label="${"x".repeat(257)}">d</a>`
+    )
+    expect(result.html).toBe(`<a href="#x" ${REL}>a</a><p>b</p><section>c</section><a ${REL}>d</a>`)
+    expect(result.warnings).toEqual([
+      "removed invalid data-footnote-ref attribute from <a>",
+      "removed invalid data-footnote-backref attribute from <a>",
+      "removed invalid aria-describedby attribute from <a>",
+      "removed attribute data-footnote-ref from <p>",
+      "removed attribute aria-label from <p>",
+      "removed attribute data-footnotes from <p>",
+      "removed invalid data-footnotes attribute from <section>",
+      "removed attribute data-x from <section>",
+      "removed invalid aria-label attribute from <a>"
     ])
   })
 })
@@ -393,16 +465,56 @@ golden("forms and formaction", [
     `Go`,
     [
       "removed <form> element (its content was kept)",
-      "removed <input> element",
+      "removed <input> element (only disabled checkboxes, as in task lists, are kept)",
       "removed <button> element (its content was kept)"
     ]
   ],
   ["formaction on an allowed element", `<a href="/x" formaction="javascript:alert(1)">x</a>`, `<a href="/x" ${REL}>x</a>`, [
     "removed attribute formaction from <a>"
   ]],
-  ["GFM task list checkbox", `<ul><li><input type="checkbox" checked disabled> done</li></ul>`, `<ul><li> done</li></ul>`, [
-    "removed <input> element"
-  ]]
+  [
+    "GFM task list checkboxes (disabled) are kept",
+    `<ul class="contains-task-list"><li class="task-list-item"><input type="checkbox" checked disabled> done</li>` +
+      `<li class="task-list-item"><input type="checkbox" disabled> todo</li></ul>`,
+    `<ul class="contains-task-list"><li class="task-list-item"><input type="checkbox" checked disabled /> done</li>` +
+      `<li class="task-list-item"><input type="checkbox" disabled /> todo</li></ul>`,
+    []
+  ],
+  [
+    "a checkbox keeps type, checked and disabled only, as booleans; form, formaction, name, value, id go",
+    `<form id=f action=javascript:1></form><input TYPE=CheckBox checked=checked disabled=false form=f ` +
+      `formaction=javascript:alert(1) name=n value=v id=user-content-x class=c onclick=alert(1) autofocus>`,
+    `<input type="checkbox" checked disabled />`,
+    [
+      "removed <form> element (its content was kept)",
+      "removed attribute form from <input>",
+      "removed attribute formaction from <input>",
+      "removed attribute name from <input>",
+      "removed attribute value from <input>",
+      "removed attribute id from <input>",
+      "removed attribute class from <input>",
+      "removed event handler attribute onclick",
+      "removed attribute autofocus from <input>"
+    ]
+  ],
+  [
+    "every other input goes: not a checkbox, not disabled, or a type a browser would not read as checkbox",
+    `<input type=text value=x><input type=hidden name=csrf><input type=submit formaction=javascript:1>` +
+      `<input type=image src=javascript:1><input type=file><input type=password><input disabled>` +
+      `<input type=checkbox><input type=checkbox checked onclick=alert(1)><input type=" checkbox" disabled>` +
+      `<input type=radio disabled><input type=text type=checkbox disabled><p>after</p>`,
+    `<p>after</p>`,
+    [
+      "removed <input> element (only disabled checkboxes, as in task lists, are kept)",
+      "removed event handler attribute onclick"
+    ]
+  ],
+  [
+    "an input inside a discarded control ends it, as in a browser, and the rest is sanitized normally",
+    `<select><option>a<input type=checkbox disabled>b<img src=x onerror=alert(1)></select>c`,
+    `<input type="checkbox" disabled />b<img src="x" />c`,
+    ["removed <select> element and its content", "removed event handler attribute onerror"]
+  ]
 ])
 
 golden("CSS url(), expression() and overlays", [
@@ -531,6 +643,15 @@ describe("idempotence over generated input", () => {
     "<thead>", "<tbody>", "<caption>", "<col span=2>", "<ul>", "<li>", "</li>", "</ul>", "<ol start=3>", "<dl>",
     "<dt>", "<dd>", "<pre>", "</pre>", "<code>", "</code>", "<form action=javascript:1>", "</form>",
     "<button formaction=javascript:1>", "<input type=checkbox>", "<select>", "<option>", "</select>",
+    "<input type=checkbox disabled>", "<input type=CHECKBOX checked=checked disabled form=f name=n onclick=1>",
+    "<input type=text disabled>", "<input type=hidden name=x value=y>", "<input type=image src=javascript:1>",
+    "<input disabled>", "<input type=checkbox disabled", "</input>", "<form id=f>", "<button>", "</button>",
+    "<section data-footnotes class=footnotes>", "</section>", "<section data-footnotes=x>",
+    `<a href="#user-content-fn-1" id="user-content-fnref-1" data-footnote-ref aria-describedby="footnote-label">`,
+    `<a href="#user-content-fnref-1" data-footnote-backref="" aria-label="Back to reference 1" class="x">`,
+    `<a data-footnote-ref=x aria-describedby=login id=login name=y>`, `<h2 class="sr-only" id="footnote-label">`,
+    "</h2>", `<li id="user-content-fn-%C3%A9">`, `<li class=task-list-item>`, `<ul class=contains-task-list>`,
+    "<div id=login>", "<div id=user-content-x&amp;y>", `<p id="user-content-a'b">`, "<sup>", "</sup>",
     "<base href=//evil>", "<meta http-equiv=refresh content='0;url=javascript:1'>", "<link rel=stylesheet href=x>",
     "<object data=x>", "<embed src=x>", `<h1 id=top class="a b$">`, "</h1>", "<blockquote cite=https://x>",
     "</blockquote>", "<details open>", "<summary>", "</details>", "<b>", "</b>", "<i>", "<em>", "</em>", "<strong>",

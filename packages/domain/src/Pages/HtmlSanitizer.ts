@@ -40,7 +40,8 @@ const ALLOWED_TAGS = [
   "sup", "sub", "em", "strong", "b", "i", "u", "s", "del", "ins", "mark", "small", "abbr", "cite", "q", "kbd",
   "samp", "var", "time",
   "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption", "colgroup", "col",
-  "a", "img"
+  "a", "img",
+  "input" // only a disabled checkbox (a GFM task list item): see `transform` below
 ]
 
 // Dropped together with everything inside them: script-capable, raw-text and RCDATA elements (whose content a
@@ -67,14 +68,22 @@ type AttributeRule = (value: string) => boolean
 const any: AttributeRule = () => true
 const oneOf = (...values: Array<string>): AttributeRule => (value) => values.includes(value.toLowerCase())
 const digits: AttributeRule = (value) => /^\d{1,5}$/.test(value)
-// Ids and classes are kept for in-page anchors (Markdown footnotes and headings) and code languages. No script
-// ever runs in an artifact (no script-capable markup survives, and artifacts are served with CSP `sandbox`), so
-// DOM clobbering has no victim; values are still restricted to letters, digits, `-` and `_` so they stay plain
-// names, never CSS escapes or markup-looking text.
+/** Boolean attributes written without a value (`data-footnote-ref`, `data-footnote-backref=""`). */
+const empty: AttributeRule = (value) => value === ""
+// Classes are kept for code languages, GFM task lists and footnotes; they are restricted to letters, digits, `-`
+// and `_` so they stay plain names, never CSS escapes or markup-looking text.
 const SAFE_NAME = /^[\p{L}\p{N}_-]{1,128}$/u
+// Ids exist for in-page anchors, which is what GFM footnotes need: mdast-util-to-hast prefixes every id it writes
+// with `user-content-` (`user-content-fn-1`, `user-content-fnref-1-2`) except the heading `footnote-label`. Only
+// those are kept, so an artifact cannot name an element `login`, `config` or `forms` and so shadow a global a
+// script relies on (DOM clobbering). No script runs in an artifact (CSP `sandbox`), so today this is defence in
+// depth. After the prefix comes the footnote label, URL-encoded, so any character allowed verbatim in a URL
+// fragment (RFC 3986: pchar, `/`, `?`) may follow, and the `href="#…"` that points at it is the same text.
+const ANCHOR_ID = /^(?:user-content-[\p{L}\p{N}\-._~!$&'()*+,;=:@/?%]{1,128}|footnote-label)$/u
+const ID_RULE = "only ids starting with user-content-, and footnote-label, are kept"
 
 const GLOBAL_ATTRIBUTES: Record<string, AttributeRule> = {
-  id: (value) => SAFE_NAME.test(value),
+  id: (value) => ANCHOR_ID.test(value),
   class: any, // filtered token by token below
   title: any,
   lang: (value) => /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*$/.test(value),
@@ -84,8 +93,23 @@ const GLOBAL_ATTRIBUTES: Record<string, AttributeRule> = {
 const URL_ATTRIBUTES = new Set(["href", "src", "cite"])
 const cellAlign = oneOf("left", "center", "right", "justify")
 
+// The GFM footnote markup of mdast-util-to-hast: `<a href="#user-content-fn-1" id="user-content-fnref-1"
+// data-footnote-ref aria-describedby="footnote-label">`, `<section data-footnotes class="footnotes">` and the
+// back-reference `<a href="#user-content-fnref-1" data-footnote-backref="" aria-label="Back to reference 1">`.
 const TAG_ATTRIBUTES: Record<string, Record<string, AttributeRule>> = {
-  a: { href: any, rel: any },
+  a: {
+    href: any,
+    rel: any,
+    "data-footnote-ref": empty,
+    "data-footnote-backref": empty,
+    "aria-describedby": (value) => ANCHOR_ID.test(value),
+    "aria-label": (value) => value.length <= 256
+  },
+  section: { "data-footnotes": empty },
+  // A GFM task list item. Only a disabled checkbox is kept (see `transform`), and with these attributes only: no
+  // `form`, `name`, `value` or `formaction`, and no <form>, <button> or other control survives, so it can neither
+  // submit nor take input.
+  input: { type: oneOf("checkbox"), checked: any, disabled: any },
   img: { src: any, alt: any, width: digits, height: digits },
   th: { colspan: digits, rowspan: digits, scope: oneOf("row", "col", "rowgroup", "colgroup"), align: cellAlign },
   td: { colspan: digits, rowspan: digits, align: cellAlign }, // GFM tables carry their alignment in `align`
@@ -146,6 +170,10 @@ export const sanitizeHtml = (html: string): SanitizedHtml => {
   // depth, and the depth of the element whose content is being discarded (0: none).
   let depth = 0
   let discardedAt = 0
+  // The attribute objects `transform` returns for <input> elements that must go; `exclusiveFilter` then removes
+  // them. (Renaming them to a disallowed tag would not do: sanitize-html forgets to clear its record of a renamed
+  // element it skipped, and writes the next element at that depth with the wrong end tag.)
+  const droppedInputs = new WeakSet<sanitize.Attributes>()
 
   const transform = (tagName: string, attribs: sanitize.Attributes): sanitize.Tag => {
     if (depth > HTML_NESTING_LIMIT) {
@@ -160,12 +188,23 @@ export const sanitizeHtml = (html: string): SanitizedHtml => {
       }
       return { tagName, attribs: {} }
     }
+    if (tagName === "input" && !isDisabledCheckbox(attribs)) {
+      warn("removed <input> element (only disabled checkboxes, as in task lists, are kept)")
+      for (const name of Object.keys(attribs)) {
+        if (isEventHandler(name)) warn(`removed event handler attribute ${display(name)}`)
+      }
+      const dropped = {}
+      droppedInputs.add(dropped)
+      return { tagName, attribs: dropped }
+    }
     return { tagName, attribs: keptAttributes(tagName, attribs, warn) }
   }
 
   // Disallowed elements whose content is kept never reach the parser: were they on its stack, they would change
   // which elements it closes implicitly (`<p><font><div>` keeps the div inside the p; `<p><div>` does not), and the
-  // output, which no longer has them, would parse differently the second time.
+  // output, which no longer has them, would parse differently the second time. <input> does reach it, because
+  // whether it stays depends on its attributes: it is void, so never on the stack, and of the elements it closes
+  // implicitly (other form controls) none reaches the output, so the output parses the same the second time.
   const gate: Gate = {
     withhold: (name) => {
       if (depth > HTML_NESTING_LIMIT) return true
@@ -189,6 +228,7 @@ export const sanitizeHtml = (html: string): SanitizedHtml => {
   const result = sanitize(input, {
     ...OPTIONS,
     transformTags: { "*": transform },
+    exclusiveFilter: (frame) => droppedInputs.has(frame.attribs) ? "excludeTag" : false,
     onOpenTag: (name) => {
       depth++
       if (discardedAt === 0 && DISCARDED.has(name)) discardedAt = depth
@@ -204,6 +244,11 @@ export const sanitizeHtml = (html: string): SanitizedHtml => {
 
 const isEventHandler = (name: string) => /^on/i.test(name)
 
+// As a browser reads it: the first of duplicate attributes wins (htmlparser2 keeps the first too), `type` is
+// matched exactly but for case (` checkbox` is a text field), and `disabled` counts whatever its value.
+const isDisabledCheckbox = (attribs: sanitize.Attributes) =>
+  Object.hasOwn(attribs, "type") && attribs.type!.toLowerCase() === "checkbox" && Object.hasOwn(attribs, "disabled")
+
 // Attacker-chosen names appear in warnings; keep them short and printable.
 const display = (name: string) =>
   name.slice(0, 40).replace(/[^\w:.-]/g, "?") + (name.length > 40 ? "…" : "")
@@ -214,10 +259,12 @@ const keptAttributes = (
   warn: (message: string) => void
 ): sanitize.Attributes => {
   const rules = TAG_ATTRIBUTES[tagName] ?? {}
+  // A checkbox keeps its own attributes only (not even id, class or title).
+  const globals = tagName === "input" ? {} : GLOBAL_ATTRIBUTES
   const kept: sanitize.Attributes = {}
   for (const [name, value] of Object.entries(attribs)) {
-    const rule = Object.hasOwn(rules, name) ? rules[name] : Object.hasOwn(GLOBAL_ATTRIBUTES, name)
-      ? GLOBAL_ATTRIBUTES[name]
+    const rule = Object.hasOwn(rules, name) ? rules[name] : Object.hasOwn(globals, name)
+      ? globals[name]
       : undefined
     if (rule === undefined) {
       if (isEventHandler(name)) warn(`removed event handler attribute ${display(name)}`)
@@ -239,10 +286,20 @@ const keptAttributes = (
       if (safe.length > 0) kept.class = safe.join(" ")
       continue
     } else if (!rule(value)) {
-      warn(`removed invalid ${display(name)} attribute from <${tagName}>`)
+      warn(
+        name === "id"
+          ? `removed id attribute from <${tagName}> (${ID_RULE})`
+          : `removed invalid ${display(name)} attribute from <${tagName}>`
+      )
       continue
     }
     kept[name] = value
+  }
+  if (tagName === "input") {
+    // Boolean attributes as booleans, and the type as the one value it can have here.
+    kept.type = "checkbox"
+    kept.disabled = ""
+    if (Object.hasOwn(kept, "checked")) kept.checked = ""
   }
   if (tagName === "a") kept.rel = LINK_REL
   return kept
