@@ -42,6 +42,8 @@ blockquote { margin: 1em 0; padding-left: 1em; border-left: 3px solid rgba(127, 
 .wikilink-unresolved { text-decoration: underline dotted; }
 .contains-task-list { padding-left: .25rem; }
 li.task-list-item { list-style: none; }
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.footnotes { font-size: .9rem; }
 footer { font-size: .85rem; opacity: .75; border-top: 1px solid rgba(127, 127, 127, .3); }
 `
 
