@@ -288,15 +288,22 @@ export const makePagesRepo = Effect.gen(function*() {
     options: { readonly dockId: DockId | undefined; readonly ownerUsername: string | undefined; readonly limit: number }
   ) =>
     sql<PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }>`
-      with hits as (
-        select p.id, ts_rank(p.rank_vector, websearch_to_tsquery('english', ${query})) as rank,
-          d.slug as dock_slug, d.title as dock_title, u.username as owner_username
+      with matches as (
+        select p.id, p.rank_vector, p.updated_at, d.slug as dock_slug, d.title as dock_title,
+          u.username as owner_username
         from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
         where p.search @@ websearch_to_tsquery('english', ${query})
           and ${readableBy(principal, { findable: options.dockId === undefined })}
           ${options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`}
           ${options.ownerUsername === undefined ? sql`` : sql`and u.username = ${options.ownerUsername.toLowerCase()}`}
-        order by rank desc, p.updated_at desc, p.id
+        order by p.updated_at desc, p.id
+        limit ${SEARCH_RANK_CANDIDATES}
+      ),
+      hits as (
+        select id, ts_rank(rank_vector, websearch_to_tsquery('english', ${query})) as rank, dock_slug, dock_title,
+          owner_username
+        from matches
+        order by rank desc, updated_at desc, id
         limit ${options.limit}
       )
       select ${resultColumns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
@@ -379,6 +386,12 @@ export const makePagesRepo = Effect.gen(function*() {
     copyDock
   } as const
 })
+
+/**
+ * Ranking reads every candidate's vector, so a word found on most pages would cost a read of most pages: when
+ * more readable pages match than this, the most recently updated ones are ranked.
+ */
+export const SEARCH_RANK_CANDIDATES = 5_000
 
 /** ts_headline reads at most this much of a page's text: snippets stay fast on 1 MiB pages. */
 const SNIPPET_SOURCE_CHARS = 100_000
