@@ -312,7 +312,11 @@ const main = async () => {
   }
   const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "dock-bench-pages-"))
   const cleanups: Array<() => Promise<unknown>> = [
-    async () => psqlAt(pgServer, `drop database if exists ${database} with (force)`),
+    // BENCH_KEEP_DATABASE=1 keeps the seeded database for experiments with psql (its name is printed).
+    async () =>
+      process.env["BENCH_KEEP_DATABASE"] === "1"
+        ? console.log(`kept database ${database}`)
+        : psqlAt(pgServer, `drop database if exists ${database} with (force)`),
     () => Fs.rm(dataDir, { recursive: true, force: true })
   ]
   const figures: Array<Figure> = []

@@ -287,11 +287,14 @@ export const makePagesRepo = Effect.gen(function*() {
     query: string,
     options: { readonly dockId: DockId | undefined; readonly ownerUsername: string | undefined; readonly limit: number }
   ) =>
-    sql<PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }>`
+    // The planner prices `@@` in a sequential scan far too low: it reads every page's whole (TOASTed) vector,
+    // where the GIN index answers without them (a word on 80% of 100,000 pages: 530 ms against 120 ms). Only
+    // this statement's transaction is told so.
+    sql.withTransaction(Effect.zipRight(
+      sql`set local enable_seqscan = off`,
+      sql<PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }>`
       with matches as (
-        select p.id, p.rank_vector, p.updated_at, d.slug as dock_slug, d.title as dock_title,
-          u.username as owner_username
-        from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+        select p.id from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
         where p.search @@ websearch_to_tsquery('english', ${query})
           and ${readableBy(principal, { findable: options.dockId === undefined })}
           ${options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`}
@@ -300,10 +303,10 @@ export const makePagesRepo = Effect.gen(function*() {
         limit ${SEARCH_RANK_CANDIDATES}
       ),
       hits as (
-        select id, ts_rank(rank_vector, websearch_to_tsquery('english', ${query})) as rank, dock_slug, dock_title,
-          owner_username
-        from matches
-        order by rank desc, updated_at desc, id
+        select p.id, ts_rank(p.rank_vector, websearch_to_tsquery('english', ${query})) as rank, d.slug as dock_slug,
+          d.title as dock_title, u.username as owner_username
+        from matches m join parts p on p.id = m.id join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+        order by rank desc, p.updated_at desc, p.id
         limit ${options.limit}
       )
       select ${resultColumns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
@@ -321,7 +324,8 @@ export const makePagesRepo = Effect.gen(function*() {
           })))
       ),
       Effect.orDie
-    )
+    ))
+    ).pipe(Effect.orDie)
 
   /** Pages of one Dock a wikilink could name: by slug (as written, lowercased, or slugified) or by title. */
   const linkCandidates = (dockId: DockId, slugs: ReadonlyArray<string>, titles: ReadonlyArray<string>) =>
