@@ -4,10 +4,10 @@
  * The HTML is safe on its own where that is cheap; the one HTML sanitizer still runs on it afterwards.
  */
 import { toHtml } from "hast-util-to-html"
-import type { Nodes, Parent, PhrasingContent, Root, RootContent, Text } from "mdast"
+import type { List, Nodes, Parent, PhrasingContent, Root, RootContent, Text } from "mdast"
 import { fromMarkdown } from "mdast-util-from-markdown"
 import { gfmFromMarkdown } from "mdast-util-gfm"
-import { toHast } from "mdast-util-to-hast"
+import { defaultHandlers, type Handlers, type State, toHast } from "mdast-util-to-hast"
 import { gfm } from "micromark-extension-gfm"
 import { Effect } from "effect"
 import { CST, type Document, isAlias, isMap, isScalar, isSeq, Lexer, LineCounter, parseDocument } from "yaml"
@@ -457,7 +457,10 @@ export interface RenderedMarkdown {
   readonly firstHeading: string | undefined
   /** The text of the first paragraph: a better source for `deriveSummary` than `text` when a heading leads. */
   readonly lead: string | undefined
-  /** What the renderer dropped or neutralised (raw HTML, unsafe link schemes), for the push result. */
+  /**
+   * What the renderer dropped or neutralised (raw HTML, unsafe link schemes) or showed as plain text (input too
+   * costly to parse), for the push result.
+   */
   readonly warnings: ReadonlyArray<string>
 }
 
@@ -506,9 +509,10 @@ const WIKILINK = /\[\[([^[\]|\n]+)(?:\|([^[\]\n]*))?\]\]/g
  *   definition whose label matches (`[page]: https://…` next to `[[Page]]`) wins, as CommonMark says.
  */
 export const renderMarkdown = (body: string, options: RenderOptions): RenderedMarkdown => {
-  if (deepestContainerPrefix(body) > MARKDOWN_MAX_CONTAINER_PREFIX) return asPlainText(body)
+  const scan = scanMarkdown(body)
+  if (scan.deepestPrefix > MARKDOWN_MAX_CONTAINER_PREFIX) return asPlainText(body)
   try {
-    return renderTree(body, options)
+    return renderChunks(body, scan.chunks, options)
   } catch (error) {
     // Nesting the prefix check does not see can still exhaust the stack of the recursive tree walkers.
     if (error instanceof RangeError) return asPlainText(body)
@@ -524,15 +528,6 @@ export const renderMarkdown = (body: string, options: RenderOptions): RenderedMa
 export const MARKDOWN_MAX_CONTAINER_PREFIX = 128
 const CONTAINER_PREFIX = /^(?:[ \t]|>|[-*+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$))*/
 
-const deepestContainerPrefix = (body: string): number => {
-  let deepest = 0
-  for (const line of body.split("\n")) {
-    const length = CONTAINER_PREFIX.exec(line)?.[0].length ?? 0
-    if (length > deepest) deepest = length
-  }
-  return deepest
-}
-
 const asPlainText = (body: string): RenderedMarkdown => {
   const text = body.replace(/[ \t]+/g, " ").trim()
   return {
@@ -545,8 +540,699 @@ const asPlainText = (body: string): RenderedMarkdown => {
   }
 }
 
-const renderTree = (body: string, options: RenderOptions): RenderedMarkdown => {
-  const tree = fromMarkdown(body, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] })
+// ---------------------------------------------------------------------------------------------------------
+// Bounded rendering
+//
+// The parser (micromark) is slow on some input, and rendering runs on every push and every read. Its cost grows
+// with the square of the emphasis, bracket and code markers in one paragraph (`*a **a ***a …`, `a]` runs,
+// unmatched `[`), with the square of a paragraph's lines, with the blocks in one parse times the containers that
+// end in it (`- > a` quotes in a list), and it spends tens of microseconds on each list item, quote, table cell
+// and autolink. So:
+//
+// - The body is parsed in chunks of a few KiB, cut before a line at column 0 that follows a blank line and is
+//   not a list item: there every block has ended, unless fenced code or an HTML block runs on, which the parse
+//   itself tells (a marker paragraph after the chunk must come out as a top-level paragraph; if not, the chunk
+//   is parsed again with the next one). The trees of the chunks, in order, are the tree of the whole body.
+// - A paragraph (list item, heading, table row) weighing more than MARKDOWN_MAX_PARAGRAPH_WEIGHT (inline markers
+//   plus lines) is shown as plain text, with the lines around it up to the nearest cuts, and a warning.
+// - A linear scan estimates each chunk's cost; once the chunks rendered would cost more than
+//   MARKDOWN_RENDER_BUDGET, the rest of the body is shown as plain text, with a warning.
+//
+// Reference and footnote definitions apply document-wide: a chunk is parsed with stand-ins for the definitions
+// of other chunks that its brackets name. The stand-ins come from a line-by-line guess; the parsed trees say
+// which definitions really exist, and a chunk whose stand-ins were wrong is parsed again with the right ones.
+// ---------------------------------------------------------------------------------------------------------
+
+/** Chunks are cut at the first place allowed after this many characters. */
+export const MARKDOWN_CHUNK_CHARS = 4096
+/**
+ * The most a paragraph, list item, heading or table row may weigh: one for each line and each inline marker
+ * (a run of `*`, `_`, `~` or `` ` ``; each `[`, `]`, `!`, `<`, `&` or `\`). Ordinary paragraphs weigh tens.
+ */
+export const MARKDOWN_MAX_PARAGRAPH_WEIGHT = 2000
+/**
+ * The estimated cost of the part of a body that is rendered, in the units of `chunkCost`. 1 MiB of ordinary prose
+ * with headings, lists, tables and code costs 2.9-3.4 million and takes about 1.4 s to render here (2 s with
+ * micromark's development build, which `--conditions=development` would load; bench/markdown.ts). Input that
+ * costs more for its size is cut off sooner, and takes about as long: a higher budget renders more of it, slower.
+ */
+export const MARKDOWN_RENDER_BUDGET = 3_600_000
+
+/** A run of whole lines of the body, and what the scan found in it. */
+interface Chunk {
+  readonly start: number
+  end: number
+  /** 1-based body lines of the chunk. */
+  readonly firstLine: number
+  lastLine: number
+  chars: number
+  lines: number
+  /** Lines that start a block: after a blank line, or with a container marker, heading or fence. */
+  blocks: number
+  /** `>` and list markers in line prefixes, and the sum over lines of their square (nesting costs its square). */
+  markers: number
+  nesting: number
+  /** Containers that end (quotes at a blank line, nesting a line leaves): each costs a pass over the chunk. */
+  closings: number
+  /**
+   * The weight of each inline unit (paragraph, list item, table row, heading) is its inline markers plus its
+   * lines: `inline` sums them, `squares` sums their squares, `largestUnit` is the heaviest.
+   */
+  inline: number
+  squares: number
+  largestUnit: number
+  /** The line where the heaviest unit starts. */
+  largestUnitLine: number
+  /** Sum over the inline units of the markers that look ahead times the unit's characters. */
+  scans: number
+  /** `www.` and `@`, where GFM autolink literals start; `|`, which divide table cells. */
+  autolinks: number
+  pipes: number
+  /** `]` anywhere, and lines that look like definitions: the parser checks each label against each definition. */
+  brackets: number
+  readonly definitions: Array<DefinitionLabel>
+}
+
+interface DefinitionLabel {
+  /** `normalizeIdentifier` of the label, with `^` in front for a footnote. */
+  readonly key: string
+  /** The label as written (without the footnote's `^`). */
+  readonly raw: string
+}
+
+interface Scan {
+  readonly chunks: ReadonlyArray<Chunk>
+  readonly deepestPrefix: number
+}
+
+const LINE_BREAK = /\r\n|\r|\n/g
+const BLANK = /^[ \t]*$/
+const LIST_ITEM_START = /^(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)/
+const QUOTES = /^(?: {0,3}>)*/
+const BULLET_ITEM = /^[-+*]([ \t]+)\S/
+const ORDERED_ITEM = /^(\d{1,9})[.)]([ \t]+)\S/
+const ATX_HEADING = /^#{1,6}(?:[ \t]|$)/
+const THEMATIC_BREAK = /^(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$/
+const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})(.*)$/
+const FENCE_CLOSE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/
+const FENCE_LIKE = /^[ \t]*(?:```|~~~)/
+const TABLE_ROW = /^\|(?:[ \t]*[^|\\ \t][^|\\]*\|)+[ \t]*$/
+const TABLE_DELIMITER = /^\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*$/
+const DEFINITION = /^\[((?:[^\\[\]]|\\.){1,999})\]:/
+const HTML_BLOCKS: ReadonlyArray<readonly [RegExp, RegExp]> = [
+  [/^ {0,3}<(?:script|pre|style|textarea)(?:[ \t>]|$)/i, /<\/(?:script|pre|style|textarea)>/i],
+  [/^ {0,3}<!--/, /-->/],
+  [/^ {0,3}<\?/, /\?>/],
+  [/^ {0,3}<![A-Za-z]/, />/],
+  [/^ {0,3}<!\[CDATA\[/, /\]\]>/]
+]
+/** 2: counted once per run of the same character; 1: counted each. */
+const INLINE_MARKER = new Uint8Array(128)
+for (const marker of "[]!<&\\") INLINE_MARKER[marker.charCodeAt(0)] = 1
+for (const marker of "*_~`") INLINE_MARKER[marker.charCodeAt(0)] = 2
+
+const newChunk = (start: number, firstLine: number): Chunk => ({
+  start,
+  end: start,
+  firstLine,
+  lastLine: firstLine,
+  chars: 0,
+  lines: 0,
+  blocks: 0,
+  markers: 0,
+  nesting: 0,
+  closings: 0,
+  inline: 0,
+  squares: 0,
+  scans: 0,
+  largestUnit: 0,
+  largestUnitLine: firstLine,
+  brackets: 0,
+  autolinks: 0,
+  pipes: 0,
+  definitions: []
+})
+
+const countPipes = (line: string): number => {
+  let count = 0
+  for (let i = 0; i < line.length; i++) if (line.charCodeAt(i) === 124) count += 1
+  return count
+}
+
+/**
+ * One pass over the lines: where chunks may be cut, and what each costs. Cuts are made only before a line that
+ * starts at column 0 after a blank line, is not a list item, and is not inside fenced code or an HTML block that
+ * runs over blank lines (comments, `<pre>`, `<script>`…) as far as this scan can tell.
+ *
+ * The weight of a paragraph must never be underestimated, or a hostile one gets parsed: units are cut only where
+ * a paragraph surely ends (blank lines, list items, headings, fences, table rows), and fenced code is left out
+ * only while the fences seen so far leave no doubt where code starts and ends.
+ */
+const scanMarkdown = (body: string): Scan => {
+  // Segments run from one place where a cut is allowed to the next. Chunks gather segments up to
+  // MARKDOWN_CHUNK_CHARS; a segment with a paragraph over the weight limit is a chunk of its own, so that only
+  // it is shown as plain text.
+  const chunks: Array<Chunk> = []
+  let chunk: Chunk | undefined
+  let segment = newChunk(0, 1)
+  const cut = (end: number) => {
+    segment.end = end
+    if (segment.largestUnit > MARKDOWN_MAX_PARAGRAPH_WEIGHT) {
+      if (chunk !== undefined) chunks.push(chunk)
+      chunks.push(segment)
+      chunk = undefined
+    } else {
+      chunk = chunk === undefined ? segment : mergeChunks(chunk, segment)
+      if (chunk.chars >= MARKDOWN_CHUNK_CHARS) {
+        chunks.push(chunk)
+        chunk = undefined
+      }
+    }
+  }
+  let deepestPrefix = 0
+  // Fenced code and long HTML blocks, for cutting chunks: any fence at the top level (even one that turns
+  // out to be inside a list item) keeps the chunk open until its closing fence.
+  let fence: { readonly marker: string; readonly length: number; readonly sure: boolean } | undefined
+  // Whether the fence tracking is surely in step with the parser: it is while every fence-like line was a
+  // fence at column 0 after a blank line or the closing of one. Only then is fenced code left out of the units.
+  let fencesTrusted = true
+  let htmlEnd: RegExp | undefined
+  let table: { readonly header: number } | undefined
+  let previousBlank = true
+  let previousQuotes = 0
+  let previousLevel = 0
+  let lineNumber = 0
+  // The current inline unit.
+  let unit = 0
+  let unitChars = 0
+  let unitScanners = 0
+  let unitLine = 1
+  let unitItemIndent = -1
+  let unitQuotes = 0
+  let unitOneLine = false
+  const endUnit = () => {
+    segment.inline += unit
+    segment.squares += unit * unit
+    segment.scans += unitScanners * unitChars
+    if (unit > segment.largestUnit) {
+      segment.largestUnit = unit
+      segment.largestUnitLine = unitLine
+    }
+    unit = 0
+    unitChars = 0
+    unitScanners = 0
+    unitItemIndent = -1
+    unitOneLine = false
+  }
+  let position = 0
+  while (position <= body.length) {
+    LINE_BREAK.lastIndex = position
+    const lineBreak = LINE_BREAK.exec(body)
+    const end = lineBreak === null ? body.length : lineBreak.index
+    const next = lineBreak === null ? body.length + 1 : end + lineBreak[0].length
+    const line = body.slice(position, end)
+    lineNumber += 1
+    const blank = BLANK.test(line)
+    if (previousBlank && !blank && fence === undefined && htmlEnd === undefined && position > segment.start) {
+      const first = line.charCodeAt(0)
+      if (first !== 32 && first !== 9 && !LIST_ITEM_START.test(line)) {
+        endUnit()
+        cut(position)
+        segment = newChunk(position, lineNumber)
+      }
+    }
+    segment.lines += 1
+    if (!blank) segment.lastLine = lineNumber
+    segment.chars += next - position
+    const prefix = CONTAINER_PREFIX.exec(line)![0]
+    if (prefix.length > deepestPrefix) deepestPrefix = prefix.length
+    let quoteMarks = 0
+    let containers = 0
+    for (let i = 0; i < prefix.length; i++) {
+      const code = prefix.charCodeAt(i)
+      if (code === 62) quoteMarks += 1
+      if (code !== 32 && code !== 9 && (code < 48 || code > 57)) containers += 1
+    }
+    // How deep the line is nested: its markers, and its indentation before the first one (two columns a level).
+    let indentation = 0
+    while (indentation < prefix.length && prefix.charCodeAt(indentation) === 32) indentation += 1
+    const level = containers + (containers > 0 ? indentation >> 1 : 0)
+    segment.markers += containers
+    segment.nesting += level * level
+    // Containers that end here: quotes at a blank line, and any nesting a non-blank line leaves.
+    if (blank) segment.closings += previousQuotes
+    else segment.closings += Math.max(0, previousQuotes - quoteMarks, previousLevel - level)
+    previousQuotes = blank ? 0 : quoteMarks
+    if (!blank) previousLevel = level
+    // A run of `*`, `_`, `~` or `` ` `` is one delimiter for the parser; every other marker is one on its own.
+    // Code spans, HTML and autolinks (`` ` ``, `<`) and link destinations (`](`) look ahead for their end.
+    let markers = 0
+    let scanners = 0
+    for (let i = 0; i < line.length; i++) {
+      const code = line.charCodeAt(i)
+      if (code < 128 && INLINE_MARKER[code] !== 0 && (INLINE_MARKER[code] === 1 || line.charCodeAt(i - 1) !== code)) {
+        markers += 1
+        if (code === 93) {
+          segment.brackets += 1
+          if (line.charCodeAt(i + 1) === 40) scanners += 1
+        } else if (code === 96 || code === 60) scanners += 1
+      }
+    }
+    for (let at = line.indexOf("@"); at !== -1; at = line.indexOf("@", at + 1)) segment.autolinks += 1
+    for (let at = line.indexOf("."); at !== -1; at = line.indexOf(".", at + 1)) {
+      // `www.`, in either case (`| 32` lowers an ASCII letter).
+      const www = (line.charCodeAt(at - 1) | 32) === 119 && (line.charCodeAt(at - 2) | 32) === 119 &&
+        (line.charCodeAt(at - 3) | 32) === 119
+      if (www) segment.autolinks += 1
+    }
+    segment.pipes += countPipes(line)
+    if (line.includes("]:")) {
+      const label = DEFINITION.exec(line.slice(prefix.length))?.[1]
+      if (label !== undefined) {
+        segment.brackets += 1
+        const footnote = label.startsWith("^")
+        const raw = footnote ? label.slice(1) : label
+        segment.definitions.push({ key: (footnote ? "^" : "") + normalizeLabel(raw), raw })
+      }
+    }
+
+    // Inline units, and blocks.
+    const quotes = QUOTES.exec(line)![0]
+    const depth = countQuotes(quotes)
+    let rest = line.slice(quotes.length)
+    let indent = 0
+    while (indent < rest.length && rest.charCodeAt(indent) === 32) indent += 1
+    const tab = rest.charCodeAt(indent) === 9
+    rest = rest.slice(indent)
+    if (depth > 0 && indent > 0) indent -= 1
+    const insideSureFence = fence?.sure === true && fencesTrusted
+    if (blank || rest === "" || tab && BLANK.test(rest)) {
+      endUnit()
+    } else if (insideSureFence) {
+      // Code: not parsed for emphasis or links.
+    } else {
+      let boundary = previousBlank || unitOneLine || depth > unitQuotes
+      let oneLine = false
+      let item = false
+      if (!tab && indent <= 3) {
+        const ordered = ORDERED_ITEM.exec(rest)
+        item = ordered !== null || BULLET_ITEM.test(rest)
+        if (item) {
+          // A bullet item, or an ordered one starting at 1, always ends a paragraph; another ordered item does
+          // when the line is less indented than the list item the unit is in (that item has ended).
+          const ends = ordered === null || ordered[1] === "1" || (depth === unitQuotes && indent < unitItemIndent)
+          if (ends) boundary = true
+        } else if (ATX_HEADING.test(rest) || THEMATIC_BREAK.test(rest) || fenceOpening(rest) !== undefined) {
+          boundary = true
+          oneLine = true
+        } else if (
+          table !== undefined && depth === 0 && indent === 0 && countPipes(rest) === table.header &&
+          TABLE_DELIMITER.test(rest)
+        ) {
+          // The delimiter row of a table whose header is the previous line.
+          boundary = true
+          oneLine = true
+          table = { header: -1 }
+        } else if (table?.header === -1 && depth === 0 && indent === 0 && rest.charCodeAt(0) === 124) {
+          boundary = true
+          oneLine = true
+        }
+      }
+      if (boundary) {
+        endUnit()
+        // Where the item's content starts, at the least (a marker and a space).
+        unitItemIndent = item ? indent + 2 : -1
+        unitQuotes = depth
+        segment.blocks += 1
+      } else if (quoteMarks > 0 || LIST_ITEM_START.test(rest)) {
+        segment.blocks += 1
+      }
+      if (unit === 0) unitLine = lineNumber
+      unit += markers + 1
+      unitChars += line.length + 1
+      unitScanners += scanners
+      unitOneLine = oneLine
+      // A table starts with a header row right after a blank line; any other line ends a table.
+      if (table?.header !== -1 || rest.charCodeAt(0) !== 124 || depth > 0 || indent > 0) table = undefined
+      if (previousBlank && depth === 0 && indent === 0 && !tab && TABLE_ROW.test(rest)) {
+        table = { header: countPipes(rest) }
+      }
+    }
+
+    // Fenced code and HTML blocks (for cutting chunks; sure fences also for the inline units).
+    const fenceLike = FENCE_LIKE.test(line.slice(prefix.length))
+    if (fence !== undefined) {
+      const close = FENCE_CLOSE.exec(line)
+      if (close !== null && close[1]![0] === fence.marker && close[1]!.length >= fence.length) {
+        fence = undefined
+      } else if (fenceLike && !fence.sure) {
+        fencesTrusted = false
+      }
+    } else if (htmlEnd !== undefined) {
+      if (htmlEnd.test(line)) htmlEnd = undefined
+      if (fenceLike) fencesTrusted = false
+    } else {
+      const open = fenceOpening(line)
+      if (open !== undefined) {
+        const sure = previousBlank && line.charCodeAt(0) !== 32
+        if (!sure) fencesTrusted = false
+        fence = { ...open, sure }
+      } else if (fenceLike) {
+        fencesTrusted = false
+      } else if (line.includes("<")) {
+        for (const [start, stop] of HTML_BLOCKS) {
+          const opened = start.exec(line)
+          if (opened !== null) {
+            if (!stop.test(line.slice(opened[0].length))) htmlEnd = stop
+            break
+          }
+        }
+      }
+    }
+    previousBlank = blank
+    position = next
+  }
+  endUnit()
+  cut(body.length)
+  if (chunk !== undefined) chunks.push(chunk)
+  return { chunks, deepestPrefix }
+}
+
+/** A fenced code block's opening line (a backtick fence's info string has no backtick). */
+const fenceOpening = (line: string): { readonly marker: string; readonly length: number } | undefined => {
+  const open = FENCE_OPEN.exec(line)
+  if (open === null || open[1]![0] === "`" && open[2]!.includes("`")) return undefined
+  return { marker: open[1]![0]!, length: open[1]!.length }
+}
+
+const countQuotes = (quotes: string): number => {
+  let count = 0
+  for (let i = 0; i < quotes.length; i++) if (quotes.charCodeAt(i) === 62) count += 1
+  return count
+}
+
+/** CommonMark's label matching: whitespace collapsed and trimmed, case folded (as micromark does it). */
+const normalizeLabel = (label: string): string =>
+  label.replace(/[\t\n\r ]+/g, " ").replace(/^ | $/g, "").toLowerCase().toUpperCase()
+
+/**
+ * What rendering a chunk costs, roughly in microseconds of CPU (parallel garbage collection included, on a busy
+ * two-core machine; on an idle one the wall-clock time is about half). Each term is one of the parser's costs
+ * found by measuring (bench/markdown.ts shows the result): per character, line, block, container marker, nesting
+ * level squared, paragraph weight and its square (emphasis and brackets look back over the paragraph), markers
+ * that look ahead to the paragraph's end (`` ` ``, `<`, `](`), autolink literal, table cell and definition, and
+ * a pass over the chunk for each container that ends in it.
+ */
+const chunkCost = (chunk: Chunk, definitions: number): number =>
+  100 + 1.5 * chunk.chars + 10 * chunk.lines + 60 * chunk.blocks + 60 * chunk.markers + 3 * chunk.nesting +
+  10 * chunk.inline + 0.04 * chunk.squares + 0.01 * chunk.scans + 0.1 * chunk.closings * chunk.lines +
+  100 * chunk.autolinks + 50 * chunk.pipes + 100 * definitions + 0.01 * chunk.brackets * definitions
+
+/** The labels a chunk's brackets could name: the text of every innermost `[…]`. */
+const bracketLabels = (text: string): Set<string> => {
+  const labels = new Set<string>()
+  let open = -1
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code === 92) i += 1
+    else if (code === 91) open = i + 1
+    else if (code === 93 && open >= 0) {
+      if (i - open <= 1000) {
+        const label = text.slice(open, i)
+        labels.add(label.startsWith("^") ? "^" + normalizeLabel(label.slice(1)) : normalizeLabel(label))
+      }
+      open = -1
+    }
+  }
+  return labels
+}
+
+interface ParsedChunk {
+  readonly chunk: Chunk
+  readonly text: string
+  readonly cost: number
+  children: Array<RootContent>
+  /** The stand-in definitions it was parsed with. */
+  standIns: ReadonlySet<string>
+  /** The definitions it really has (keys). */
+  own: Map<string, string>
+  labels: Set<string> | undefined
+}
+
+const PARSE_OPTIONS = { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] }
+
+/**
+ * A paragraph parsed after a chunk: if it comes out as a top-level paragraph of its own, everything in the chunk
+ * was closed before it, so the next chunk starts as it would in the whole document; if the chunk ends inside
+ * fenced code, an HTML block or a container, it does not, and the chunk is parsed again with the next one.
+ */
+const SENTINEL = "\uE000"
+
+const parseChunk = (
+  text: string,
+  standIns: ReadonlyArray<DefinitionLabel>,
+  sentinel: boolean
+): Array<RootContent> | undefined => {
+  const prefix = standIns.map(({ key, raw }) => key.startsWith("^") ? `[^${raw}]: x\n\n` : `[${raw}]: <>\n\n`).join("")
+  const children = fromMarkdown(prefix + text + (sentinel ? `\n\n${SENTINEL}` : ""), PARSE_OPTIONS).children
+  if (sentinel) {
+    const last = children.pop()
+    if (
+      last?.type !== "paragraph" || last.position?.start.offset !== prefix.length + text.length + 2 ||
+      last.children.length !== 1 || last.children[0]!.type !== "text" || last.children[0]!.value !== SENTINEL
+    ) return undefined
+  }
+  return prefix === ""
+    ? children
+    : children.filter((node) => (node.position?.end.offset ?? Number.POSITIVE_INFINITY) > prefix.length)
+}
+
+/** Adds the chunk `b`, which follows `a`, to `a`. */
+const mergeChunks = (a: Chunk, b: Chunk): Chunk => {
+  a.end = b.end
+  a.lastLine = b.lastLine
+  a.chars += b.chars
+  a.lines += b.lines
+  a.blocks += b.blocks
+  a.markers += b.markers
+  a.nesting += b.nesting
+  a.closings += b.closings
+  a.inline += b.inline
+  a.squares += b.squares
+  a.scans += b.scans
+  if (b.largestUnit > a.largestUnit) {
+    a.largestUnit = b.largestUnit
+    a.largestUnitLine = b.largestUnitLine
+  }
+  a.brackets += b.brackets
+  a.autolinks += b.autolinks
+  a.pipes += b.pipes
+  for (const definition of b.definitions) a.definitions.push(definition)
+  return a
+}
+
+/** The definitions and footnote definitions in parsed nodes (anywhere: also inside quotes and lists). */
+const definitionsIn = (nodes: ReadonlyArray<Nodes>, found: Map<string, string>): Map<string, string> => {
+  for (const node of nodes) {
+    // The identifier keeps the label's escapes (`label` has them decoded), so it is itself a label for it.
+    if (node.type === "definition") found.set(normalizeLabel(node.identifier), node.identifier)
+    else if (node.type === "footnoteDefinition") found.set("^" + normalizeLabel(node.identifier), node.identifier)
+    if ("children" in node) definitionsIn(node.children, found)
+  }
+  return found
+}
+
+const renderChunks = (body: string, chunks: ReadonlyArray<Chunk>, options: RenderOptions): RenderedMarkdown => {
+  const candidates = new Map<string, string>()
+  for (const chunk of chunks) {
+    for (const { key, raw } of chunk.definitions) if (!candidates.has(key)) candidates.set(key, raw)
+  }
+  const parts: Array<ParsedChunk | { readonly plain: string }> = []
+  const crowded: Array<Chunk> = []
+  let exhaustedAt: number | undefined
+  let spent = 0
+  let index = 0
+  while (index < chunks.length) {
+    let chunk = chunks[index]!
+    let next = index + 1
+    for (;;) {
+      const text = body.slice(chunk.start, chunk.end)
+      if (exhaustedAt !== undefined) {
+        parts.push({ plain: text })
+        break
+      }
+      if (chunk.largestUnit > MARKDOWN_MAX_PARAGRAPH_WEIGHT) {
+        crowded.push(chunk)
+        parts.push({ plain: text })
+        break
+      }
+      const labels = candidates.size > 0 && chunk.brackets > 0 ? bracketLabels(text) : undefined
+      const standIns: Array<DefinitionLabel> = []
+      if (labels !== undefined) {
+        const own = new Set(chunk.definitions.map(({ key }) => key))
+        for (const key of labels) {
+          const raw = candidates.get(key)
+          if (raw !== undefined && !own.has(key)) standIns.push({ key, raw })
+        }
+      }
+      const cost = chunkCost(chunk, chunk.definitions.length + standIns.length)
+      if (spent + cost > MARKDOWN_RENDER_BUDGET) {
+        exhaustedAt = chunk.firstLine
+        parts.push({ plain: text })
+        break
+      }
+      spent += cost
+      const children = parseChunk(text, standIns, next < chunks.length)
+      if (children === undefined) {
+        // Cut inside a block: take at least as much again, so repeated failures cost at most twice the parse.
+        const size = 2 * (chunk.end - chunk.start)
+        while (next < chunks.length && chunk.end - chunk.start < size) chunk = mergeChunks(chunk, chunks[next++]!)
+        continue
+      }
+      parts.push({
+        chunk,
+        text,
+        cost,
+        children,
+        standIns: new Set(standIns.map(({ key }) => key)),
+        own: text.includes("]:") ? definitionsIn(children, new Map()) : new Map(),
+        labels
+      })
+      break
+    }
+    index = next
+  }
+
+  // The stand-ins were a guess from the definition scan: check them against the parsed definitions, and
+  // parse again (within the budget) the chunks whose brackets name a definition missed or assumed wrongly.
+  const parsed = parts.filter((part): part is ParsedChunk => "chunk" in part)
+  const defined = new Map<string, string>()
+  for (const part of parsed) for (const [key, raw] of part.own) if (!defined.has(key)) defined.set(key, raw)
+  if (defined.size > 0 || parsed.some((part) => part.standIns.size > 0)) {
+    for (const part of parsed) {
+      const labels = part.labels ?? (part.chunk.brackets > 0 ? bracketLabels(part.text) : new Set<string>())
+      const wrong = [...labels].some((key) =>
+        defined.has(key) !== (part.standIns.has(key) || part.own.has(key))
+      )
+      if (!wrong || spent + part.cost > MARKDOWN_RENDER_BUDGET) continue
+      spent += part.cost
+      const standIns: Array<DefinitionLabel> = []
+      for (const key of labels) {
+        const raw = defined.get(key)
+        if (raw !== undefined && !part.own.has(key)) standIns.push({ key, raw })
+      }
+      part.children = parseChunk(part.text, standIns, false) ?? part.children
+    }
+  }
+
+  const root: Root = { type: "root", children: [] }
+  let plain = ""
+  const flushPlain = () => {
+    const value = plain.replace(/\r\n?/g, "\n").replace(/\n+$/, "")
+    if (value.trim() !== "") root.children.push({ type: "code", lang: null, meta: null, value })
+    plain = ""
+  }
+  for (const part of parts) {
+    if ("plain" in part) {
+      plain += part.plain
+      continue
+    }
+    flushPlain()
+    for (const child of part.children) root.children.push(child)
+  }
+  flushPlain()
+  const rendered = renderTree(root, options)
+  const warnings = [...rendered.warnings]
+  if (crowded.length > 0) warnings.push(crowdedWarning(crowded))
+  if (exhaustedAt !== undefined) {
+    warnings.push(
+      `the Markdown is too long or too complex to render in full; from line ${exhaustedAt} of the body on, it is ` +
+        `shown as plain text`
+    )
+  }
+  return { ...rendered, warnings }
+}
+
+const crowdedWarning = (crowded: ReadonlyArray<Chunk>): string => {
+  const lines = (chunk: Chunk) =>
+    chunk.firstLine === chunk.lastLine ? `line ${chunk.firstLine}` : `lines ${chunk.firstLine}-${chunk.lastLine}`
+  const why = `too long or has too many emphasis, link or code markers to render (more than ` +
+    `${MARKDOWN_MAX_PARAGRAPH_WEIGHT}, counting each marker and each line)`
+  const [first] = crowded
+  if (crowded.length === 1) {
+    const shown = first!.firstLine === first!.lastLine ? `${lines(first!)} is` : `${lines(first!)} are`
+    return `the paragraph at line ${first!.largestUnitLine} is ${why}; ${shown} shown as plain text`
+  }
+  const places = crowded.slice(0, 3).map(lines).join(", ") +
+    (crowded.length > 3 ? ` and ${crowded.length - 3} more places` : "")
+  return `${crowded.length} paragraphs (the first at line ${first!.largestUnitLine}) are each ${why}; ` +
+    `${places} are shown as plain text`
+}
+
+/**
+ * mdast-util-to-hast's list item, table row and footnote call handlers look through all their siblings for every
+ * node (quadratic on a long list, table or many footnotes): the same handlers, given what they look for.
+ */
+const looseLists = new WeakMap<List, boolean>()
+const indexedOrders = new WeakSet<Array<string>>()
+
+const HAST_HANDLERS: Handlers = {
+  // Each list item asks whether its list is loose; the answer is kept per list.
+  listItem: (state, node, parent) =>
+    defaultHandlers.listItem(
+      state,
+      node,
+      parent?.type === "list" ? { type: "list", spread: isLoose(parent), children: [] } : parent
+    ),
+  // Each row looks for its index among the rows, only to tell the head row from the others.
+  tableRow: (state, node, parent) =>
+    defaultHandlers.tableRow(
+      state,
+      node,
+      parent?.type === "table"
+        ? { type: "table", align: parent.align, children: parent.children[0] === node ? [node] : [] }
+        : parent
+    ),
+  // Each footnote call looks for its number in the list of footnotes called so far.
+  footnoteReference: (state, node) => {
+    indexFootnoteOrder(state)
+    return defaultHandlers.footnoteReference(state, node)
+  }
+}
+
+const isLoose = (list: List): boolean => {
+  let loose = looseLists.get(list)
+  if (loose === undefined) {
+    loose = list.spread === true ||
+      list.children.some((item) => item.spread ?? item.children.length > 1)
+    looseLists.set(list, loose)
+  }
+  return loose
+}
+
+const indexFootnoteOrder = (state: State): void => {
+  if (indexedOrders.has(state.footnoteOrder)) return
+  const order = [...state.footnoteOrder]
+  const positions = new Map<string, number>()
+  order.forEach((id, index) => positions.has(id) || positions.set(id, index))
+  const push = Array.prototype.push.bind(order)
+  Object.defineProperties(order, {
+    push: {
+      value: (...ids: Array<string>) => {
+        for (const id of ids) {
+          if (!positions.has(id)) positions.set(id, order.length)
+          push(id)
+        }
+        return order.length
+      }
+    },
+    indexOf: { value: (id: string) => positions.get(id) ?? -1 }
+  })
+  indexedOrders.add(order)
+  state.footnoteOrder = order
+}
+
+const renderTree = (tree: Root, options: RenderOptions): RenderedMarkdown => {
   const state: TransformState = {
     options,
     wikilinks: [],
@@ -557,7 +1243,7 @@ const renderTree = (body: string, options: RenderOptions): RenderedMarkdown => {
   }
   collectUnsafeDefinitions(tree, state)
   transformChildren(tree, state, false)
-  const html = toHtml(toHast(tree))
+  const html = toHtml(toHast(tree, { handlers: HAST_HANDLERS }))
   const blocks = plainTextBlocks(tree)
   const warnings: Array<string> = []
   if (state.rawHtml > 0) warnings.push(`raw HTML in Markdown is not rendered (${state.rawHtml} dropped)`)

@@ -1,0 +1,172 @@
+/**
+ * bench/markdown: how long renderMarkdown takes on 1 MiB of hostile Markdown (inputs the parser, micromark, is
+ * slow on: nested or unmatched emphasis, bracket and backtick floods, many small quotes and list items, …) and
+ * on 1 MiB and 64 KiB of ordinary Markdown. Rendering is synchronous, so each figure is also how long it holds
+ * the event loop (it runs on every push and every read of a Markdown page). Each input is rendered once to warm
+ * up, then RUNS times; prints the median and the worst run, what was shown as plain text, and marks inputs over
+ * the target. Asserts nothing.
+ */
+import { renderMarkdown } from "../packages/domain/src/Pages/MarkdownDocument.ts"
+
+const KiB = 1024
+const MiB = 1024 * KiB
+const RUNS = 3
+const TARGET_MS = 2000
+
+const fill = (unit: string, size = MiB) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size)
+const half = (a: string, b: string) => fill(a, MiB / 2) + fill(b, MiB / 2)
+const numbered = (line: (i: number) => string) => {
+  const lines: Array<string> = []
+  let length = 0
+  for (let i = 0; length < MiB; i++) {
+    const next = line(i)
+    lines.push(next)
+    length += next.length
+  }
+  return lines.join("").slice(0, MiB)
+}
+
+const hostile: Record<string, string> = {
+  "nested emphasis *a **a … a** a*": half("*a **a ", " a** a*"),
+  "emphasis *a **a ***a": numbered((i) => `${"*".repeat((i % 3) + 1)}a `),
+  "unmatched closers a*": fill("a* "),
+  "unmatched closers a_": fill("a_ "),
+  "mismatched *a_": fill("*a_ "),
+  "*_ runs": fill("*_"),
+  "a**b c* (rule of 3)": "a**b" + fill("c* ").slice(4),
+  "strikethrough ~~a ~a … a~ a~~": half("~~a ~a ", " a~ a~~"),
+  "[ flood": fill("["),
+  "![ flood": fill("!["),
+  "a] closers": fill("a]"),
+  "nested brackets [[[a]]]": half("[", "]"),
+  "[ (]( pattern": fill("[ (]("),
+  "[a][ flood": fill("[a]["),
+  "[[x]] wikilinks, one paragraph": fill("[[x]] "),
+  "[[x]] wikilinks, one per line": fill("[[x]]\n"),
+  "[[x]] wikilinks, one per paragraph": fill("[[x]]\n\n"),
+  "distinct link definitions and references": numbered((i) => `[d${i}]: /u${i}\n`).slice(0, MiB / 2) + "\n" +
+    numbered((i) => `[d${i % 20_000}] `).slice(0, MiB / 2 - 1),
+  "footnote definitions and references": numbered((i) => `x[^f${i % 10_000}] `).slice(0, MiB / 2) + "\n\n" +
+    numbered((i) => `[^f${i}]: note\n\n`).slice(0, MiB / 2 - 2),
+  "backtick runs of growing length": numbered((i) => "e" + "`".repeat((i % 64) + 1)),
+  "<!-- unclosed comments": "</" + fill("<!--").slice(2),
+  "< flood": fill("<a "),
+  "table, 100k rows": "| a | b |\n|---|---|\n" + fill("| x | y |\n").slice(20),
+  "table, one wide row": ["a", "-", "b"].map((cell) => `|${cell}`.repeat(MiB / 6) + "|\n").join(""),
+  "- a (list items)": fill("- a\n"),
+  "> a (quotes between blank lines)": fill("> a\n\n"),
+  "- > a (quotes in a list)": fill("- > a\n\n"),
+  "a (paragraphs)": fill("a\n\n"),
+  "\\ and & runs": fill("\\&amp;&"),
+  "www. autolinks": fill("www.a.b "),
+  "mixed markers": fill("*a [b _c `d ~e <f ![g [[h &i; \\j |k [^l **m __n ~~o "),
+  "deep nesting > > > (container prefix guard)": fill(">")
+}
+
+const words = ("the of and to in is that for it as was with be by on not this are or from at which have an they " +
+  "data page system report analysis market growth customer product service revenue quarter results team").split(" ")
+
+/** Prose paragraphs with some emphasis, links, code and wikilinks; headings, lists, tables, code and quotes. */
+const ordinary = (size: number): string => {
+  let seed = 42
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+  const pick = <T>(items: ReadonlyArray<T>) => items[Math.floor(random() * items.length)]!
+  const sentence = () => {
+    const sentenceWords = Array.from({ length: 6 + Math.floor(random() * 14) }, () => {
+      const word = pick(words)
+      const roll = random()
+      return roll < 0.03
+        ? `**${word}**`
+        : roll < 0.06
+        ? `*${word}*`
+        : roll < 0.08
+        ? `\`${word}_id\``
+        : roll < 0.1
+        ? `[${word}](https://example.com/${word}/${Math.floor(random() * 1000)})`
+        : roll < 0.11
+        ? `[[${word} page]]`
+        : roll < 0.115
+        ? `[${word}][ref${Math.floor(random() * 20)}]`
+        : word
+    })
+    const text = sentenceWords.join(" ")
+    return text[0]!.toUpperCase() + text.slice(1) + pick([".", ".", ".", "?", ";"])
+  }
+  const paragraph = () => Array.from({ length: 2 + Math.floor(random() * 5) }, sentence).join(" ")
+  const blocks: Array<string> = []
+  let length = 0
+  const add = (block: string) => {
+    blocks.push(block)
+    length += block.length + 2
+  }
+  for (let section = 1; length < size; section++) {
+    add(`## ${section}. ${pick(words)} ${pick(words)}`)
+    for (let i = 0; i < 3; i++) add(paragraph())
+    const roll = random()
+    if (roll < 0.3) add(Array.from({ length: 3 + Math.floor(random() * 6) }, () => `- ${sentence()}`).join("\n"))
+    else if (roll < 0.45) {
+      add(Array.from({ length: 3 + Math.floor(random() * 4) }, (_, i) => `${i + 1}. ${sentence()}`).join("\n"))
+    } else if (roll < 0.6) {
+      const rows = Array.from(
+        { length: 4 + Math.floor(random() * 10) },
+        () => `| ${pick(words)} | ${Math.floor(random() * 10000)} | ${pick(words)} ${pick(words)} |`
+      )
+      add(["| Name | Value | Note |", "|:-----|------:|------|", ...rows].join("\n"))
+    } else if (roll < 0.75) {
+      const code = Array.from(
+        { length: 4 + Math.floor(random() * 10) },
+        () => `const ${pick(words)}_${Math.floor(random() * 99)} = compute(${pick(words)}, ${section})`
+      )
+      add("```ts\n" + code.join("\n") + "\n```")
+    } else if (roll < 0.85) add(`> ${paragraph()}\n> ${sentence()}`)
+    else add(`- [ ] ${sentence()}\n- [x] ${sentence()}`)
+    add(paragraph())
+  }
+  const definitions = Array.from({ length: 20 }, (_, i) => `[ref${i}]: https://example.com/ref/${i}`).join("\n")
+  const body = blocks.join("\n\n")
+  return body.slice(0, size - definitions.length - 2).replace(/\n[^\n]*$/, "\n") + "\n" + definitions + "\n"
+}
+
+const options = { resolveWikilink: (target: string) => (target === "data page" ? { href: "/a/data" } : undefined) }
+
+const kib = (length: number) => (length / KiB).toFixed(0).padStart(5)
+
+const time = (run: () => void) => {
+  const started = performance.now()
+  run()
+  return performance.now() - started
+}
+
+/** What was shown as plain text, from the warnings. */
+const summary = (warnings: ReadonlyArray<string>) =>
+  warnings
+    .map((warning) =>
+      warning.includes("too many emphasis, link or code markers")
+        ? `crowded paragraph as text (${/lines? [\d-]+/.exec(warning)?.[0]})`
+        : warning.includes("from line")
+        ? `as text ${warning.slice(warning.indexOf("from line"), warning.indexOf(" of the body"))} on`
+        : warning.includes("nested too deeply")
+        ? "all as text (nesting)"
+        : warning.includes("raw HTML")
+        ? "raw HTML dropped"
+        : warning.slice(0, 40)
+    )
+    .join("; ")
+
+const measure = (label: string, input: string, target?: number) => {
+  let rendered = renderMarkdown(input, options)
+  const ms: Array<number> = []
+  for (let i = 0; i < RUNS; i++) ms.push(time(() => (rendered = renderMarkdown(input, options))))
+  const median = [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)]!
+  const worst = Math.max(...ms)
+  const flag = target === undefined ? "" : worst < target ? "  ok" : `  OVER ${target} ms`
+  console.log(
+    `${label.padEnd(52)} median ${median.toFixed(0).padStart(5)} ms  worst ${worst.toFixed(0).padStart(5)} ms   ` +
+      `in ${kib(input.length)} KiB  out ${kib(rendered.html.length)} KiB${flag}  ${summary(rendered.warnings)}`
+  )
+}
+
+console.log(`${RUNS} runs each after one warm-up; hostile inputs are 1 MiB, target ${TARGET_MS} ms`)
+for (const [label, input] of Object.entries(hostile)) measure(`hostile: ${label}`, input, TARGET_MS)
+measure("ordinary Markdown, 64 KiB", ordinary(64 * KiB))
+measure("ordinary Markdown, 1 MiB", ordinary(MiB))

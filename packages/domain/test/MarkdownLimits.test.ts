@@ -1,0 +1,260 @@
+// Markdown rendering stays bounded on hostile input (the parser is quadratic or worse on some of it): 1 MiB of
+// each hostile family renders, with a warning saying what is shown as plain text and the text kept; ordinary
+// Markdown renders exactly as one parse of the whole body does. Times are measured by bench/markdown.ts, not here.
+import { describe, expect, it } from "@effect/vitest"
+import { toHtml } from "hast-util-to-html"
+import { fromMarkdown } from "mdast-util-from-markdown"
+import { gfmFromMarkdown } from "mdast-util-gfm"
+import { toHast } from "mdast-util-to-hast"
+import { gfm } from "micromark-extension-gfm"
+import {
+  MARKDOWN_CHUNK_CHARS,
+  MARKDOWN_MAX_PARAGRAPH_WEIGHT,
+  renderMarkdown
+} from "../src/Pages/MarkdownDocument.ts"
+
+const MiB = 1024 * 1024
+const render = (body: string) =>
+  renderMarkdown(body, { resolveWikilink: (target) => (target === "Known" ? { href: "/a/known" } : undefined) })
+
+const fill = (unit: string, size = MiB) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size)
+const numbered = (line: (i: number) => string, size = MiB) => {
+  let text = ""
+  for (let i = 0; text.length < size; i++) text += line(i)
+  return text.slice(0, size)
+}
+
+/** What one parse of the whole body gives, for Markdown without wikilinks, raw HTML or unsafe URLs. */
+const wholeParse = (body: string) =>
+  toHtml(toHast(fromMarkdown(body, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] })))
+
+const words = ("the of and to in is that for it as was with be by on not this are or from at which have an they " +
+  "data page system report analysis market growth customer product service revenue quarter results team").split(" ")
+
+/**
+ * Prose paragraphs with some emphasis, links, code, wikilinks and reference links, under headings, with a list,
+ * table, code block, quote or task list in each section, and footnotes and definitions at the end (as in
+ * bench/markdown.ts).
+ */
+const ordinary = (size: number, wikilinks = true): string => {
+  let seed = 42
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+  const pick = <T>(items: ReadonlyArray<T>) => items[Math.floor(random() * items.length)]!
+  const sentence = () => {
+    const text = Array.from({ length: 6 + Math.floor(random() * 14) }, () => {
+      const word = pick(words)
+      const roll = random()
+      return roll < 0.03
+        ? `**${word}**`
+        : roll < 0.06
+        ? `*${word}*`
+        : roll < 0.08
+        ? `\`${word}_id\``
+        : roll < 0.1
+        ? `[${word}](https://example.com/${word})`
+        : roll < 0.11
+        ? (wikilinks ? `[[${word} page]]` : word)
+        : roll < 0.115
+        ? `[${word}][ref${Math.floor(random() * 4)}]`
+        : word
+    }).join(" ")
+    return text[0]!.toUpperCase() + text.slice(1) + pick([".", ".", "?", ";"])
+  }
+  const paragraph = () => Array.from({ length: 2 + Math.floor(random() * 5) }, sentence).join(" ")
+  const blocks: Array<string> = []
+  for (let section = 1, length = 0; length < size; section++) {
+    const roll = random()
+    const extra = roll < 0.3
+      ? Array.from({ length: 3 + Math.floor(random() * 6) }, () => `- ${sentence()}`).join("\n")
+      : roll < 0.45
+      ? Array.from({ length: 3 + Math.floor(random() * 4) }, (_, i) => `${i + 1}. ${sentence()}`).join("\n")
+      : roll < 0.6
+      ? ["| Name | Value |", "|:--|--:|", ...Array.from({ length: 6 }, () => `| ${pick(words)} | ${section} |`)]
+        .join("\n")
+      : roll < 0.75
+      ? "```ts\nconst total = compute(data, 1)\n\nreturn [total]\n```"
+      : roll < 0.85
+      ? `> ${paragraph()}\n> ${sentence()}[^n${section % 3}]`
+      : `- [ ] ${sentence()}\n- [x] ${sentence()}`
+    const heading = `## ${section}. ${pick(words)} ${pick(words)}`
+    const next = [heading, paragraph(), paragraph(), paragraph(), extra, paragraph()].join("\n\n")
+    blocks.push(next)
+    length += next.length + 2
+  }
+  const definitions = ["[ref0]: https://example.com/0", "[ref1]: /one", "[Ref2]: /two \"Two\"", "[ref3]: <>"]
+  const footnotes = ["[^n0]: Note zero.", "[^n1]: Note one.", "[^n2]: Note two."]
+  return [...blocks, definitions.join("\n"), ...footnotes].join("\n\n") + "\n"
+}
+
+describe("renderMarkdown: hostile Markdown", () => {
+  const crowded: Record<string, string> = {
+    "nested emphasis": fill("*a **a ", MiB / 2) + fill(" a** a*", MiB / 2),
+    "unmatched closers": fill("a* "),
+    "mismatched openers and closers": fill("*a_ "),
+    "rule-of-three closers": "a**b" + fill("c* ").slice(4),
+    "nested strikethrough": fill("~~a ~a ", MiB / 2) + fill(" a~ a~~", MiB / 2),
+    "a [ flood": fill("["),
+    "a] closers": fill("a]"),
+    "nested brackets": fill("[", MiB / 2) + fill("]", MiB / 2),
+    "[ (]( links": fill("[ (]("),
+    "wikilinks in one paragraph": fill("[[x]] "),
+    "wikilinks on lines of one paragraph": fill("[[x]]\n"),
+    "backtick runs": numbered((i) => "e" + "`".repeat((i % 64) + 1)),
+    "unclosed HTML comments": "</" + fill("<!--").slice(2),
+    "escapes and entities": fill("\\&amp;&"),
+    "footnote references": fill("x[^a] "),
+    "one paragraph of many lines": fill("a|b|c\n"),
+    "setext headings": fill("a\n=\n"),
+    "mixed markers": fill("*a [b _c `d ~e <f ![g [[h &i; \\j |k [^l **m __n ~~o ")
+  }
+
+  it.each(Object.entries(crowded))("shows %s as plain text, keeping the text", (_, body) => {
+    const rendered = render(body)
+    const lines = body.trimEnd().split("\n").length
+    expect(rendered.warnings).toEqual([
+      `the paragraph at line 1 is too long or has too many emphasis, link or code markers to render (more than ` +
+      `${MARKDOWN_MAX_PARAGRAPH_WEIGHT}, counting each marker and each line); ` +
+      `${lines === 1 ? "line 1 is" : `lines 1-${lines} are`} shown as plain text`
+    ])
+    expect(rendered.html.startsWith("<pre><code>")).toBe(true)
+    expect(rendered.text).toBe(body.trim())
+    expect(rendered.wikilinks).toEqual([])
+  })
+
+  const costly: Record<string, { readonly body: string; readonly starts: string }> = {
+    "wikilinks in many paragraphs": { body: fill("[[Known]]\n\n"), starts: `<p><a href="/a/known" class="wikilink">` },
+    "quotes between blank lines": { body: fill("> a\n\n"), starts: "<blockquote>" },
+    "one-letter paragraphs": { body: fill("a\n\n"), starts: "<p>a</p>" },
+    "a list of a quarter of a million items": { body: fill("- a\n"), starts: "<pre><code>" },
+    "quotes in one long list": { body: fill("- > a\n\n"), starts: "<pre><code>" },
+    "a table of 100,000 rows": {
+      body: "| a | b |\n|---|---|\n" + fill("| x | y |\n").slice(20),
+      starts: "<pre><code>"
+    },
+    "autolink literals": { body: fill("www.a.b "), starts: "<pre><code>" },
+    "footnote definitions": { body: numbered((i) => `[^f${i}]: note\n\n`), starts: "" },
+    "lists nested 60 deep": { body: fill("- ".repeat(60) + "a\n"), starts: "<pre><code>" }
+  }
+
+  it.each(Object.entries(costly))("renders the start of %s and the rest as plain text", (_, { body, starts }) => {
+    const rendered = render(body)
+    expect(rendered.warnings).toHaveLength(1)
+    expect(rendered.warnings[0]).toMatch(
+      /^the Markdown is too long or too complex to render in full; from line \d+ of the body on, it is shown as plain /
+    )
+    expect(rendered.html.startsWith(starts)).toBe(true)
+    expect(rendered.html).toContain("<pre><code>")
+    expect(rendered.text.endsWith(body.trim().slice(-1000))).toBe(true)
+  })
+
+  it("still shows Markdown nested deeper than the container prefix allows as plain text", () => {
+    const rendered = render(fill(">"))
+    expect(rendered.warnings).toEqual(["the Markdown is nested too deeply to render; it is shown as plain text"])
+    expect(rendered.html.startsWith("<pre>")).toBe(true)
+  })
+
+  it("shows only the chunks with a crowded paragraph as plain text", () => {
+    const filler = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} with *emphasis*.`).join("\n\n")
+    const hostile = "*a ".repeat(MARKDOWN_MAX_PARAGRAPH_WEIGHT)
+    const rendered = render(`${filler}\n\n${hostile}\n\n${filler}\n\n${hostile}\n\n${filler}`)
+    expect(rendered.html).toContain("<p>Paragraph 0 with <em>emphasis</em>.</p>")
+    expect(rendered.html.match(/<pre><code>/g)).toHaveLength(2)
+    expect(rendered.html).toContain(`</p>\n<pre><code>${hostile}\n</code></pre>\n<p>Paragraph 0 with`)
+    expect(rendered.html.endsWith("<p>Paragraph 39 with <em>emphasis</em>.</p>")).toBe(true)
+    expect(rendered.warnings).toHaveLength(1)
+    expect(rendered.warnings[0]).toMatch(/^2 paragraphs \(the first at line 81\) are each too long/)
+  })
+})
+
+describe("renderMarkdown: ordinary Markdown is unaffected", () => {
+  it("renders a paragraph at the weight limit, and shows one marker heavier as plain text", () => {
+    const atLimit = "a* ".repeat(MARKDOWN_MAX_PARAGRAPH_WEIGHT - 1).trim()
+    expect(render(atLimit)).toMatchObject({ html: `<p>${atLimit}</p>`, warnings: [] })
+    const over = `${atLimit} a*`
+    expect(render(over).html).toBe(`<pre><code>${over}\n</code></pre>`)
+  })
+
+  it("links every wikilink of an index paragraph", () => {
+    const index = Array.from({ length: 400 }, (_, i) => `[[Known|page ${i}]]`).join(" ")
+    const { html, warnings } = render(index)
+    expect(warnings).toEqual([])
+    expect(html.match(/class="wikilink"/g)).toHaveLength(400)
+  })
+
+  it("renders a long document exactly as one parse of the whole body", () => {
+    const body = ordinary(256 * 1024, false)
+    const rendered = render(body)
+    expect(rendered.warnings).toEqual([])
+    expect(rendered.html).toBe(wholeParse(body))
+  })
+
+  it("resolves references and footnotes to definitions many chunks away", () => {
+    const filler = Array.from({ length: 3 * MARKDOWN_CHUNK_CHARS / 64 }, (_, i) => `Filler paragraph number ${i}.`)
+    const body = [
+      "See [the spec][Spec] and [[Known]], a note[^n] and [undefined] and [spec].",
+      ...filler,
+      "> [Quoted]: https://example.com/quoted",
+      ...filler,
+      "Then [quoted] and [[spec]] and [^n].",
+      ...filler,
+      "[spec]: https://example.com/spec \"The spec\"",
+      "[^n]: The note."
+    ].join("\n\n")
+    const { html, warnings, wikilinks } = render(body)
+    expect(warnings).toEqual([])
+    expect(html).toContain(
+      `<p>See <a href="https://example.com/spec" title="The spec">the spec</a> and ` +
+        `<a href="/a/known" class="wikilink">Known</a>, a note<sup><a href="#user-content-fn-n" ` +
+        `id="user-content-fnref-n" data-footnote-ref aria-describedby="footnote-label">1</a></sup> and ` +
+        `[undefined] and <a href="https://example.com/spec" title="The spec">spec</a>.</p>`
+    )
+    // A definition wins over a wikilink with the same label, as in one parse.
+    expect(html).toContain(
+      `<p>Then <a href="https://example.com/quoted">quoted</a> and [<a href="https://example.com/spec" ` +
+        `title="The spec">spec</a>] and <sup><a href="#user-content-fn-n" id="user-content-fnref-n-2" ` +
+        `data-footnote-ref aria-describedby="footnote-label">1</a></sup>.</p>`
+    )
+    expect(html).toContain(`<li id="user-content-fn-n">`)
+    expect(wikilinks).toEqual([{ target: "Known", label: undefined }])
+    const plain = body.replace("[[Known]]", "Known")
+    expect(render(plain).html).toBe(wholeParse(plain))
+  })
+
+  it("keeps fenced code, HTML blocks and lists whole where they run over blank lines", () => {
+    const filler = Array.from({ length: MARKDOWN_CHUNK_CHARS / 16 }, () => "text\n\nx").join("\n\n")
+    const body = [
+      "```",
+      filler,
+      "```",
+      "",
+      "- item",
+      "",
+      "  ```",
+      "  code in the item",
+      "",
+      filler,
+      "",
+      "```",
+      filler,
+      "```",
+      "",
+      "<!--",
+      filler,
+      "-->",
+      "",
+      "after"
+    ].join("\n")
+    const { html } = render(body)
+    expect(html).toBe(wholeParse(body))
+    expect(html.endsWith("<p>after</p>")).toBe(true)
+  })
+
+  it("renders 1 MiB of ordinary Markdown in full", () => {
+    const body = ordinary(MiB)
+    const rendered = render(body)
+    expect(rendered.warnings).toEqual([])
+    expect(rendered.html).not.toContain("<pre><code>text")
+    expect(rendered.text.endsWith("Note two.")).toBe(true)
+    expect(rendered.wikilinks.length).toBeGreaterThan(10)
+  })
+})
