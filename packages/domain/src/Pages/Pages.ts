@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { Docks } from "../Docks/Docks.ts"
-import type { DockTarget } from "../Docks/Dock.ts"
+import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
 import {
   BadRequest,
   type InvalidFrontMatter,
@@ -25,8 +25,8 @@ import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.
 import { CurrentPrincipal } from "../Principal.ts"
 import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { slugify, validateSlug } from "../Slug.ts"
-import { authorOf, makePagesRepo, partFields, type PartFields, type PartRow } from "./PagesRepo.ts"
-import { ContentType, type PageContent, type PageKind, type PageNames, Part, type SaveAction, utf8Bytes } from "./Part.ts"
+import { authorOf, makePagesRepo, partFields, type PartRow } from "./PagesRepo.ts"
+import { ContentType, type PageContent, type PageKind, type PageNames, Part, type SaveAction } from "./Part.ts"
 import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "./Prepare.ts"
 import { sanitizeHtml } from "./HtmlSanitizer.ts"
 import { escapeHtml } from "./HtmlText.ts"
@@ -193,6 +193,9 @@ export const toPart = (row: PartRow, baseUrl: string, withContent = false): Part
     ...(withContent ? { content: row.content } : {})
   })
 
+/** What a public slug can look like; anything else (a NUL byte, say) names no page and is never looked up. */
+export const isPublicSlug = (text: string) => /^[a-z0-9-]{1,128}$/.test(text)
+
 /** A public slug: the page slug plus a random suffix, unique across the service and never changed. */
 export const newPublicSlug = (slug: string) =>
   `${slug.slice(0, 48)}-${crypto.getRandomValues(new Uint32Array(2)).reduce((text, n) => text + n.toString(36), "")}`
@@ -269,8 +272,7 @@ export const PagesLive = Layer.effect(
           frontMatterRequired: kind === "markdown_file",
           pageKind: kind === "web_page" ? "web_page" : "markdown_file"
         })
-      const named = Object.values(target).some((value) => value !== undefined)
-      if (kind === "markdown" && !named) return yield* pushStandalone(prepared)
+      if (kind === "markdown" && targetRefs(target).length === 0) return yield* pushStandalone(prepared)
       const { dock } = yield* docks.resolveWrite(target)
       const saved = yield* save(dock.id, prepared.content)
       return {
@@ -434,23 +436,7 @@ export const PagesLive = Layer.effect(
           pageKind: current.pageKind
         }).pipe(Effect.orDie)).content
         : { ...current, content: old.content, contentType: old.content_type as ContentType }
-      const content = derived.content
-      const fields: PartFields = {
-        ...current,
-        title: old.title,
-        summary: old.summary,
-        contentType: old.content_type as ContentType,
-        content,
-        bodyText: derived.bodyText,
-        frontMatter: derived.frontMatter ?? {},
-        tags: derived.tags ?? [],
-        entities: derived.entities ?? [],
-        concepts: derived.concepts ?? [],
-        sourceIds: derived.sourceIds ?? [],
-        links: derived.links ?? [],
-        claimCount: derived.claimCount ?? 0,
-        sizeBytes: utf8Bytes(content)
-      }
+      const fields = partFields({ ...derived, title: old.title, summary: old.summary }, current.slug)
       const author = authorOf(principal)
       yield* sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
@@ -497,15 +483,15 @@ export const PagesLive = Layer.effect(
       if (text.length === 0) {
         return yield* new ValidationError({ message: "query must not be empty", details: { field: "query" } })
       }
-      const { owner_username, ...dockForms } = options.target
-      const named = Object.values(dockForms).some((value) => value !== undefined)
+      // owner_username alone names no Dock here: it limits the search to that owner's Docks.
+      const named = targetRefs(options.target).length > 0
       const dock = named
         ? yield* docks.resolve(options.target).pipe(Effect.catchTag("NotFound", () => Effect.succeed(Option.none())))
         : Option.none()
       if (named && Option.isNone(dock)) return []
       const hits = yield* repo.search(principal, text, {
         dockId: Option.getOrUndefined(dock)?.dock.id,
-        ownerUsername: named ? undefined : owner_username?.trim(),
+        ownerUsername: named ? undefined : options.target.owner_username?.trim(),
         limit: options.limit
       })
       return hits.map((hit) =>
@@ -533,7 +519,7 @@ export const PagesLive = Layer.effect(
 
     const view = Effect.fn("Pages.view")(function*(ref: { readonly publicSlug: string } | { readonly id: string }) {
       const missing = new NotFound({ message: "No such artifact, or it is not public" })
-      if ("id" in ref && !isUuid(ref.id)) return yield* missing
+      if ("id" in ref ? !isUuid(ref.id) : !isPublicSlug(ref.publicSlug)) return yield* missing
       const row = yield* repo.findViewable("id" in ref ? { id: ref.id.toLowerCase() } : ref)
       if (row === undefined) return yield* missing
       const author = yield* repo.versionAuthor(row.id, row.version)

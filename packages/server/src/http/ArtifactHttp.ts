@@ -118,17 +118,8 @@ const redirect = (segments: ReadonlyArray<string>) =>
  */
 export const isArtifactPath = (url: string) => /^\/(?:a|artifacts)(?:[/?#]|$)/.test(url)
 
-/** Public slugs are lowercase letters, digits and hyphens; anything else (a NUL byte, say) names nothing. */
-const PUBLIC_SLUG = /^[a-z0-9-]{1,128}$/
-
-const notFound = Effect.succeed(notFoundPage)
-
 export const artifactRoutes = HttpLayerRouter.addAll([
-  HttpLayerRouter.route(
-    "GET",
-    "/a/:slug",
-    Effect.flatMap(param("slug"), (publicSlug) => PUBLIC_SLUG.test(publicSlug) ? serveArtifact({ publicSlug }) : notFound)
-  ),
+  HttpLayerRouter.route("GET", "/a/:slug", Effect.flatMap(param("slug"), (publicSlug) => serveArtifact({ publicSlug }))),
   HttpLayerRouter.route("GET", "/artifacts/:pageId", Effect.flatMap(param("pageId"), (id) => serveArtifact({ id }))),
   HttpLayerRouter.route("GET", "/b/:slug", Effect.map(param("slug"), (slug) => redirect([slug]))),
   HttpLayerRouter.route(
