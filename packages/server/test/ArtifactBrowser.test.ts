@@ -16,7 +16,11 @@ import { ARTIFACT_CSP } from "../src/http/ArtifactHttp.ts"
 import { BrowserLive, isBrowserReport, openPage, type RecordedPage, skipBrowserTests } from "./support/Browser.ts"
 import { unique } from "./support/Http.ts"
 import { type AnyClient } from "./support/McpClients.ts"
-import { actor, call, createBucket, ok } from "./support/McpTools.ts"
+import {
+  actor,
+  createBucket,
+  pushedPart as push
+} from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 /** An image URL the CSP allows (img-src https:); the page's network answers it with a 1×1 PNG. */
@@ -111,9 +115,6 @@ The end.
 `
 
 const publicDock = (client: AnyClient) => createBucket(client, { title: "Browser", slug: `browser-${unique()}`, visibility: "public" })
-
-const push = (client: AnyClient, tool: string, args: Record<string, unknown>) =>
-  Effect.map(call(client, tool, args), (result) => ok(result).part as { id: string; public_slug: string; title: string })
 
 /** Opens `url`; `settle` waits on after load, for a 0 s meta refresh, autofocus and late image errors. */
 const go = (recorded: RecordedPage, url: string, settle = 300) =>

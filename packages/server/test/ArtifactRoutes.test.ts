@@ -11,7 +11,18 @@ import { Effect } from "effect"
 import { bearer, fetchReply, type Reply, unique } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
 import type { AnyClient, Era } from "./support/McpClients.ts"
-import { actor, call, connect, createBucket, grant, labelledToken, newUser, ok, refused } from "./support/McpTools.ts"
+import {
+  actor,
+  call,
+  connect,
+  createBucket,
+  grant,
+  labelledToken,
+  newUser,
+  ok,
+  pushed as push,
+  refused
+} from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 const MODERN: Era = "v2 modern"
@@ -98,9 +109,6 @@ const missingBody = notFound(`/a/no-such-artifact-${unique()}`)
 
 // ---------------------------------------------------------------------------------------------------------------
 // MCP
-
-const push = (client: AnyClient, tool: string, args: Record<string, unknown>) =>
-  Effect.map(call(client, tool, args), (result) => ok(result) as { part: any; action: string })
 
 /** A user with a labelled write token (the agent label the footer names) and a connected client. */
 const agent = Effect.gen(function*() {

@@ -18,8 +18,10 @@ import {
   connectPublic,
   createBucket,
   grant,
+  makePrivate,
   NOT_FOUND,
   ok,
+  pathOf,
   refused
 } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
@@ -37,8 +39,6 @@ interface Links {
   readonly outbound: Array<{ target: string; resolved: boolean; page: Linked | null }>
   readonly inbound: Array<{ target: string; page: Linked }>
 }
-
-const pathOf = (owner: { readonly username: string }, dock: { readonly slug: string }) => `${owner.username}/${dock.slug}`
 
 /** A Markdown page (wikilinks are Markdown's) with this slug, title and body. */
 const page = (client: AnyClient, bucket: string, slug: string, title: string, body = "No links here.") =>
@@ -64,9 +64,6 @@ const error = (client: AnyClient, args: Record<string, unknown>) =>
 
 const unresolved = (target: string) => ({ target, resolved: false, page: null })
 const resolved = (target: string, to: Linked) => ({ target, resolved: true, page: to })
-
-const makePrivate = (partId: string) =>
-  Effect.flatMap(TestServer, (server) => server.sql`update parts set visibility = 'private' where id = ${partId}`)
 
 layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_page_links over MCP", (it) => {
   // ---------------------------------------------------------------------------------------------------------

@@ -21,29 +21,17 @@ import {
   connectPublic,
   createBucket,
   grant,
+  makePrivate,
   ok,
-  refused,
-  seedPage
+  PART_KEYS,
+  pathOf,
+  pushedPart as push,
+  seedPage,
+  toolError as error
 } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 const MODERN: Era = "v2 modern"
-/** Every field of the `part` object without content (architecture §14). */
-const PART_KEYS = [
-  "bucket_id",
-  "claim_count",
-  "content_type",
-  "id",
-  "last_updated",
-  "page_kind",
-  "public_slug",
-  "slug",
-  "summary",
-  "title",
-  "url",
-  "version"
-]
-
 interface Hit {
   readonly part: any
   readonly bucket: { id: string; slug: string; title: string; path: string }
@@ -53,8 +41,6 @@ interface Hit {
 
 /** A word no other test uses: random lowercase letters (a plain word to the English text search configuration). */
 const word = () => `zq${Array.from(crypto.getRandomValues(new Uint8Array(10)), (byte) => String.fromCharCode(97 + (byte % 26))).join("")}`
-
-const pathOf = (owner: { readonly username: string }, dock: { readonly slug: string }) => `${owner.username}/${dock.slug}`
 
 /** search_web_pages' hits. */
 const search = (client: AnyClient, args: Record<string, unknown>) =>
@@ -67,13 +53,6 @@ const found = (client: AnyClient, args: Record<string, unknown>) =>
 /** The ids of the hits, sorted (when the order is not what is being checked). */
 const foundSet = (client: AnyClient, args: Record<string, unknown>) =>
   Effect.map(found(client, args), (ids) => [...ids].sort())
-
-const error = (client: AnyClient, tool: string, args: Record<string, unknown>) =>
-  Effect.map(call(client, tool, args), (result) => refused(result).error)
-
-/** A successful push's `part`. */
-const push = (client: AnyClient, tool: string, args: Record<string, unknown>) =>
-  Effect.map(call(client, tool, args), (result) => ok(result).part as any)
 
 /** An HTML page whose text is `text`. */
 const htmlPage = (client: AnyClient, bucket: string, slug: string, text: string) =>
@@ -93,9 +72,6 @@ const markdownFile = (
   })
 
 const sorted = (ids: ReadonlyArray<string>) => [...ids].sort()
-
-const makePrivate = (partId: string) =>
-  Effect.flatMap(TestServer, (server) => server.sql`update parts set visibility = 'private' where id = ${partId}`)
 
 layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_web_pages over MCP", (it) => {
   // ---------------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { unique } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
-import { type AnyClient, type Era, ERAS } from "./support/McpClients.ts"
+import { type Era, ERAS } from "./support/McpClients.ts"
 import {
   actor,
   call,
@@ -22,41 +22,19 @@ import {
   grant,
   labelledToken,
   ok,
+  PART_KEYS,
+  pathOf,
+  pushed as push,
   refused,
   seedPage,
-  tokenFor
+  tokenFor,
+  toolError as error
 } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 const MODERN: Era = "v2 modern"
 const MIB = 1_048_576
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-/** Every field of the `part` object without content (architecture §14). */
-const PART_KEYS = [
-  "bucket_id",
-  "claim_count",
-  "content_type",
-  "id",
-  "last_updated",
-  "page_kind",
-  "public_slug",
-  "slug",
-  "summary",
-  "title",
-  "url",
-  "version"
-]
-
-const pathOf = (owner: { readonly username: string }, dock: { readonly slug: string }) => `${owner.username}/${dock.slug}`
-
-/** A successful push's body. */
-const push = (client: AnyClient, tool: string, args: Record<string, unknown>) =>
-  Effect.map(call(client, tool, args), (result) => ok(result) as { part: any; action: string; warnings: Array<string>; sanitization_warnings?: Array<string> })
-
-/** A refused call's error. */
-const error = (client: AnyClient, tool: string, args: Record<string, unknown>) =>
-  Effect.map(call(client, tool, args), (result) => refused(result).error)
-
 interface PartRowShape {
   readonly dock_id: string | null
   readonly owner_id: string

@@ -185,3 +185,39 @@ export const DOCK_KEYS = [
   "url",
   "visibility"
 ]
+
+/** Every field of the `part` object without content (architecture §14). */
+export const PART_KEYS = [
+  "bucket_id",
+  "claim_count",
+  "content_type",
+  "id",
+  "last_updated",
+  "page_kind",
+  "public_slug",
+  "slug",
+  "summary",
+  "title",
+  "url",
+  "version"
+]
+
+/** A Dock's `owner_username/dock_slug`. */
+export const pathOf = (owner: { readonly username: string }, dock: { readonly slug: string }) => `${owner.username}/${dock.slug}`
+
+/** A successful push's body. */
+export const pushed = (client: AnyClient, tool: string, args: Record<string, unknown>) =>
+  Effect.map(call(client, tool, args), (result) =>
+    ok(result) as { part: any; action: string; warnings: Array<string>; sanitization_warnings?: Array<string> })
+
+/** A successful push's `part`. */
+export const pushedPart = (client: AnyClient, tool: string, args: Record<string, unknown>) =>
+  Effect.map(pushed(client, tool, args), (body) => body.part)
+
+/** A refused call's error. */
+export const toolError = (client: AnyClient, tool: string, args: Record<string, unknown>) =>
+  Effect.map(call(client, tool, args), (result) => refused(result).error)
+
+/** Marks a page private (members only, even in a public Dock); no tool sets it before the Micro DB issue. */
+export const makePrivate = (partId: string) =>
+  Effect.flatMap(TestServer, (server) => server.sql`update parts set visibility = 'private' where id = ${partId}`)
