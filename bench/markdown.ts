@@ -7,6 +7,7 @@
  * the target. Asserts nothing.
  */
 import { renderMarkdown } from "../packages/domain/src/Pages/MarkdownDocument.ts"
+import { ordinary } from "../packages/domain/test/support/MarkdownSamples.ts"
 
 const KiB = 1024
 const MiB = 1024 * KiB
@@ -63,69 +64,6 @@ const hostile: Record<string, string> = {
   "deep nesting > > > (container prefix guard)": fill(">")
 }
 
-const words = ("the of and to in is that for it as was with be by on not this are or from at which have an they " +
-  "data page system report analysis market growth customer product service revenue quarter results team").split(" ")
-
-/** Prose paragraphs with some emphasis, links, code and wikilinks; headings, lists, tables, code and quotes. */
-const ordinary = (size: number): string => {
-  let seed = 42
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
-  const pick = <T>(items: ReadonlyArray<T>) => items[Math.floor(random() * items.length)]!
-  const sentence = () => {
-    const sentenceWords = Array.from({ length: 6 + Math.floor(random() * 14) }, () => {
-      const word = pick(words)
-      const roll = random()
-      return roll < 0.03
-        ? `**${word}**`
-        : roll < 0.06
-        ? `*${word}*`
-        : roll < 0.08
-        ? `\`${word}_id\``
-        : roll < 0.1
-        ? `[${word}](https://example.com/${word}/${Math.floor(random() * 1000)})`
-        : roll < 0.11
-        ? `[[${word} page]]`
-        : roll < 0.115
-        ? `[${word}][ref${Math.floor(random() * 20)}]`
-        : word
-    })
-    const text = sentenceWords.join(" ")
-    return text[0]!.toUpperCase() + text.slice(1) + pick([".", ".", ".", "?", ";"])
-  }
-  const paragraph = () => Array.from({ length: 2 + Math.floor(random() * 5) }, sentence).join(" ")
-  const blocks: Array<string> = []
-  let length = 0
-  const add = (block: string) => {
-    blocks.push(block)
-    length += block.length + 2
-  }
-  for (let section = 1; length < size; section++) {
-    add(`## ${section}. ${pick(words)} ${pick(words)}`)
-    for (let i = 0; i < 3; i++) add(paragraph())
-    const roll = random()
-    if (roll < 0.3) add(Array.from({ length: 3 + Math.floor(random() * 6) }, () => `- ${sentence()}`).join("\n"))
-    else if (roll < 0.45) {
-      add(Array.from({ length: 3 + Math.floor(random() * 4) }, (_, i) => `${i + 1}. ${sentence()}`).join("\n"))
-    } else if (roll < 0.6) {
-      const rows = Array.from(
-        { length: 4 + Math.floor(random() * 10) },
-        () => `| ${pick(words)} | ${Math.floor(random() * 10000)} | ${pick(words)} ${pick(words)} |`
-      )
-      add(["| Name | Value | Note |", "|:-----|------:|------|", ...rows].join("\n"))
-    } else if (roll < 0.75) {
-      const code = Array.from(
-        { length: 4 + Math.floor(random() * 10) },
-        () => `const ${pick(words)}_${Math.floor(random() * 99)} = compute(${pick(words)}, ${section})`
-      )
-      add("```ts\n" + code.join("\n") + "\n```")
-    } else if (roll < 0.85) add(`> ${paragraph()}\n> ${sentence()}`)
-    else add(`- [ ] ${sentence()}\n- [x] ${sentence()}`)
-    add(paragraph())
-  }
-  const definitions = Array.from({ length: 20 }, (_, i) => `[ref${i}]: https://example.com/ref/${i}`).join("\n")
-  const body = blocks.join("\n\n")
-  return body.slice(0, size - definitions.length - 2).replace(/\n[^\n]*$/, "\n") + "\n" + definitions + "\n"
-}
 
 const options = { resolveWikilink: (target: string) => (target === "data page" ? { href: "/a/data" } : undefined) }
 

@@ -12,6 +12,7 @@ import {
   MARKDOWN_MAX_PARAGRAPH_WEIGHT,
   renderMarkdown
 } from "../src/Pages/MarkdownDocument.ts"
+import { ordinary } from "./support/MarkdownSamples.ts"
 
 const MiB = 1024 * 1024
 const render = (body: string) =>
@@ -28,63 +29,6 @@ const numbered = (line: (i: number) => string, size = MiB) => {
 const wholeParse = (body: string) =>
   toHtml(toHast(fromMarkdown(body, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] })))
 
-const words = ("the of and to in is that for it as was with be by on not this are or from at which have an they " +
-  "data page system report analysis market growth customer product service revenue quarter results team").split(" ")
-
-/**
- * Prose paragraphs with some emphasis, links, code, wikilinks and reference links, under headings, with a list,
- * table, code block, quote or task list in each section, and footnotes and definitions at the end (as in
- * bench/markdown.ts).
- */
-const ordinary = (size: number, wikilinks = true): string => {
-  let seed = 42
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
-  const pick = <T>(items: ReadonlyArray<T>) => items[Math.floor(random() * items.length)]!
-  const sentence = () => {
-    const text = Array.from({ length: 6 + Math.floor(random() * 14) }, () => {
-      const word = pick(words)
-      const roll = random()
-      return roll < 0.03
-        ? `**${word}**`
-        : roll < 0.06
-        ? `*${word}*`
-        : roll < 0.08
-        ? `\`${word}_id\``
-        : roll < 0.1
-        ? `[${word}](https://example.com/${word})`
-        : roll < 0.11
-        ? (wikilinks ? `[[${word} page]]` : word)
-        : roll < 0.115
-        ? `[${word}][ref${Math.floor(random() * 4)}]`
-        : word
-    }).join(" ")
-    return text[0]!.toUpperCase() + text.slice(1) + pick([".", ".", "?", ";"])
-  }
-  const paragraph = () => Array.from({ length: 2 + Math.floor(random() * 5) }, sentence).join(" ")
-  const blocks: Array<string> = []
-  for (let section = 1, length = 0; length < size; section++) {
-    const roll = random()
-    const extra = roll < 0.3
-      ? Array.from({ length: 3 + Math.floor(random() * 6) }, () => `- ${sentence()}`).join("\n")
-      : roll < 0.45
-      ? Array.from({ length: 3 + Math.floor(random() * 4) }, (_, i) => `${i + 1}. ${sentence()}`).join("\n")
-      : roll < 0.6
-      ? ["| Name | Value |", "|:--|--:|", ...Array.from({ length: 6 }, () => `| ${pick(words)} | ${section} |`)]
-        .join("\n")
-      : roll < 0.75
-      ? "```ts\nconst total = compute(data, 1)\n\nreturn [total]\n```"
-      : roll < 0.85
-      ? `> ${paragraph()}\n> ${sentence()}[^n${section % 3}]`
-      : `- [ ] ${sentence()}\n- [x] ${sentence()}`
-    const heading = `## ${section}. ${pick(words)} ${pick(words)}`
-    const next = [heading, paragraph(), paragraph(), paragraph(), extra, paragraph()].join("\n\n")
-    blocks.push(next)
-    length += next.length + 2
-  }
-  const definitions = ["[ref0]: https://example.com/0", "[ref1]: /one", "[Ref2]: /two \"Two\"", "[ref3]: <>"]
-  const footnotes = ["[^n0]: Note zero.", "[^n1]: Note one.", "[^n2]: Note two."]
-  return [...blocks, definitions.join("\n"), ...footnotes].join("\n\n") + "\n"
-}
 
 describe("renderMarkdown: hostile Markdown", () => {
   const crowded: Record<string, string> = {
