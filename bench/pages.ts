@@ -33,6 +33,7 @@ import { Effect } from "effect"
 import { sanitizeHtml } from "../packages/domain/src/Pages/HtmlSanitizer.ts"
 import { prepareMarkdown } from "../packages/domain/src/Pages/Prepare.ts"
 import { startServer, stopServer } from "../scripts/support.ts"
+import { ordinaryHtml } from "./support/HtmlSamples.ts"
 
 const number = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback)
@@ -153,18 +154,6 @@ const markdownDocument = (seed: number, bytes: number, words: ReadonlyArray<stri
     size += Buffer.byteLength(text) + 1
   }
   return out.join("\n")
-}
-
-/** Ordinary HTML (as bench/sanitize's) repeated to `bytes`. */
-const ordinaryHtml = (bytes: number) => {
-  const unit = `<section id="s"><h2>Quarterly report</h2><p>Revenue grew <strong>12%</strong> on the back of ` +
-    `<a href="https://example.com/q3">strong demand</a>; see the <em>appendix</em> for <code>raw_data</code>.</p>` +
-    `<table><thead><tr><th>Region</th><th align="right">Sales</th></tr></thead><tbody><tr><td>North</td>` +
-    `<td align="right">1,204</td></tr><tr><td>South</td><td align="right">988</td></tr></tbody></table>` +
-    `<ul><li>First point</li><li>Second point with <img src="https://example.com/i.png" alt="chart"></li></ul>` +
-    `<blockquote><p>A quote &amp; a source.</p></blockquote><pre><code class="language-ts">const x = 1 &lt; 2` +
-    `</code></pre></section>\n`
-  return unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes)
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
  * the target. Asserts nothing.
  */
 import { htmlToText, sanitizeHtml } from "../packages/domain/src/Pages/HtmlSanitizer.ts"
+import { ordinaryHtml } from "./support/HtmlSamples.ts"
 
 const MiB = 2 ** 20
 const RUNS = 7
@@ -27,15 +28,7 @@ const hostile: Record<string, string> = {
   "entities": fill("&amp;&lt;&#106;")
 }
 
-const ordinary = fill(
-  `<section id="s"><h2>Quarterly report</h2><p>Revenue grew <strong>12%</strong> on the back of ` +
-    `<a href="https://example.com/q3">strong demand</a>; see the <em>appendix</em> for <code>raw_data</code>.</p>` +
-    `<table><thead><tr><th>Region</th><th align="right">Sales</th></tr></thead><tbody><tr><td>North</td>` +
-    `<td align="right">1,204</td></tr><tr><td>South</td><td align="right">988</td></tr></tbody></table>` +
-    `<ul><li>First point</li><li>Second point with <img src="https://example.com/i.png" alt="chart"></li></ul>` +
-    `<blockquote><p>A quote &amp; a source.</p></blockquote><pre><code class="language-ts">const x = 1 &lt; 2` +
-    `</code></pre></section>\n`
-)
+const ordinary = ordinaryHtml(MiB)
 
 const time = (run: () => void) => {
   const started = performance.now()
