@@ -18,9 +18,11 @@ import {
   connectPublic,
   createBucket,
   grant,
+  listedTool,
   makePrivate,
   NOT_FOUND,
   ok,
+  outputShapes,
   pathOf,
   refused
 } from "./support/McpTools.ts"
@@ -419,20 +421,16 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
   it.scoped("tools/list: get_web_page_links needs page_slug, is read-only, and is served on /mcp/public", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
-      const { tools } = yield* Effect.promise(() => owner.client.listTools())
-      const tool = tools.find((entry) => entry.name === "get_web_page_links")!
+      const tool = (yield* listedTool(owner.client, "get_web_page_links"))!
       expect(tool).toBeDefined()
       expect(tool.inputSchema.required).toEqual(["page_slug"])
       expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(["bucket", "bucket_slug", "owner_username", "page_slug"])
       expect(tool.inputSchema.properties).toMatchObject({ page_slug: { type: "string", maxLength: 200 } })
       expect(tool.annotations).toMatchObject({ readOnlyHint: true })
       // the output schema: the success shape (beside the error body of a refused call)
-      type ObjectSchema = { properties?: Record<string, unknown>; anyOf?: ReadonlyArray<ObjectSchema> }
-      const output = (tool as unknown as { outputSchema?: ObjectSchema }).outputSchema!
-      const shapes = [output, ...(output.anyOf ?? [])].map((shape) => Object.keys(shape.properties ?? {}).sort())
-      expect(shapes).toContainEqual(["inbound", "outbound"])
+      expect(outputShapes(tool)).toContainEqual(["inbound", "outbound"])
       const anonymous = yield* connectPublic(MODERN)
-      const served = (yield* Effect.promise(() => anonymous.listTools())).tools.find((entry) => entry.name === "get_web_page_links")
+      const served = yield* listedTool(anonymous, "get_web_page_links")
       expect(served?.inputSchema).toEqual(tool.inputSchema)
     }))
 })

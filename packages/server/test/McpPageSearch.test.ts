@@ -21,8 +21,10 @@ import {
   connectPublic,
   createBucket,
   grant,
+  listedTool,
   makePrivate,
   ok,
+  outputShapes,
   PART_KEYS,
   pathOf,
   pushedPart as push,
@@ -421,8 +423,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
   it.scoped("tools/list: search_web_pages needs only query, bounds limit at 50, is read-only, and is served on /mcp/public", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
-      const { tools } = yield* Effect.promise(() => owner.client.listTools())
-      const tool = tools.find((entry) => entry.name === "search_web_pages")!
+      const tool = (yield* listedTool(owner.client, "search_web_pages"))!
       expect(tool).toBeDefined()
       expect(tool.inputSchema.required).toEqual(["query"])
       expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(["bucket_slug", "limit", "owner_username", "query"])
@@ -432,13 +433,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       })
       expect(tool.annotations).toMatchObject({ readOnlyHint: true })
       // the output schema: the success shape (beside the error body of a refused call)
-      type ObjectSchema = { properties?: Record<string, unknown>; anyOf?: ReadonlyArray<ObjectSchema> }
-      const output = (tool as unknown as { outputSchema?: ObjectSchema }).outputSchema!
-      const shapes = [output, ...(output.anyOf ?? [])].map((shape) => Object.keys(shape.properties ?? {}).sort())
-      expect(shapes).toContainEqual(["pages"])
+      expect(outputShapes(tool)).toContainEqual(["pages"])
 
       const anonymous = yield* connectPublic(MODERN)
-      const served = (yield* Effect.promise(() => anonymous.listTools())).tools.find((entry) => entry.name === "search_web_pages")
+      const served = yield* listedTool(anonymous, "search_web_pages")
       expect(served?.inputSchema).toEqual(tool.inputSchema)
       expect(ok(yield* call(anonymous, "search_web_pages", { query: word() }))).toEqual({ pages: [] })
     }))

@@ -221,3 +221,15 @@ export const toolError = (client: AnyClient, tool: string, args: Record<string, 
 /** Marks a page private (members only, even in a public Dock); no tool sets it before the Micro DB issue. */
 export const makePrivate = (partId: string) =>
   Effect.flatMap(TestServer, (server) => server.sql`update parts set visibility = 'private' where id = ${partId}`)
+
+/** One tool as tools/list shows it to this client, or undefined. */
+export const listedTool = (client: AnyClient, name: string) =>
+  Effect.map(Effect.promise(() => client.listTools()), ({ tools }) => tools.find((entry) => entry.name === name))
+
+type ObjectSchema = { properties?: Record<string, unknown>; anyOf?: ReadonlyArray<ObjectSchema> }
+
+/** The property names of each shape a tool's output schema allows (the success shape beside the error body). */
+export const outputShapes = (tool: object) => {
+  const output = (tool as { outputSchema?: ObjectSchema }).outputSchema!
+  return [output, ...(output.anyOf ?? [])].map((shape) => Object.keys(shape.properties ?? {}).sort())
+}
