@@ -7,6 +7,7 @@ import identity from "./0002_identity.ts"
 import pages from "./0003_pages.ts"
 import links from "./0004_links.ts"
 import searchRank from "./0005_search_rank.ts"
+import microDb from "./0006_micro_db.ts"
 
 export interface Migration {
   readonly id: number
@@ -19,5 +20,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 2, name: "identity", sql: identity },
   { id: 3, name: "pages", sql: pages },
   { id: 4, name: "links", sql: links },
-  { id: 5, name: "search_rank", sql: searchRank }
+  { id: 5, name: "search_rank", sql: searchRank },
+  { id: 6, name: "micro_db", sql: microDb }
 ]

@@ -7,6 +7,7 @@ import { AccountsLive } from "./Accounts/AccountsLive.ts"
 import { ActivityLive } from "./Activity/Activity.ts"
 import { DocksLive } from "./Docks/DocksLive.ts"
 import { MembersLive } from "./Members/Members.ts"
+import { MicroDbLive } from "./MicroDb/MicroDb.ts"
 import { PagesLive } from "./Pages/Pages.ts"
 import { RateLimitsLive } from "./RateLimits/RateLimits.ts"
 import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
@@ -17,4 +18,4 @@ const Base = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive)
 const Rules = WriteRulesLive.pipe(Layer.provideMerge(Base))
 const Services = Layer.mergeAll(AccountsLive, DocksLive).pipe(Layer.provideMerge(Rules))
 
-export const DomainLive = Layer.mergeAll(RegistrationsLive, MembersLive, PagesLive).pipe(Layer.provideMerge(Services))
+export const DomainLive = Layer.mergeAll(RegistrationsLive, MembersLive, PagesLive, MicroDbLive).pipe(Layer.provideMerge(Services))

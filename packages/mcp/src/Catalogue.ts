@@ -31,6 +31,24 @@ import {
   restoreWebPageVersion,
   searchWebPages
 } from "./tools/PageTools.ts"
+import {
+  addMicroDbColumn,
+  createMicroDbTable,
+  deleteMicroDbColumn,
+  deleteMicroDbRow,
+  deleteMicroDbTable,
+  getMicroDbRow,
+  getMicroDbSchema,
+  insertMicroDbRow,
+  insertMicroDbRows,
+  listMicroDbTables,
+  pushMicroDb,
+  queryMicroDbRows,
+  snapshotMicroDb,
+  updateMicroDbColumn,
+  updateMicroDbRow,
+  updateMicroDbTable
+} from "./tools/MicroDbTools.ts"
 
 export const catalogue = [
   searchBuckets,
@@ -60,7 +78,23 @@ export const catalogue = [
   deleteMarkdownFile,
   listMarkdownFileVersions,
   getMarkdownFileVersion,
-  restoreMarkdownFileVersion
+  restoreMarkdownFileVersion,
+  pushMicroDb,
+  listMicroDbTables,
+  getMicroDbSchema,
+  queryMicroDbRows,
+  getMicroDbRow,
+  createMicroDbTable,
+  updateMicroDbTable,
+  deleteMicroDbTable,
+  addMicroDbColumn,
+  updateMicroDbColumn,
+  deleteMicroDbColumn,
+  insertMicroDbRow,
+  insertMicroDbRows,
+  updateMicroDbRow,
+  deleteMicroDbRow,
+  snapshotMicroDb
 ] as const
 
 export const publicCatalogue = catalogue.filter((entry) => entry.scope === "mcp:read")

@@ -193,12 +193,27 @@ export const toPart = (row: PartRow, baseUrl: string, withContent = false): Part
     ...(withContent ? { content: row.content } : {})
   })
 
+/** The Micro DB shell is changed only by the Micro DB tools: its versions are snapshots of its tables. */
+const microDbShellRefused = (what: "restored" | "deleted") =>
+  new BadRequest({
+    message: what === "deleted"
+      ? "This page is the Dock's Micro DB: delete its tables with delete_micro_db_table (it goes with the Dock)"
+      : "This page is the Dock's Micro DB: its snapshots are read with get_web_page_version, not restored",
+    details: { page_kind: "micro_db" }
+  })
+
 /** What a public slug can look like; anything else (a NUL byte, say) names no page and is never looked up. */
 export const isPublicSlug = (text: string) => /^[a-z0-9-]{1,128}$/.test(text)
 
 /** A public slug: the page slug plus a random suffix, unique across the service and never changed. */
 export const newPublicSlug = (slug: string) =>
   `${slug.slice(0, 48)}-${crypto.getRandomValues(new Uint32Array(2)).reduce((text, n) => text + n.toString(36), "")}`
+
+/** Where pages' `url` points: DOCK_ARTIFACT_ORIGIN when set (artifacts served there), else the base URL. */
+export const artifactBaseUrl = Effect.gen(function*() {
+  const publicBaseUrl = yield* PublicBaseUrl
+  return Option.getOrElse(yield* Effect.serviceOption(ArtifactBaseUrl), () => publicBaseUrl)
+})
 
 export const PagesLive = Layer.effect(
   Pages,
@@ -209,9 +224,7 @@ export const PagesLive = Layer.effect(
     const activity = yield* Activity
     const writeRules = yield* WriteRules
     const limits = yield* Limits
-    const publicBaseUrl = yield* PublicBaseUrl
-    // Pages link to where artifacts are served: DOCK_ARTIFACT_ORIGIN when set, else the base URL.
-    const baseUrl = Option.getOrElse(yield* Effect.serviceOption(ArtifactBaseUrl), () => publicBaseUrl)
+    const baseUrl = yield* artifactBaseUrl
     const links = makeLinks(repo, docks, baseUrl)
     const rendered = makeRenderCache()
 
@@ -231,6 +244,12 @@ export const PagesLive = Layer.effect(
         // Writers of one Dock take turns, so two pushes of a new slug cannot both create it.
         yield* sql`select id from docks where id = ${dockId} for no key update`.pipe(Effect.orDie)
         const existing = yield* repo.findInDock(dockId, slug, true)
+        if (existing !== undefined && existing.page_kind === "micro_db" && input.pageKind !== "micro_db") {
+          return yield* new ValidationError({
+            message: `"${slug}" is this Dock's Micro DB; give the page another slug`,
+            details: { field: "page_slug", value: slug }
+          })
+        }
         if (existing === undefined) {
           yield* writeRules.reserveContent(dockId, { artifacts: 1, bytes: fields.sizeBytes })
           const id = yield* repo.insert(dockId, principal.userId!, newPublicSlug(slug), fields, now)
@@ -422,6 +441,7 @@ export const PagesLive = Layer.effect(
       const principal = yield* CurrentPrincipal
       const { access, row } = yield* readablePage(target, page)
       yield* checkWrite(principal, access)
+      if (row.page_kind === "micro_db") return yield* microDbShellRefused("restored")
       yield* writeRules.admitWrite(principal)
       const old = yield* repo.versionContent(row.id, number)
       if (old === undefined) return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
@@ -460,6 +480,7 @@ export const PagesLive = Layer.effect(
       const principal = yield* CurrentPrincipal
       const { access, row } = yield* readablePage(target, page, "named")
       yield* checkWrite(principal, access)
+      if (row.page_kind === "micro_db") return yield* microDbShellRefused("deleted")
       yield* writeRules.admitWrite(principal)
       yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`delete from parts where id = ${row.id}`.pipe(Effect.orDie)

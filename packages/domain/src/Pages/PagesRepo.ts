@@ -97,6 +97,11 @@ export const makePagesRepo = Effect.gen(function*() {
     )
   }
 
+  /** The Dock's page of a kind that a Dock has at most one of (the Micro DB shell). */
+  const findKind = (dockId: DockId, kind: PageKind, lock = false) =>
+    sql`select ${columns} from parts where dock_id = ${dockId} and page_kind = ${kind} ${lock ? sql`for update` : sql``}`
+      .pipe(Effect.flatMap(decode), Effect.map((rows) => rows[0]), Effect.orDie)
+
   const insert = (dockId: DockId | null, ownerId: UserId, publicSlug: string, fields: PartFields, now: Date) =>
     sql<{ id: string }>`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
         content, body_text, front_matter, tags, entities, concepts, source_ids, links, claim_count, version, size_bytes,
@@ -378,6 +383,7 @@ export const makePagesRepo = Effect.gen(function*() {
     versionAuthor,
     findViewable,
     findInDock,
+    findKind,
     findById,
     recordOf,
     fieldsOf,

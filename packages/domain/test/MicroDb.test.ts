@@ -1,0 +1,55 @@
+// The Micro DB service over a real database: column types and conversions (pure), typed queries, unique columns,
+// bulk writes, schema changes and snapshots, called as the domain's callers call it.
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { errorBody, MicroDb, userPrincipal } from "../src/index.ts"
+import { DomainTest } from "../src/testing.ts"
+import { as, createDock, newUser } from "./support/Fixtures.ts"
+
+const failure = <A, E extends { readonly code: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.flip(effect), (error) => errorBody(error as never).error)
+
+layer(DomainTest)("MicroDb", (it) => {
+  it.effect("a table, rows, a typed query and a snapshot", () =>
+    Effect.gen(function*() {
+      const user = yield* newUser("mdb")
+      const dock = yield* createDock(user, { title: "Data" })
+      const owner = userPrincipal(user)
+      const microDb = yield* MicroDb
+      const bucket = { bucket: dock.id }
+      const table = yield* microDb.createTable(bucket, {
+        name: "Tasks",
+        columns: [
+          { name: "Title", type: "text", required: true, unique: true },
+          { name: "Price", type: "number" },
+          { name: "Due", type: "date" },
+          { name: "Status", type: "select", options: ["open", "done"], default: "open" }
+        ]
+      }).pipe(as(owner))
+      expect(table.slug).toBe("tasks")
+      const rows = yield* microDb.insertRows(bucket, "tasks", [
+        { title: "a", price: 9, due: "2026-01-02" },
+        { title: "b", price: 10, due: "2025-12-31", status: "done" },
+        { title: "c", price: 100 }
+      ]).pipe(as(owner))
+      expect(rows.map((row) => row.data.title)).toEqual(["a", "b", "c"])
+      const found = yield* microDb.query(bucket, "tasks", {
+        filter: [{ column: "price", op: "gt", value: 9 }, { column: "status", op: "eq", value: "open" }],
+        sort: [{ column: "price", direction: "desc" }],
+        limit: 10,
+        offset: 0
+      }).pipe(as(owner))
+      expect(found.rows.map((row) => row.data.title)).toEqual(["c"])
+      expect(found.total).toBe(1)
+      const clash = yield* failure(microDb.insertRows(bucket, "tasks", [{ title: "a" }]).pipe(as(owner)))
+      expect(clash.code).toBe("validation_error")
+      const snapshot = yield* microDb.snapshot(bucket).pipe(as(owner))
+      expect(snapshot).toMatchObject({ version: 2, tables: 1, rows: 3 })
+      const column = yield* microDb.updateColumn(bucket, "tasks", "price", { type: "text" }).pipe(as(owner))
+      expect(column.type).toBe("text")
+      const deleted = yield* microDb.deleteColumn(bucket, "tasks", "due").pipe(as(owner))
+      expect(deleted.version).toBe(3)
+      const gone = yield* microDb.deleteTable(bucket, "tasks").pipe(as(owner))
+      expect(gone.rows).toBe(3)
+    }))
+})
