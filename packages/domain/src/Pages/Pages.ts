@@ -76,7 +76,11 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     target: DockTarget,
     page: string | PageNames,
     version: number
-  ) => Effect.Effect<Part, NotFound | BadRequest | Unauthorized | PermissionDenied | TierLimitExceeded | RateLimited, CurrentPrincipal>
+  ) => Effect.Effect<
+    Part,
+    NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | TierLimitExceeded | RateLimited,
+    CurrentPrincipal
+  >
   /**
    * search_web_pages: readable pages matching the query, best first, with snippets. A named Dock limits the
    * search to it (a Dock the caller cannot read gives no results); otherwise every Dock the caller owns, works
@@ -106,7 +110,11 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   readonly remove: (
     target: DockTarget,
     page: string | PageNames
-  ) => Effect.Effect<void, NotFound | BadRequest | Unauthorized | PermissionDenied | RateLimited, CurrentPrincipal>
+  ) => Effect.Effect<
+    void,
+    NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | RateLimited,
+    CurrentPrincipal
+  >
 }>() {}
 
 export type PushKind = "web_page" | "markdown_file" | "markdown"
@@ -195,7 +203,7 @@ export const toPart = (row: PartRow, baseUrl: string, withContent = false): Part
 
 /** The Micro DB shell is changed only by the Micro DB tools: its versions are snapshots of its tables. */
 const microDbShellRefused = (what: "restored" | "deleted") =>
-  new BadRequest({
+  new ValidationError({
     message: what === "deleted"
       ? "This page is the Dock's Micro DB: delete its tables with delete_micro_db_table (it goes with the Dock)"
       : "This page is the Dock's Micro DB: its snapshots are read with get_web_page_version, not restored",
