@@ -1,8 +1,9 @@
 // The Micro DB service over a real database: column types and conversions (pure), typed queries, unique columns,
 // bulk writes, schema changes and snapshots, called as the domain's callers call it.
+import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { errorBody, MicroDb, userPrincipal } from "../src/index.ts"
+import { Docks, errorBody, MicroDb, userPrincipal } from "../src/index.ts"
 import { DomainTest } from "../src/testing.ts"
 import { as, createDock, newUser } from "./support/Fixtures.ts"
 
@@ -51,5 +52,37 @@ layer(DomainTest)("MicroDb", (it) => {
       expect(deleted.version).toBe(3)
       const gone = yield* microDb.deleteTable(bucket, "tasks").pipe(as(owner))
       expect(gone.rows).toBe(3)
+    }))
+
+  it.effect("a fork copies the Micro DB's tables and rows (new ids, same data and order) and counts their bytes", () =>
+    Effect.gen(function*() {
+      const upstreamUser = yield* newUser("mdbup")
+      const forkerUser = yield* newUser("mdbfork")
+      const dock = yield* createDock(upstreamUser, { title: "Shared data", visibility: "public", allowForks: true })
+      const upstream = userPrincipal(upstreamUser)
+      const forker = userPrincipal(forkerUser)
+      const microDb = yield* MicroDb
+      yield* microDb.createTable({ bucket: dock.id }, {
+        name: "Birds",
+        columns: [{ name: "Name", type: "text", unique: true }, { name: "Seen", type: "integer" }]
+      }).pipe(as(upstream))
+      const original = yield* microDb.insertRows({ bucket: dock.id }, "birds", [
+        { name: "wren", seen: 3 },
+        { name: "robin", seen: 1 }
+      ]).pipe(as(upstream))
+      const fork = yield* Effect.flatMap(Docks, (docks) => docks.fork({ bucket: dock.id }, {})).pipe(as(forker))
+      const tables = yield* microDb.tables({ bucket: fork.id }).pipe(as(forker))
+      expect(tables.map((table) => [table.slug, table.row_count])).toEqual([["birds", 2]])
+      const copied = yield* microDb.query({ bucket: fork.id }, "birds", { limit: 10, offset: 0 }).pipe(as(forker))
+      expect(copied.rows.map((row) => row.data)).toEqual(original.map((row) => row.data))
+      expect(copied.rows.map((row) => row.id)).not.toContain(original[0]!.id)
+      // The fork's copy is its own: a write there leaves the upstream alone.
+      yield* microDb.insertRows({ bucket: fork.id }, "birds", [{ name: "jay" }]).pipe(as(forker))
+      expect((yield* microDb.table({ bucket: dock.id }, "birds").pipe(as(upstream))).row_count).toBe(2)
+      const sql = yield* SqlClient.SqlClient
+      const [usage] = yield* sql<{ bytes: string }>`select bytes from dock_usage where dock_id = ${fork.id}`
+      const [rows] = yield* sql<{ bytes: string }>`select sum(r.size_bytes)::bigint as bytes from micro_db_rows r
+        join micro_db_tables t on t.id = r.table_id where t.dock_id = ${fork.id}`
+      expect(Number(usage!.bytes)).toBe(Number(rows!.bytes))
     }))
 })

@@ -11,6 +11,7 @@ import { checkSandboxExposure } from "../Sandbox/WriteRules.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
 import { authorOf, makePagesRepo } from "../Pages/PagesRepo.ts"
+import { makeMicroDbRepo } from "../MicroDb/MicroDbRepo.ts"
 import {
   ActivityItem,
   DESCRIPTION_MAX,
@@ -146,6 +147,7 @@ export const DocksLive = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const repo = yield* makeDocksRepo
     const pagesRepo = yield* makePagesRepo
+    const microDbRepo = yield* makeMicroDbRepo
     const detailsRepo = yield* makeDockDetailsRepo
     const activity = yield* Activity
     const limits = yield* Limits
@@ -426,7 +428,8 @@ export const DocksLive = Layer.effect(
           topics: source.topics
         })
         const copied = yield* pagesRepo.copyDock(source.id, id, ownerId, author, now)
-        yield* writeRules.reserveContent(id, { artifacts: copied.pages, bytes: copied.bytes })
+        const rowBytes = yield* microDbRepo.copyMicroDb(source.id, id, now)
+        yield* writeRules.reserveContent(id, { artifacts: copied.pages, bytes: copied.bytes + rowBytes })
         yield* repo.markFork(id, { id: source.id, path }, copied.pages, now)
         yield* activity.record({
           dockId: id,

@@ -261,7 +261,33 @@ export const makeMicroDbRepo = Effect.gen(function*() {
         visibility = ${fields.visibility}, updated_at = ${now}
       where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
+  /**
+   * A fork's copy of the Micro DB (when its shell was copied, i.e. not private): every table and row, new ids, the
+   * rows' times and order kept. Returns the bytes the rows hold.
+   */
+  const copyMicroDb = (from: DockId, to: DockId, now: Date) =>
+    Effect.gen(function*() {
+      yield* sql`insert into micro_db_tables (dock_id, name, slug, description, position, columns, row_count, created_at,
+          updated_at)
+        select ${to}, name, slug, description, position, columns, row_count, ${now}, ${now}
+        from micro_db_tables where dock_id = ${from}
+          and exists(select 1 from parts where dock_id = ${to} and page_kind = 'micro_db')`
+      const [copied] = yield* sql<{ bytes: string }>`with copied as (
+          insert into micro_db_rows (table_id, data, size_bytes, created_at, updated_at)
+          select copy.id, r.data, r.size_bytes, r.created_at, r.updated_at
+          from micro_db_rows r
+            join micro_db_tables original on original.id = r.table_id
+            join micro_db_tables copy on copy.dock_id = ${to} and copy.slug = original.slug
+          where original.dock_id = ${from}
+          order by r.seq
+          returning size_bytes
+        )
+        select coalesce(sum(size_bytes), 0)::bigint as bytes from copied`
+      return Number(copied!.bytes)
+    }).pipe(Effect.orDie)
+
   return {
+    copyMicroDb,
     changeRowCount,
     fillColumn,
     dropColumnData,

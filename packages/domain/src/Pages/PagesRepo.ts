@@ -138,12 +138,13 @@ export const makePagesRepo = Effect.gen(function*() {
         ${reason}, ${restoredFrom}, ${now})`.pipe(Effect.asVoid, Effect.orDie)
 
   /**
-   * Copies every page of one Dock into another (a fork), except pages marked private: fresh ids and public slugs, version 1 authored by the
+   * Copies every page of one Dock into another (a fork), except pages marked private (the Micro DB's tables follow
+   * its shell: MicroDbRepo.copyMicroDb): fresh ids and public slugs, version 1 authored by the
    * forker, each copy remembering its upstream page and version. Returns how many pages and bytes were copied.
    */
   const copyDock = (from: DockId, to: DockId, ownerId: UserId, author: Author, now: Date) =>
     Effect.gen(function*() {
-      const copied = yield* sql<{ id: string; size_bytes: number }>`insert into parts (dock_id, owner_id, slug,
+      const copied = yield* sql<{ id: string; size_bytes: number; page_kind: PageKind }>`insert into parts (dock_id, owner_id, slug,
           public_slug, title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags,
           entities, concepts, source_ids, links, claim_count, version, size_bytes, upstream_part_id, upstream_version,
           created_at, updated_at)
@@ -152,13 +153,15 @@ export const makePagesRepo = Effect.gen(function*() {
           title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags, entities,
           concepts, '{}', links, claim_count, 1, size_bytes, id, version, ${now}, ${now}
         from parts where dock_id = ${from} and visibility is distinct from 'private'
-        returning id, size_bytes`
+        returning id, size_bytes, page_kind`
       yield* sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter,
           size_bytes, user_id, token_id, agent_label, reason, created_at)
         select id, 1, title, summary, content_type, content, front_matter, size_bytes, ${author.userId},
           ${author.tokenId}, ${author.agentLabel}, 'forked', ${now}
         from parts where dock_id = ${to}`
-      return { pages: copied.length, bytes: copied.reduce((sum, row) => sum + Number(row.size_bytes), 0) }
+      // A Micro DB shell's content is its latest snapshot: history, not counted as content (its rows are).
+      const counted = copied.filter((row) => row.page_kind !== "micro_db")
+      return { pages: copied.length, bytes: counted.reduce((sum, row) => sum + Number(row.size_bytes), 0) }
     }).pipe(Effect.orDie)
 
   const findById = (id: string) =>
