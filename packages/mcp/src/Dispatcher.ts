@@ -61,6 +61,32 @@ const invalidArguments = (error: ParseResult.ParseError) => {
   })
 }
 
+/**
+ * PostgreSQL text cannot hold U+0000, so no tool could store it: arguments carrying it (in any string or object
+ * key) are refused up front as validation_error naming where, like any other invalid argument.
+ */
+const refuseNul = (args: unknown): Effect.Effect<void, ValidationError> => {
+  const issues: Array<{ path: Array<string>; message: string }> = []
+  const visit = (value: unknown, path: Array<string>) => {
+    if (issues.length >= 10) return
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) issues.push({ path, message: "text cannot contain the NUL character (U+0000)" })
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => visit(item, [...path, String(index)]))
+    } else if (typeof value === "object" && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes("\u0000")) issues.push({ path, message: "a key cannot contain the NUL character (U+0000)" })
+        visit(item, [...path, key])
+      }
+    }
+  }
+  visit(args, [])
+  const first = issues[0]
+  return first === undefined ? Effect.void : Effect.fail(
+    new ValidationError({ message: `Invalid arguments: ${first.path.join(".")}: ${first.message}`, details: { issues } })
+  )
+}
+
 const scopeCheck = (entry: AnyTool, principal: Principal) => {
   if (entry.scope !== "mcp:write" || hasScope(principal, "mcp:write")) return Effect.void
   return Effect.fail(
@@ -89,6 +115,7 @@ export const makeMcpHandler = <R>(
     run(
       Effect.gen(function*() {
         yield* scopeCheck(entry.entry, principal)
+        yield* refuseNul(args)
         const input = yield* entry.decode(args ?? {}).pipe(Effect.mapError(invalidArguments))
         const output = yield* entry.entry.run(input)
         return yield* Effect.orDie(entry.encode(output))

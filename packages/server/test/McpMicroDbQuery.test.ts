@@ -960,7 +960,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       expect((yield* query(client, { bucket, table: table.id })).rows).toEqual(rowsBefore)
     }))
 
-  it.scoped("a NUL character (which PostgreSQL cannot store) is stored and read back or refused as validation_error, never internal", () =>
+  it.scoped("a NUL character (which PostgreSQL cannot store) anywhere in the arguments is validation_error naming where, never internal", () =>
     Effect.gen(function*() {
       const { bucket, client } = yield* owned
       yield* createTable(client, {
@@ -968,43 +968,41 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
         name: "Nul",
         columns: [{ name: "Body", type: "text" }, { name: "Doc", type: "json" }, { name: "Long", type: "long_text" }]
       })
-      // a write: either it round-trips, or it is validation_error naming the column
-      for (const data of [{ body: "a\u0000b" }, { long: "\u0000" }, { doc: { text: "a\u0000b" } }, { doc: { "key\u0000": 1 } }]) {
-        const column = Object.keys(data)[0]!
-        const result = yield* call(client, "insert_micro_db_row", { bucket, table: "nul", data })
-        if (result.isError) {
-          expect(result.structuredContent.error, JSON.stringify(data)).toMatchObject({
+      const refusedAt = (tool: string, args: Record<string, unknown>, path: ReadonlyArray<string>) =>
+        Effect.map(error(client, tool, args), (body) =>
+          expect(body, JSON.stringify(args)).toMatchObject({
             code: "validation_error",
-            details: { errors: [{ column }] }
-          })
-        } else {
-          const row = ok(result).row as Row
-          expect(row.data).toEqual(data)
-          expect(ok(yield* call(client, "get_micro_db_row", { bucket, table: "nul", row_id: row.id })).row).toEqual(row)
-        }
-      }
-      // a filter value: a refusal or an answer
+            details: { issues: [{ path, message: expect.stringContaining("U+0000") }] }
+          }))
+      yield* refusedAt("insert_micro_db_row", { bucket, table: "nul", data: { body: "a\u0000b" } }, ["data", "body"])
+      yield* refusedAt("insert_micro_db_row", { bucket, table: "nul", data: { long: "\u0000" } }, ["data", "long"])
+      yield* refusedAt("insert_micro_db_row", { bucket, table: "nul", data: { doc: { text: "a\u0000b" } } }, ["data", "doc", "text"])
+      yield* refusedAt("insert_micro_db_row", { bucket, table: "nul", data: { doc: { "key\u0000": 1 } } }, ["data", "doc"])
       for (const op of ["eq", "contains", "starts_with"]) {
-        const result = yield* call(client, "query_micro_db_rows", { bucket, table: "nul", filter: [{ column: "body", op, value: "a\u0000" }] })
-        if (result.isError) expect(result.structuredContent.error, op).toMatchObject({ code: "validation_error" })
-        else expect(ok(result).rows.every((row: Row) => String(row.data.body).includes("\u0000")), op).toBe(true)
+        yield* refusedAt("query_micro_db_rows", { bucket, table: "nul", filter: [{ column: "body", op, value: "a\u0000" }] }, [
+          "filter",
+          "0",
+          "value"
+        ])
       }
-      // names and descriptions: stored or validation_error
-      for (
-        const [tool, args] of [
-          ["create_micro_db_table", { bucket, name: "T\u0000", columns: [{ name: "A", type: "text" }] }],
-          ["create_micro_db_table", { bucket, name: "Described", description: "\u0000", columns: [{ name: "A", type: "text" }] }],
-          ["create_micro_db_table", { bucket, name: "Columned", columns: [{ name: "A\u0000", slug: "a", type: "text" }] }],
-          ["create_micro_db_table", { bucket, name: "Optioned", columns: [{ name: "A", type: "select", options: ["x\u0000"] }] }],
-          ["push_micro_db", { bucket, title: "Micro\u0000DB" }]
-        ] as const
-      ) {
-        const result = yield* call(client, tool, args)
-        if (result.isError) expect(result.structuredContent.error, JSON.stringify(args)).toMatchObject({ code: "validation_error" })
-      }
-      // a table that cannot exist is not found
-      expect(yield* error(client, "get_micro_db_schema", { bucket, table: "nul\u0000" })).toMatchObject({ code: "not_found" })
-      expect(yield* error(client, "query_micro_db_rows", { bucket, table: "nul\u0000" })).toMatchObject({ code: "not_found" })
+      yield* refusedAt("create_micro_db_table", { bucket, name: "T\u0000", columns: [{ name: "A", type: "text" }] }, ["name"])
+      yield* refusedAt("create_micro_db_table", { bucket, name: "D", description: "\u0000", columns: [] }, ["description"])
+      yield* refusedAt("create_micro_db_table", { bucket, name: "C", columns: [{ name: "A\u0000", type: "text" }] }, [
+        "columns",
+        "0",
+        "name"
+      ])
+      yield* refusedAt("create_micro_db_table", { bucket, name: "O", columns: [{ name: "A", type: "select", options: ["x\u0000"] }] }, [
+        "columns",
+        "0",
+        "options",
+        "0"
+      ])
+      yield* refusedAt("push_micro_db", { bucket, title: "Micro\u0000DB" }, ["title"])
+      yield* refusedAt("get_micro_db_schema", { bucket, table: "nul\u0000" }, ["table"])
+      // Nothing was written: the table is as it was made, with no rows, and no other table exists.
+      expect((yield* query(client, { bucket, table: "nul" })).total).toBe(0)
+      expect(ok(yield* call(client, "list_micro_db_tables", { bucket })).tables.map((table: { slug: string }) => table.slug)).toEqual(["nul"])
     }))
 })
 
