@@ -34,6 +34,7 @@ import {
   convertValue,
   defineColumn,
   type FieldError,
+  hasOptions,
   MAX_COLUMNS_PER_TABLE,
   MAX_TABLES_PER_DOCK,
   MicroDbColumn,
@@ -569,7 +570,8 @@ export const MicroDbLive = Layer.effect(
             unique: patch.unique ?? old.unique,
             // A type change drops a default unless a new one is given: the old one may not be a value of the new type.
             default: "default" in patch ? patch.default : patch.type === undefined || patch.type === old.type ? old.default : null,
-            options: patch.options ?? (patch.type === undefined ? old.options : undefined),
+            // Options carry over while the type has options (select ↔ multi_select); other types have none.
+            options: patch.options ?? (hasOptions(patch.type ?? old.type) ? old.options : undefined),
             description: "description" in patch ? patch.description : old.description
           },
           old.position,
