@@ -262,6 +262,7 @@ export const MicroDbLive = Layer.effect(
     /** The snapshot document of the Dock's Micro DB as it is now (docs/micro-db.md). */
     const snapshotDocument = (dockId: DockId, at: Date) =>
       Effect.gen(function*() {
+        yield* repo.holdTables(dockId)
         const tables = yield* repo.tables(dockId)
         const rows = yield* repo.rowsOfDock(dockId)
         const byTable = new Map<string, Array<StoredRow>>()

@@ -169,25 +169,24 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       where t.dock_id = ${dockId} order by r.seq`.pipe(Effect.orDie)
 
   /**
-   * Rows of the table (other than `except`) whose `slug` value equals one of `values`: one containment lookup in
-   * the GIN index per value.
+   * Rows of the table (other than `except`) whose `slug` value equals one of `values` (at most one each, the
+   * column being unique): a single
+   * `@> any(…)` lookup, which the GIN index answers (a lateral lookup per value read the whole table each time).
    */
   const valuesTaken = (tableId: string, slug: string, values: ReadonlyArray<unknown>, except: string | null = null) =>
-    values.length === 0 ? Effect.succeed([]) : sql<{ value: unknown; id: string }>`select v.value, hit.id
-      from jsonb_array_elements(${JSON.stringify(values)}::jsonb) v
-      cross join lateral (
-        select r.id from micro_db_rows r
-        where r.table_id = ${tableId} and r.data @> jsonb_build_object(${slug}::text, v.value)
-          ${except === null ? sql`` : sql`and r.id <> ${except}`}
-        limit 1
-      ) hit`.pipe(Effect.orDie)
+    values.length === 0 ? Effect.succeed([]) : sql<{ value: unknown; id: string }>`select r.data -> ${slug}::text as value, r.id
+      from micro_db_rows r
+      where r.table_id = ${tableId}
+        and r.data @> any(${values.map((value) => JSON.stringify({ [slug]: value }))}::jsonb[])
+        ${except === null ? sql`` : sql`and r.id <> ${except}`}
+      order by r.seq`.pipe(Effect.orDie)
 
-  /** Values of one column that occur in more than one row (turning `unique` on). */
-  const duplicates = (tableId: string, slug: string) =>
-    sql<{ value: unknown; ids: Array<string> }>`select r.data -> ${slug}::text as value, array_agg(r.id::text order by r.seq) as ids
-      from micro_db_rows r where r.table_id = ${tableId} and r.data -> ${slug}::text is not null
-      group by r.data -> ${slug}::text having count(*) > 1
-      limit 50`.pipe(Effect.orDie)
+  /**
+   * Holds every table of the Dock against writers (row and schema writes lock their table `for update`) until the
+   * transaction ends: a snapshot's two reads then see one state. Taken after the shell's lock (the lock order).
+   */
+  const holdTables = (dockId: DockId) =>
+    sql`select id from micro_db_tables where dock_id = ${dockId} order by id for share`.pipe(Effect.asVoid, Effect.orDie)
 
   /**
    * Rewrites many rows' data at once (schema changes: the values mean what they meant, so `updated_at` stays);
@@ -308,7 +307,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     allRows,
     rowsOfDock,
     valuesTaken,
-    duplicates,
+    holdTables,
     rewriteRows
   } as const
 })
