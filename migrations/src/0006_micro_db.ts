@@ -31,8 +31,10 @@ create table micro_db_rows (
 );
 -- A table's rows in their default (insertion) order: every query reads rows through it.
 create index micro_db_rows_table_idx on micro_db_rows (table_id, seq);
--- eq / in / contains filters and unique checks as containment lookups (data @> '{"col": value}').
-create index micro_db_rows_data_idx on micro_db_rows using gin (data jsonb_path_ops);
+-- eq / in / contains filters and unique checks as containment lookups (data @> '{"col": value}'). Without a
+-- pending list (fastupdate off): every lookup would otherwise scan the list of recent inserts until a vacuum
+-- flushes it (500 unique values checked against 100,000 rows: 400 ms with a full list, 7 ms without).
+create index micro_db_rows_data_idx on micro_db_rows using gin (data jsonb_path_ops) with (fastupdate = off);
 
 -- One Micro DB per Dock: at most one shell part.
 create unique index parts_one_micro_db_idx on parts (dock_id) where page_kind = 'micro_db';
