@@ -354,6 +354,14 @@ export const MicroDbLive = Layer.effect(
       Effect.flatMap(pages.findKind(dockId, "micro_db", true), (shell) =>
         shell === undefined ? Effect.fail(shellMissing()) : Effect.succeed(shell))
 
+    /** The shell, then the table (the lock order), for a change that snapshots first; no shell means no table. */
+    const lockedForSnapshot = (dockId: DockId, ref: string) =>
+      Effect.gen(function*() {
+        const shell = yield* pages.findKind(dockId, "micro_db", true)
+        const table = yield* tableIn(dockId, ref, true)
+        return { shell: shell!, table }
+      })
+
     const push = Effect.fn("MicroDb.push")(function*(target: DockTarget, input: ShellInput) {
       const principal = yield* CurrentPrincipal
       const { access } = yield* docks.resolveWrite(target)
@@ -483,10 +491,7 @@ export const MicroDbLive = Layer.effect(
     const deleteTable = Effect.fn("MicroDb.deleteTable")(function*(target: DockTarget, ref: string) {
       const access = yield* writable(target)
       return yield* transaction(Effect.gen(function*() {
-        const shell = yield* lockedShell(access.dockId).pipe(
-          Effect.catchTag("NotFound", () => Effect.fail(new NotFound({ message: `No table "${ref.slice(0, 100)}" in this Dock's Micro DB` })))
-        )
-        const table = yield* tableIn(access.dockId, ref, true)
+        const { shell, table } = yield* lockedForSnapshot(access.dockId, ref)
         const snapshot = yield* takeSnapshot(access.dockId, shell)
         const bytes = yield* repo.deleteTable(access.dockId, table.id)
         yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: -bytes })
@@ -639,10 +644,7 @@ export const MicroDbLive = Layer.effect(
     const deleteColumn = Effect.fn("MicroDb.deleteColumn")(function*(target: DockTarget, ref: string, slug: string) {
       const access = yield* writable(target)
       return yield* transaction(Effect.gen(function*() {
-        const shell = yield* lockedShell(access.dockId).pipe(
-          Effect.catchTag("NotFound", () => Effect.fail(new NotFound({ message: `No table "${ref.slice(0, 100)}" in this Dock's Micro DB` })))
-        )
-        const table = yield* tableIn(access.dockId, ref, true)
+        const { shell, table } = yield* lockedForSnapshot(access.dockId, ref)
         const column = yield* columnIn(table, slug)
         const snapshot = yield* takeSnapshot(access.dockId, shell)
         const bytes = yield* repo.dropColumnData(table.id, column.slug)
