@@ -12,10 +12,11 @@ import { PagesLive } from "./Pages/Pages.ts"
 import { RateLimitsLive } from "./RateLimits/RateLimits.ts"
 import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
 import { WriteRulesLive } from "./Sandbox/WriteRules.ts"
+import { SourcesLive } from "./Sources/Sources.ts"
 import { TokensLive } from "./Tokens/TokensLive.ts"
 
 const Base = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive)
 const Rules = WriteRulesLive.pipe(Layer.provideMerge(Base))
 const Services = Layer.mergeAll(AccountsLive, DocksLive).pipe(Layer.provideMerge(Rules))
 
-export const DomainLive = Layer.mergeAll(RegistrationsLive, MembersLive, PagesLive, MicroDbLive).pipe(Layer.provideMerge(Services))
+export const DomainLive = Layer.mergeAll(RegistrationsLive, MembersLive, PagesLive, MicroDbLive, SourcesLive).pipe(Layer.provideMerge(Services))

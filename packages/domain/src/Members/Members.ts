@@ -2,11 +2,10 @@
  * Collaborators: owner/editor/viewer grants on a Dock, as the operator manages them (admin API, `dock members`).
  * Editors can write and see the Dock in list_my_buckets; viewers can read a private Dock.
  */
-import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { PgClient } from "@effect/sql-pg"
 import { Accounts } from "../Accounts/Accounts.ts"
-import { dockRefOf } from "../Docks/Dock.ts"
-import { makeDocksRepo } from "../Docks/DocksRepo.ts"
+import { makeOperatorDocks } from "../Docks/OperatorDock.ts"
 import { NotFound, ValidationError } from "../Errors.ts"
 import { DockId, UserId } from "../Ids.ts"
 
@@ -32,26 +31,8 @@ export const MembersLive = Layer.effect(
   Members,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    const docks = yield* makeDocksRepo
+    const findDock = yield* makeOperatorDocks
     const accounts = yield* Accounts
-
-    const findDock = (name: string) =>
-      Effect.gen(function*() {
-        const ref = dockRefOf(name)
-        if (ref._tag === "BySlug") {
-          return yield* new ValidationError({
-            message: `Name the Dock by its id or as owner/slug, not "${name}"`,
-            details: { field: "dock" }
-          })
-        }
-        const found = ref._tag === "ById"
-          ? (Schema.is(DockId)(ref.id) ? yield* docks.findById(ref.id) : Option.none())
-          : yield* docks.findByPath(ref.owner.toLowerCase(), ref.slug)
-        return yield* Option.match(found, {
-          onNone: () => Effect.fail(new NotFound({ message: `No Dock "${name}"`, details: { field: "dock" } })),
-          onSome: Effect.succeed
-        })
-      })
 
     const findUser = (name: string) =>
       accounts.findByIdentifier(name).pipe(
