@@ -4,7 +4,7 @@
  * every failure is one line on stderr and exit code 1.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { HttpClientError } from "@effect/platform"
+import { FileSystem, HttpClientError, Path } from "@effect/platform"
 import {
   type AnonymousRegistration,
   applyMigrations,
@@ -12,7 +12,10 @@ import {
   isDockError,
   latestMigrationId,
   type Member,
+  mediaTypeForFileName,
   type SandboxSummary,
+  type Source,
+  SOURCE_CONTENT_MAX_BYTES,
   type TokenInfo,
   type User
 } from "@dock/domain"
@@ -383,6 +386,102 @@ const members = Command.make("members").pipe(
   Command.withSubcommands([membersAdd, membersList, membersRemove])
 )
 
+const sourceLine = (source: Source) =>
+  `${source.source_id}  ${source.title}  ${source.media_type}  ${source.size_bytes} bytes  from ${source.origin}` +
+  `  (Dock ${source.bucket_id}, added ${source.created_at})${source.archived ? "  ARCHIVED" : ""}`
+
+/**
+ * What `dock sources add` sends for FILE: its text (UTF-8, at most the server's limit, checked before reading
+ * it all), its media type from the extension unless given, and its file name as the origin unless given.
+ */
+const sourceFile = (file: string, mediaType: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const name = path.basename(file)
+    const type = Option.getOrUndefined(mediaType) ?? mediaTypeForFileName(name)
+    if (type === undefined) {
+      return yield* Effect.fail(
+        new CliFailure(`Cannot tell the media type of ${name} from its extension (.txt, .md, .markdown, .html, .htm); pass --media-type`)
+      )
+    }
+    const info = yield* fs.stat(file).pipe(Effect.mapError(() => new CliFailure(`Cannot read ${file}: no such file`)))
+    if (info.type !== "File") return yield* Effect.fail(new CliFailure(`Cannot read ${file}: not a file`))
+    if (Number(info.size) > SOURCE_CONTENT_MAX_BYTES) {
+      return yield* Effect.fail(new CliFailure(`${file} is ${info.size} bytes; a source is at most ${SOURCE_CONTENT_MAX_BYTES} (5 MiB)`))
+    }
+    const bytes = yield* fs.readFile(file).pipe(Effect.mapError((error) => new CliFailure(`Cannot read ${file}: ${error.message}`)))
+    const content = yield* Effect.try({
+      try: () => new TextDecoder("utf-8", { fatal: true }).decode(bytes),
+      catch: () => new CliFailure(`${file} is not UTF-8 text`)
+    })
+    return { name, mediaType: type, content }
+  })
+
+const sourcesAdd = Command.make(
+  "add",
+  {
+    dock: dockOption,
+    file: Args.text({ name: "file" }).pipe(Args.withDescription("A .txt, .md/.markdown or .html/.htm file (UTF-8, at most 5 MiB)")),
+    title: Options.text("title").pipe(
+      Options.withDescription("Title (default: the Markdown front matter's title, else the file name)"),
+      Options.optional
+    ),
+    origin: Options.text("origin").pipe(
+      Options.withDescription("Where it came from: a file name or URL (default: the file's name)"),
+      Options.optional
+    ),
+    mediaType: Options.text("media-type").pipe(
+      Options.withDescription("text/plain, text/markdown or text/html (default: from the file's extension)"),
+      Options.optional
+    ),
+    ...connection
+  },
+  (options) =>
+    Effect.flatMap(sourceFile(options.file, options.mediaType), (file) =>
+      withAdmin(
+        options,
+        (client) =>
+          client.adminSources.add({
+            payload: {
+              dock: options.dock,
+              origin: Option.getOrElse(options.origin, () => file.name),
+              media_type: file.mediaType,
+              content: file.content,
+              ...present("title", options.title)
+            }
+          }),
+        (source) => `Added ${sourceLine(source)}`
+      ))
+).pipe(Command.withDescription("Add a source to a Dock: the text of a plain text, Markdown or HTML file"))
+
+const sourcesList = Command.make(
+  "list",
+  { dock: dockOption, ...connection },
+  (options) =>
+    withAdmin(
+      options,
+      (client) => client.adminSources.list({ urlParams: { dock: options.dock } }),
+      (sources) => (sources.length === 0 ? "No sources" : sources.map(sourceLine).join("\n"))
+    )
+).pipe(Command.withDescription("List a Dock's sources, archived ones too"))
+
+const sourcesArchive = Command.make(
+  "archive",
+  { id: Args.text({ name: "source-id" }).pipe(Args.withDescription("The source's id")), ...connection },
+  (options) =>
+    withAdmin(
+      options,
+      (client) => client.adminSources.archive({ path: { id: options.id } }),
+      (source) => `Archived ${sourceLine(source)}`
+    )
+).pipe(Command.withDescription("Archive a source: list_sources and read_source no longer show it"))
+
+const sources = Command.make("sources").pipe(
+  Command.withDescription("Sources of Docks (admin API)"),
+  Command.withSubcommands([sourcesAdd, sourcesList, sourcesArchive])
+)
+
 const serveCommand = Command.make("serve", {}, () =>
   configuration.pipe(
     Effect.mapError((error) => new CliFailure(error.message)),
@@ -412,7 +511,7 @@ const migrate = Command.make(
 
 const dock = Command.make("dock").pipe(
   Command.withDescription("Dock: an agent-first store for living artifacts"),
-  Command.withSubcommands([serveCommand, migrate, users, tokens, members, sandboxes, register, claim])
+  Command.withSubcommands([serveCommand, migrate, users, tokens, members, sources, sandboxes, register, claim])
 )
 
 export const cli = Command.run(dock, { name: "dock", version: "0.0.0" })

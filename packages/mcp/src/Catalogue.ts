@@ -49,6 +49,7 @@ import {
   updateMicroDbRow,
   updateMicroDbTable
 } from "./tools/MicroDbTools.ts"
+import { listSources, readSource } from "./tools/SourceTools.ts"
 
 export const catalogue = [
   searchBuckets,
@@ -94,7 +95,9 @@ export const catalogue = [
   insertMicroDbRows,
   updateMicroDbRow,
   deleteMicroDbRow,
-  snapshotMicroDb
+  snapshotMicroDb,
+  listSources,
+  readSource
 ] as const
 
 export const publicCatalogue = catalogue.filter((entry) => entry.scope === "mcp:read")

@@ -17,6 +17,7 @@ import {
   adminAuthorizationLayer,
   AdminMembersHttp,
   AdminSandboxesHttp,
+  AdminSourcesHttp,
   AdminTokensHttp,
   AdminUsersHttp
 } from "./http/AdminHttp.ts"
@@ -100,7 +101,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
         AdminUsersHttp.pipe(Layer.provide(admin)),
         AdminTokensHttp.pipe(Layer.provide(admin)),
         AdminSandboxesHttp.pipe(Layer.provide(admin)),
-        AdminMembersHttp.pipe(Layer.provide(admin))
+        AdminMembersHttp.pipe(Layer.provide(admin)),
+        AdminSourcesHttp.pipe(Layer.provide(admin))
       ])
     ),
     authManifestRoute(config),

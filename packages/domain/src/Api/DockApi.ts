@@ -18,6 +18,7 @@ import {
 } from "../Registrations/Registration.ts"
 import { Member, Role } from "../Members/Members.ts"
 import { CreatedToken, CreateTokenRequest, TokenInfo } from "../Tokens/Token.ts"
+import { AddSourceRequest, Source } from "../Sources/Source.ts"
 
 export class Health extends Schema.Class<Health>("Health")({ status: Schema.Literal("ok") }) {}
 export class Readiness extends Schema.Class<Readiness>("Readiness")({
@@ -158,6 +159,33 @@ export class AdminMembersGroup extends HttpApiGroup.make("adminMembers")
   .prefix("/admin")
 {}
 
+/** Sources (issue 7): the operator adds them to a Dock, lists them (archived ones too) and archives them. */
+export class AdminSourcesGroup extends HttpApiGroup.make("adminSources")
+  .add(
+    HttpApiEndpoint.post("add", "/sources")
+      .setPayload(AddSourceRequest)
+      .addSuccess(Source, { status: 201 })
+      .addError(wire("validation_error"))
+      .addError(wire("invalid_front_matter"))
+      .addError(wire("not_found"))
+      .addError(wire("tier_limit_exceeded"))
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/sources")
+      .setUrlParams(Schema.Struct({ dock: Schema.String }))
+      .addSuccess(Schema.Array(Source))
+      .addError(wire("validation_error"))
+      .addError(wire("not_found"))
+  )
+  .add(
+    HttpApiEndpoint.post("archive")`/sources/${HttpApiSchema.param("id", Schema.String)}/archive`
+      .addSuccess(Source)
+      .addError(wire("not_found"))
+  )
+  .middleware(AdminAuthorization)
+  .prefix("/admin")
+{}
+
 export class DockApi extends HttpApi.make("dock")
   .add(HealthGroup)
   .add(WellKnownGroup)
@@ -166,5 +194,6 @@ export class DockApi extends HttpApi.make("dock")
   .add(AdminTokensGroup)
   .add(AdminSandboxesGroup)
   .add(AdminMembersGroup)
+  .add(AdminSourcesGroup)
 {}
 

@@ -9,6 +9,7 @@ import {
   listOperatorTokens,
   Members,
   Registrations,
+  Sources,
   Tokens,
   Unauthorized
 } from "@dock/domain"
@@ -70,4 +71,13 @@ export const AdminMembersHttp = HttpApiBuilder.group(DockApi, "adminMembers", (h
       .handle("add", ({ payload }) => members.add(payload.dock, payload.user, payload.role))
       .handle("list", ({ urlParams }) => members.list(urlParams.dock))
       .handle("remove", ({ payload }) => members.remove(payload.dock, payload.user))
+  }))
+
+export const AdminSourcesHttp = HttpApiBuilder.group(DockApi, "adminSources", (handlers) =>
+  Effect.gen(function*() {
+    const sources = yield* Sources
+    return handlers
+      .handle("add", ({ payload }) => sources.add(payload))
+      .handle("list", ({ urlParams }) => sources.listAll(urlParams.dock))
+      .handle("archive", ({ path }) => sources.archive(path.id))
   }))

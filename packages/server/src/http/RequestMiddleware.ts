@@ -4,7 +4,7 @@
  * (Retry-After, WWW-Authenticate), security headers, and one log line per request.
  */
 import { HttpIncomingMessage, HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { BadRequest, Forbidden, Internal, NotFound, PayloadTooLarge, ValidationError } from "@dock/domain"
+import { BadRequest, Forbidden, Internal, NotFound, PayloadTooLarge, SOURCE_CONTENT_MAX_BYTES, ValidationError } from "@dock/domain"
 import { Cause, Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ServerConfig } from "../Config.ts"
@@ -114,11 +114,19 @@ const finishErrorResponse = (
 }
 
 /**
- * How large a request body may be: MCP carries images (push_image, ~21 MB of base64); everything else is small
- * JSON. Checked against Content-Length before anything is read, and enforced while reading chunked bodies.
+ * How large a request body may be: MCP carries images (push_image, ~21 MB of base64); POST /admin/sources carries
+ * a source of up to 5 MiB of text, JSON-escaped; everything else is small JSON. Checked against Content-Length
+ * before anything is read, and enforced while reading chunked bodies.
  */
-const bodyLimitFor = (url: string) => (url.startsWith("/mcp") ? MCP_MAX_BODY_BYTES : JSON_MAX_BODY_BYTES)
+const bodyLimitFor = (url: string) =>
+  url.startsWith("/mcp")
+    ? MCP_MAX_BODY_BYTES
+    : url === "/admin/sources" || url.startsWith("/admin/sources?")
+    ? SOURCES_MAX_BODY_BYTES
+    : JSON_MAX_BODY_BYTES
 export const JSON_MAX_BODY_BYTES = 1024 * 1024
+/** Twice SOURCE_CONTENT_MAX_BYTES and some: room for escaped quotes, backslashes and line breaks. */
+export const SOURCES_MAX_BODY_BYTES = 2 * SOURCE_CONTENT_MAX_BYTES + 1024 * 1024
 
 /** The platform fails a body it cannot read or parse with a "Decode" RequestError. */
 const isBodyError = (error: unknown): error is HttpServerError.RequestError =>
