@@ -8,6 +8,7 @@ import pages from "./0003_pages.ts"
 import links from "./0004_links.ts"
 import searchRank from "./0005_search_rank.ts"
 import microDb from "./0006_micro_db.ts"
+import images from "./0007_images.ts"
 
 export interface Migration {
   readonly id: number
@@ -21,5 +22,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 3, name: "pages", sql: pages },
   { id: 4, name: "links", sql: links },
   { id: 5, name: "search_rank", sql: searchRank },
-  { id: 6, name: "micro_db", sql: microDb }
+  { id: 6, name: "micro_db", sql: microDb },
+  { id: 7, name: "images", sql: images }
 ]

@@ -5,7 +5,10 @@
 import { Layer } from "effect"
 import { AccountsLive } from "./Accounts/AccountsLive.ts"
 import { ActivityLive } from "./Activity/Activity.ts"
+import { PostgresObjectStore } from "./Blobs/ObjectStore.ts"
 import { DocksLive } from "./Docks/DocksLive.ts"
+import { ImageProcessorLive } from "./Images/ImageProcessor.ts"
+import { ImagesLive } from "./Images/Images.ts"
 import { MembersLive } from "./Members/Members.ts"
 import { MicroDbLive } from "./MicroDb/MicroDb.ts"
 import { PagesLive } from "./Pages/Pages.ts"
@@ -18,5 +21,7 @@ import { TokensLive } from "./Tokens/TokensLive.ts"
 const Base = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive)
 const Rules = WriteRulesLive.pipe(Layer.provideMerge(Base))
 const Services = Layer.mergeAll(AccountsLive, DocksLive).pipe(Layer.provideMerge(Rules))
+/** Images over their two ports: the decoder (sharp) and the object store (PostgreSQL `blobs` by default). */
+const ImagesWithPorts = ImagesLive.pipe(Layer.provideMerge(Layer.mergeAll(ImageProcessorLive, PostgresObjectStore)))
 
-export const DomainLive = Layer.mergeAll(RegistrationsLive, MembersLive, PagesLive, MicroDbLive, SourcesLive).pipe(Layer.provideMerge(Services))
+export const DomainLive = Layer.mergeAll(RegistrationsLive, MembersLive, PagesLive, MicroDbLive, ImagesWithPorts, SourcesLive).pipe(Layer.provideMerge(Services))

@@ -49,6 +49,7 @@ import {
   updateMicroDbRow,
   updateMicroDbTable
 } from "./tools/MicroDbTools.ts"
+import { pushImage } from "./tools/ImageTools.ts"
 import { listSources, readSource } from "./tools/SourceTools.ts"
 
 export const catalogue = [
@@ -96,6 +97,7 @@ export const catalogue = [
   updateMicroDbRow,
   deleteMicroDbRow,
   snapshotMicroDb,
+  pushImage,
   listSources,
   readSource
 ] as const

@@ -23,6 +23,7 @@ import {
 } from "./http/AdminHttp.ts"
 import { agentAuthHttp } from "./http/AgentAuthHttp.ts"
 import { artifactRoutes } from "./http/ArtifactHttp.ts"
+import { imageRoutes } from "./http/ImageHttp.ts"
 import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
 import { mcpRoutes } from "./http/McpHttp.ts"
@@ -107,7 +108,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     ),
     authManifestRoute(config),
     mcpRoutes(config),
-    artifactRoutes
+    artifactRoutes,
+    imageRoutes
   ).pipe(Layer.provide(requestMiddleware(config)))
   const nodeServer = Http.createServer()
   const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(

@@ -113,10 +113,11 @@ const redirect = (segments: ReadonlyArray<string>) =>
   })
 
 /**
- * Paths under /a/ and /artifacts/ that no route takes (empty, nested, too long for a route parameter, not
- * UTF-8) name no artifact: the request middleware answers them with `notFoundPage`, under the same headers.
+ * Untrusted content's paths: /a/, /artifacts/ and /images/ (ImageHttp.ts). What the DOCK_ARTIFACT_ORIGIN host
+ * serves, and where a path no route takes (empty, nested, too long for a route parameter, not UTF-8) names no
+ * artifact: the request middleware answers it with `notFoundPage`, under the same headers.
  */
-export const isArtifactPath = (url: string) => /^\/(?:a|artifacts)(?:[/?#]|$)/.test(url)
+export const isArtifactPath = (url: string) => /^\/(?:a|artifacts|images)(?:[/?#]|$)/.test(url)
 
 export const artifactRoutes = HttpLayerRouter.addAll([
   HttpLayerRouter.route("GET", "/a/:slug", Effect.flatMap(param("slug"), (publicSlug) => serveArtifact({ publicSlug }))),
