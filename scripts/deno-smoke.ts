@@ -91,6 +91,19 @@ try {
     JSON.stringify(sandbox)
   )
 
+  // sharp (loaded on first use) under Deno: a 1×1 PNG pushed, re-encoded, and served back.
+  const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+  const image = await mcp(4, "tools/call", {
+    name: "push_image",
+    arguments: { image_base64: `data:image/png;base64,${pixel}`, filename: "pixel.png", alt_text: "One pixel" }
+  })
+  const pushed = image.message.result?.structuredContent
+  check("MCP push_image stores a PNG in the sandbox", pushed?.format === "png" && pushed?.width === 1, JSON.stringify(image))
+  const served = pushed?.image_id === undefined ? undefined : await fetch(`${server.baseUrl}/images/${pushed.image_id}.png`, {
+    headers: { authorization: `Bearer ${registration.credential}` }
+  })
+  check("GET /images/ serves it as image/png to its token", served?.status === 200 && served.headers.get("content-type") === "image/png")
+
   const rejected = await fetch(`${server.baseUrl}/admin/users`, { headers: { authorization: "Bearer wrong" } })
   check("a wrong admin token gets 401 unauthorized", rejected.status === 401 && (await rejected.json()).error.code === "unauthorized")
 } finally {
