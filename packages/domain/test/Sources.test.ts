@@ -20,7 +20,7 @@ const usedBytes = (dockId: string) =>
       Effect.map((rows) => Number(rows[0]?.bytes ?? 0))
     ))
 
-const errorOf = <A, E>(effect: Effect.Effect<A, E>) =>
+const errorOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.exit(effect), (exit) => {
     if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") return expect.fail(`expected a failure, got ${String(exit)}`)
     const error = exit.cause.error as { code: string; message: string; details?: unknown }
