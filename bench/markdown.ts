@@ -8,13 +8,11 @@
  */
 import { renderMarkdown } from "../packages/domain/src/Pages/MarkdownDocument.ts"
 import { ordinary } from "../packages/domain/test/support/MarkdownSamples.ts"
+import { againstTarget, fill, KiB, median, MiB, time } from "./support/Bench.ts"
 
-const KiB = 1024
-const MiB = 1024 * KiB
 const RUNS = 3
 const TARGET_MS = 2000
 
-const fill = (unit: string, size = MiB) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size)
 const half = (a: string, b: string) => fill(a, MiB / 2) + fill(b, MiB / 2)
 const numbered = (line: (i: number) => string) => {
   const lines: Array<string> = []
@@ -69,12 +67,6 @@ const options = { resolveWikilink: (target: string) => (target === "data page" ?
 
 const kib = (length: number) => (length / KiB).toFixed(0).padStart(5)
 
-const time = (run: () => void) => {
-  const started = performance.now()
-  run()
-  return performance.now() - started
-}
-
 /** What was shown as plain text, from the warnings. */
 const summary = (warnings: ReadonlyArray<string>) =>
   warnings
@@ -95,12 +87,11 @@ const measure = (label: string, input: string, target?: number) => {
   let rendered = renderMarkdown(input, options)
   const ms: Array<number> = []
   for (let i = 0; i < RUNS; i++) ms.push(time(() => (rendered = renderMarkdown(input, options))))
-  const median = [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)]!
   const worst = Math.max(...ms)
-  const flag = target === undefined ? "" : worst < target ? "  ok" : `  OVER ${target} ms`
   console.log(
-    `${label.padEnd(52)} median ${median.toFixed(0).padStart(5)} ms  worst ${worst.toFixed(0).padStart(5)} ms   ` +
-      `in ${kib(input.length)} KiB  out ${kib(rendered.html.length)} KiB${flag}  ${summary(rendered.warnings)}`
+    `${label.padEnd(52)} median ${median(ms).toFixed(0).padStart(5)} ms  worst ${worst.toFixed(0).padStart(5)} ms   ` +
+      `in ${kib(input.length)} KiB  out ${kib(rendered.html.length)} KiB${againstTarget(worst, target)}  ` +
+      `${summary(rendered.warnings)}`
   )
 }
 

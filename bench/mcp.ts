@@ -8,24 +8,16 @@
  * each Dock tool to the echo baseline; asserts nothing.
  *
  * BENCH_SECONDS (measured per tool, default 10), BENCH_WARMUP_SECONDS (per tool, default 2), BENCH_CLIENTS
- * (default 10), BENCH_ROUNDS (slices per tool, default 5) and BENCH_ERA (`legacy`: the client's default 2025
- * handshake, served statelessly; `modern`: pinned to 2026-07-28).
+ * (default 10), BENCH_ROUNDS (slices per tool, default 5), BENCH_ERA (`legacy`: the client's default 2025
+ * handshake, served statelessly; `modern`: pinned to 2026-07-28) and BENCH_KEEP_DATABASE=1 (keep the database for
+ * experiments with psql; its name is printed).
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
+import type { Client } from "@modelcontextprotocol/client"
 import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotocol/server"
-import { execFileSync } from "node:child_process"
-import * as Fs from "node:fs/promises"
 import * as Http from "node:http"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { Readable } from "node:stream"
 import { startServer, stopServer } from "../scripts/support.ts"
-
-const number = (name: string, fallback: number) => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`)
-  return value
-}
+import { connectMcp, loadAverage, machine, mcpEra, number, percentile, sourceArgs, withFreshServer } from "./support/Bench.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // The baseline: the bare SDK with one trivial tool, served on node:http (the child process started below).
@@ -99,9 +91,6 @@ interface Target {
   errors: number
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!
-
 /** Every client of the target calls its tool in a loop until `ms` have passed; with `record`, every call counts. */
 const slice = async (target: Target, ms: number, record: boolean) => {
   const start = performance.now()
@@ -129,21 +118,9 @@ const main = async () => {
   const warmup = number("BENCH_WARMUP_SECONDS", 2)
   const clients = number("BENCH_CLIENTS", 10)
   const rounds = number("BENCH_ROUNDS", 5)
-  const era = process.env.BENCH_ERA === "modern" ? "modern" : "legacy"
+  const era = mcpEra()
 
-  const connect = async (url: string, token: string | undefined) => {
-    const client = new Client(
-      { name: "dock-bench", version: "1.0.0" },
-      { versionNegotiation: { mode: era === "modern" ? { pin: "2026-07-28" } : "legacy" } }
-    )
-    await client.connect(
-      new StreamableHTTPClientTransport(
-        new URL(url),
-        token === undefined ? {} : { authProvider: { token: async () => token } }
-      )
-    )
-    return client
-  }
+  const connect = (url: string, token: string | undefined) => connectMcp({ name: "dock-bench", url, era, token })
 
   const target = async (
     label: string,
@@ -161,51 +138,10 @@ const main = async () => {
     errors: 0
   })
 
-  const root = Path.resolve(import.meta.dirname, "..")
-  const node = process.execPath
-  const tsx = ["--conditions=dock-source", "--import", "tsx"]
-  const adminToken = "dock_admin_bench"
+  await withFreshServer("mcp", {}, async ({ dock, summary, admin, defer }) => {
+    const echo = await startServer(process.execPath, [...sourceArgs, import.meta.filename], { BENCH_ROLE: "echo" })
+    defer(() => stopServer(echo.child))
 
-  const pgServer = process.env.DOCK_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
-  const database = `dock_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-  const psql = (sql: string) => execFileSync("psql", [pgServer, "-v", "ON_ERROR_STOP=1", "-qAtc", sql]).toString().trim()
-  let pgVersion: string
-  try {
-    pgVersion = psql("show server_version")
-    psql(`create database ${database}`)
-  } catch {
-    console.error(`PostgreSQL at ${pgServer} is not reachable: nothing measured`)
-    process.exit(1)
-  }
-  const databaseUrl = new URL(pgServer)
-  databaseUrl.pathname = `/${database}`
-  const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "dock-bench-mcp-"))
-  const cleanups: Array<() => Promise<unknown>> = [
-    async () => psql(`drop database if exists ${database} with (force)`),
-    () => Fs.rm(dataDir, { recursive: true, force: true })
-  ]
-  try {
-    const dock = await startServer(node, [...tsx, Path.join(root, "packages/server/src/main.ts")], {
-      DATABASE_URL: databaseUrl.toString(),
-      DOCK_DATA_DIR: dataDir,
-      DOCK_ADMIN_TOKEN: adminToken,
-      // Per-token limits off, so the bench measures the server rather than its throttle.
-      DOCK_TOKEN_REQUESTS_PER_MINUTE: "0",
-      DOCK_TOKEN_WRITES_PER_MINUTE: "0"
-    }, 120_000)
-    cleanups.unshift(() => stopServer(dock.child))
-    const echo = await startServer(node, [...tsx, Path.join(root, "bench/mcp.ts")], { BENCH_ROLE: "echo" })
-    cleanups.unshift(() => stopServer(echo.child))
-
-    const admin = async (path: string, body: unknown) => {
-      const response = await fetch(`${dock.baseUrl}${path}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify(body)
-      })
-      if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`)
-      return (await response.json()) as Record<string, unknown>
-    }
     const user = await admin("/admin/users", { email: "bench@example.com" })
     const token = String((await admin("/admin/tokens", { user: user.email, scopes: ["mcp:write"] })).token)
 
@@ -222,8 +158,8 @@ const main = async () => {
     }
     await seeder.close()
 
-    console.log(`Node ${process.version}, ${Os.cpus().length} CPUs (${Os.cpus()[0]?.model ?? "unknown"})`)
-    console.log(`PostgreSQL ${pgVersion} at ${databaseUrl.host}, fresh database ${database} (dropped at the end)`)
+    console.log(machine())
+    console.log(summary)
     console.log(
       `${clients} concurrent clients per tool, ${warmup} s warm-up each, then ${seconds} s measured each in ${rounds} ` +
         `interleaved rounds; MCP era ${era}` +
@@ -239,14 +175,14 @@ const main = async () => {
         bucket: slugs[(c + n) % slugs.length]!
       }))
     ]
-    cleanups.unshift(() => Promise.all(targets.flatMap((t) => t.clients.map((client) => client.close()))))
-    const loadBefore = Os.loadavg()[0]!
+    defer(() => Promise.all(targets.flatMap((t) => t.clients.map((client) => client.close()))))
+    const loadBefore = loadAverage()
     for (const t of targets) await slice(t, warmup * 1000, false)
     // Interleaved slices, so that load from elsewhere on the machine falls on every target alike.
     for (let round = 0; round < rounds; round++) {
       for (const t of targets) await slice(t, (seconds * 1000) / rounds, true)
     }
-    const loadAfter = Os.loadavg()[0]!
+    const loadAfter = loadAverage()
 
     const figures = targets.map((t) => {
       const sorted = [...t.latencies].sort((a, b) => a - b)
@@ -274,10 +210,8 @@ const main = async () => {
       ])
     }
     console.log("\nratios: each Dock tool against the echo baseline (calls/s: higher is better; p50: lower is better)")
-    console.log(`1-minute load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after`)
-  } finally {
-    for (const cleanup of cleanups) await cleanup()
-  }
+    console.log(`1-minute load average ${loadBefore} before, ${loadAfter} after`)
+  })
 }
 
 if (process.env.BENCH_ROLE === "echo") serveEcho()

@@ -27,31 +27,8 @@
  * BENCH_QUERY_LIMIT (50), BENCH_CLIENTS (4), BENCH_CONCURRENT_SECONDS (5), BENCH_ERA (legacy|modern),
  * BENCH_KEEP_DATABASE=1 (keep the database for experiments with psql; its name is printed).
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
-import { spawn } from "node:child_process"
-import * as Fs from "node:fs/promises"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { startServer, stopServer } from "../scripts/support.ts"
-
-const number = (name: string, fallback: number) => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`)
-  return value
-}
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!
-
-const load = () => Os.loadavg()[0]!.toFixed(2)
-
-const mulberry32 = (seed: number) => () => {
-  seed |= 0
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
+import type { Client } from "@modelcontextprotocol/client"
+import { connectMcp, loadAverage, machine, mcpEra, mulberry32, number, percentile, withFreshServer } from "./support/Bench.ts"
 
 const STATUSES = ["todo", "doing", "review", "done", "blocked"]
 const WORDS = (
@@ -105,91 +82,25 @@ const main = async () => {
   const queryLimit = number("BENCH_QUERY_LIMIT", 50)
   const clients = number("BENCH_CLIENTS", 4)
   const concurrentSeconds = number("BENCH_CONCURRENT_SECONDS", 5)
-  const era = process.env.BENCH_ERA === "modern" ? "modern" : "legacy"
-  const loadStart = load()
+  const era = mcpEra()
+  const loadStart = loadAverage()
 
-  const root = Path.resolve(import.meta.dirname, "..")
-  const adminToken = "dock_admin_bench"
-  const pgServer = process.env.DOCK_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
-  const database = `dock_bench_microdb_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-  const databaseUrl = new URL(pgServer)
-  databaseUrl.pathname = `/${database}`
-  // Asynchronous, so that the MCP clients' kept-alive sockets are not stalled by a synchronous child process.
-  const psqlAt = (url: string, sql: string) =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAt", "-f", "-"], { stdio: ["pipe", "pipe", "pipe"] })
-      let out = ""
-      let err = ""
-      child.stdout.on("data", (chunk) => (out += chunk))
-      child.stderr.on("data", (chunk) => (err += chunk))
-      child.on("error", reject)
-      child.on("close", (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`psql exited with ${code}: ${err}`))))
-      child.stdin.end(sql)
-    })
-  let pgVersion: string
-  try {
-    pgVersion = await psqlAt(pgServer, "show server_version")
-    await psqlAt(pgServer, `create database ${database}`)
-  } catch {
-    console.error(`PostgreSQL at ${pgServer} is not reachable: nothing measured`)
-    process.exit(1)
-  }
-  const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "dock-bench-microdb-"))
-  const cleanups: Array<() => Promise<unknown>> = [
-    async () =>
-      process.env["BENCH_KEEP_DATABASE"] === "1"
-        ? console.log(`kept database ${database}`)
-        : psqlAt(pgServer, `drop database if exists ${database} with (force)`),
-    () => Fs.rm(dataDir, { recursive: true, force: true })
-  ]
-  let serverOutput: (() => string) | undefined
-  try {
-    const dock = await startServer(process.execPath, [
-      "--conditions=dock-source",
-      "--import",
-      "tsx",
-      Path.join(root, "packages/server/src/main.ts")
-    ], {
-      DATABASE_URL: databaseUrl.toString(),
-      DOCK_DATA_DIR: dataDir,
-      DOCK_ADMIN_TOKEN: adminToken,
-      // Per-token limits off and the plan's caps out of the way: the bench measures the server, not its throttle.
-      DOCK_TOKEN_REQUESTS_PER_MINUTE: "0",
-      DOCK_TOKEN_WRITES_PER_MINUTE: "0",
+  await withFreshServer("microdb", {
+    env: {
+      // The plan's caps out of the way too: the bench measures the server, not its limits.
       DOCK_PLAN_MAX_ROWS_PER_TABLE: String(totalRows + (insertBatches + uniqueBatches) * batch + 1000),
       DOCK_PLAN_MAX_DOCK_BYTES: "2000000000"
-    }, 120_000)
-    cleanups.unshift(() => stopServer(dock.child))
-    serverOutput = dock.output
-
-    console.log(`Node ${process.version}, ${Os.cpus().length} CPUs (${Os.cpus()[0]?.model ?? "unknown"})`)
-    console.log(`PostgreSQL ${pgVersion} at ${databaseUrl.host}, fresh database ${database} (dropped at the end)`)
+    }
+  }, async ({ dock, summary, psql, admin, defer }) => {
+    console.log(machine())
+    console.log(summary)
     console.log(`server ready in ${(dock.readyMs / 1000).toFixed(1)} s; MCP era ${era}; 1-minute load ${loadStart}\n`)
 
-    const admin = async (path: string, body: unknown) => {
-      const response = await fetch(`${dock.baseUrl}${path}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify(body)
-      })
-      if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`)
-      return (await response.json()) as Record<string, unknown>
-    }
     const user = await admin("/admin/users", { email: "microdb@example.com", username: "bench-microdb" })
     const token = String((await admin("/admin/tokens", { user: user.email, scopes: ["mcp:write"] })).token)
     const connect = async () => {
-      const client = new Client(
-        { name: "dock-bench-microdb", version: "1.0.0" },
-        { versionNegotiation: { mode: era === "modern" ? { pin: "2026-07-28" } : "legacy" } }
-      )
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${dock.baseUrl}/mcp`), {
-          authProvider: { token: async () => token },
-          // Once more when a kept-alive connection was closed under us.
-          fetch: (url, init) => fetch(url, init).catch(() => fetch(url, init))
-        })
-      )
-      cleanups.unshift(() => client.close())
+      const client = await connectMcp({ name: "dock-bench-microdb", url: `${dock.baseUrl}/mcp`, era, token, retry: true })
+      defer(() => client.close())
       return client
     }
     /** One tool call's structured content; throws with the error body when it failed. */
@@ -248,9 +159,9 @@ const main = async () => {
     ]
     console.log(`built in ${buildSeconds.toFixed(1)} s`)
     figures.forEach(show)
-    const relation = await psqlAt(databaseUrl.toString(), "select pg_size_pretty(pg_total_relation_size('micro_db_rows'))")
+    const relation = await psql("select pg_size_pretty(pg_total_relation_size('micro_db_rows'))")
     console.log(`  micro_db_rows with its indexes: ${relation}`)
-    await psqlAt(databaseUrl.toString(), "analyze micro_db_rows")
+    await psql("analyze micro_db_rows")
 
     // ---------------------------------------------------------------------------------------------------------
     // 2. More batches into the full table.
@@ -409,13 +320,8 @@ const main = async () => {
     for (const f of [...figures, ...queryFigures]) {
       console.log(`| ${f.label} | ${f.p50.toFixed(1)} | ${f.p95.toFixed(1)} | ${f.note} |`)
     }
-    console.log(`\n1-minute load average ${loadStart} at start, ${load()} at the end`)
-  } catch (error) {
-    if (serverOutput !== undefined) console.error(serverOutput().slice(-4000))
-    throw error
-  } finally {
-    for (const cleanup of cleanups) await cleanup()
-  }
+    console.log(`\n1-minute load average ${loadStart} at start, ${loadAverage()} at the end`)
+  })
 }
 
 await main()

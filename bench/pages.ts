@@ -22,31 +22,28 @@
  * BENCH_SECONDS (measured per write/read scenario, 10), BENCH_WARMUP_SECONDS (2), BENCH_WRITERS (16),
  * BENCH_READERS (10), BENCH_PAGE_KIB (64), BENCH_SEARCH_CLIENTS (4), BENCH_SEARCH_SECONDS (per query kind, 8),
  * BENCH_SLOW_MS (p95 above which the plan is shown, 200), BENCH_SANITIZE_RUNS (7), BENCH_ERA (legacy|modern),
- * BENCH_SERVER_NODE_ARGS (extra Node options for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * BENCH_SERVER_NODE_ARGS (extra Node options for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
+ * BENCH_KEEP_DATABASE=1 (keep the seeded database for experiments with psql; its name is printed).
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
-import { spawn } from "node:child_process"
-import * as Fs from "node:fs/promises"
-import * as Os from "node:os"
-import * as Path from "node:path"
+import type { Client } from "@modelcontextprotocol/client"
 import { Effect } from "effect"
 import { sanitizeHtml } from "../packages/domain/src/Pages/HtmlSanitizer.ts"
 import { prepareMarkdown } from "../packages/domain/src/Pages/Prepare.ts"
-import { startServer, stopServer } from "../scripts/support.ts"
+import {
+  connectMcp,
+  fill,
+  loadAverage,
+  machine,
+  mcpEra,
+  median,
+  MiB,
+  mulberry32,
+  number,
+  percentile,
+  time,
+  withFreshServer
+} from "./support/Bench.ts"
 import { ordinaryHtml } from "./support/HtmlSamples.ts"
-
-const number = (name: string, fallback: number) => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`)
-  return value
-}
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!
-
-const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-
-const load = () => Os.loadavg().map((n) => n.toFixed(2)).join(" / ")
 
 // ---------------------------------------------------------------------------------------------------------------
 // Words: ordinary English at the top ranks (stop words first, as in prose), then made-up words for the long tail.
@@ -73,14 +70,6 @@ const COMMON = (
 ).split(" ")
 /** Vocabulary entries of two words, so a phrase search has real adjacent matches (and more AND-only pages). */
 const PHRASES = ["release schedule", "customer feedback", "error budget"]
-
-const mulberry32 = (seed: number) => () => {
-  seed |= 0
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 const vocabulary = (size: number): Array<string> => {
   const words = [...STOP, ...COMMON]
@@ -232,17 +221,16 @@ const main = async () => {
   const searchSeconds = number("BENCH_SEARCH_SECONDS", 8)
   const slowMs = number("BENCH_SLOW_MS", 200)
   const sanitizeRuns = number("BENCH_SANITIZE_RUNS", 7)
-  const era = process.env.BENCH_ERA === "modern" ? "modern" : "legacy"
+  const era = mcpEra()
   const benchStart = performance.now()
-  const loadStart = load()
+  const loadStart = loadAverage({ all: true })
 
-  console.log(`Node ${process.version}, ${Os.cpus().length} CPUs (${Os.cpus()[0]?.model ?? "unknown"})`)
+  console.log(machine())
   console.log(`load average (1/5/15 min) at start: ${loadStart}\n`)
 
   // -------------------------------------------------------------------------------------------------------------
   // 4. In this process, first, before anything else runs: the sanitizer and the Markdown preparation.
   // -------------------------------------------------------------------------------------------------------------
-  const MiB = 2 ** 20
   const sanitizeFigures: Array<{ label: string; median: number; worst: number }> = []
   console.log(`in this process, ${sanitizeRuns} runs each after one warm-up:`)
   const words = vocabulary(vocabularySize)
@@ -250,17 +238,12 @@ const main = async () => {
   const docBytes = documents.reduce((sum, d) => sum + Buffer.byteLength(d), 0) / documents.length
   const inProcess = (label: string, run: () => void) => {
     run()
-    const runs: Array<number> = []
-    for (let i = 0; i < sanitizeRuns; i++) {
-      const started = performance.now()
-      run()
-      runs.push(performance.now() - started)
-    }
+    const runs = Array.from({ length: sanitizeRuns }, () => time(run))
     sanitizeFigures.push({ label, median: median(runs), worst: Math.max(...runs) })
     console.log(`  ${label}: median ${median(runs).toFixed(0)} ms, worst ${Math.max(...runs).toFixed(0)} ms`)
   }
   const ordinary = ordinaryHtml(MiB)
-  const nested = "<div>".repeat(MiB / 5 + 1).slice(0, MiB)
+  const nested = fill("<div>")
   inProcess("sanitizeHtml, 1 MiB ordinary HTML", () => sanitizeHtml(ordinary))
   inProcess("sanitizeHtml, 1 MiB nested <div>", () => sanitizeHtml(nested))
   // What a Markdown push costs the server before any SQL (same module resolution as the server's).
@@ -271,99 +254,28 @@ const main = async () => {
   // -------------------------------------------------------------------------------------------------------------
   // The server on a fresh database.
   // -------------------------------------------------------------------------------------------------------------
-  const root = Path.resolve(import.meta.dirname, "..")
-  const adminToken = "dock_admin_bench"
-  const pgServer = process.env.DOCK_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
-  const database = `dock_bench_pages_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-  const databaseUrl = new URL(pgServer)
-  databaseUrl.pathname = `/${database}`
-  // Asynchronous: a synchronous child process would stall this event loop for minutes while seeding, and the
-  // MCP clients' kept-alive sockets, closed by the server meanwhile, would then fail their next request.
-  const psqlAt = (url: string, sql: string) =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAt", "-f", "-"], { stdio: ["pipe", "pipe", "pipe"] })
-      let out = ""
-      let err = ""
-      child.stdout.on("data", (chunk) => (out += chunk))
-      child.stderr.on("data", (chunk) => (err += chunk))
-      child.on("error", reject)
-      child.on("close", (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`psql exited with ${code}: ${err}`))))
-      child.stdin.end(sql)
-    })
-  const psql = (sql: string) => psqlAt(databaseUrl.toString(), sql)
-  let pgVersion: string
-  try {
-    pgVersion = await psqlAt(pgServer, "show server_version")
-    await psqlAt(pgServer, `create database ${database}`)
-  } catch {
-    console.error(`PostgreSQL at ${pgServer} is not reachable: nothing measured`)
-    process.exit(1)
-  }
-  const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "dock-bench-pages-"))
-  const cleanups: Array<() => Promise<unknown>> = [
-    // BENCH_KEEP_DATABASE=1 keeps the seeded database for experiments with psql (its name is printed).
-    async () =>
-      process.env["BENCH_KEEP_DATABASE"] === "1"
-        ? console.log(`kept database ${database}`)
-        : psqlAt(pgServer, `drop database if exists ${database} with (force)`),
-    () => Fs.rm(dataDir, { recursive: true, force: true })
-  ]
   const figures: Array<Figure> = []
   const searchFigures: Array<Figure> = []
   const seedSeconds: Record<string, number> = {}
-  let serverOutput: (() => string) | undefined
-  try {
-    const dock = await startServer(process.execPath, [
-      // e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where the server spends its time
-      ...(process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== ""),
-      "--conditions=dock-source",
-      "--import",
-      "tsx",
-      Path.join(root, "packages/server/src/main.ts")
-    ], {
-      DATABASE_URL: databaseUrl.toString(),
-      DOCK_DATA_DIR: dataDir,
-      DOCK_ADMIN_TOKEN: adminToken,
-      // Per-token limits off and the plan's caps out of the way: the bench measures the server, not its throttle.
-      DOCK_TOKEN_REQUESTS_PER_MINUTE: "0",
-      DOCK_TOKEN_WRITES_PER_MINUTE: "0",
+  await withFreshServer("pages", {
+    // e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where the server spends its time
+    nodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== ""),
+    env: {
+      // The plan's caps out of the way too: nothing but the server itself limits the run.
       DOCK_PLAN_MAX_DOCKS: "100000",
       DOCK_PLAN_MAX_ARTIFACTS_PER_DOCK: "1000000000",
       DOCK_PLAN_MAX_DOCK_BYTES: "2000000000"
-    }, 120_000)
-    cleanups.unshift(() => stopServer(dock.child))
-    serverOutput = dock.output
+    }
+  }, async ({ dock, summary, psql, admin, defer }) => {
     const poolSize = process.env.DOCK_DB_POOL_SIZE ?? "10 (default)"
-    console.log(`\nPostgreSQL ${pgVersion} at ${databaseUrl.host}, fresh database ${database} (dropped at the end)`)
+    console.log(`\n${summary}`)
     console.log(`server ready in ${(dock.readyMs / 1000).toFixed(1)} s; DOCK_DB_POOL_SIZE ${poolSize}; MCP era ${era}`)
 
-    const admin = async (path: string, body: unknown) => {
-      const post = () =>
-        fetch(`${dock.baseUrl}${path}`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-          body: JSON.stringify(body)
-        })
-      // Once more when a kept-alive connection was closed under us (seen after the long seeding pause).
-      const response = await post().catch(post)
-      if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`)
-      return (await response.json()) as Record<string, unknown>
-    }
     const tokenOf = async (email: string, scopes: Array<string>) =>
       String((await admin("/admin/tokens", { user: email, scopes })).token)
     const connect = async (token: string) => {
-      const client = new Client(
-        { name: "dock-bench-pages", version: "1.0.0" },
-        { versionNegotiation: { mode: era === "modern" ? { pin: "2026-07-28" } : "legacy" } }
-      )
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${dock.baseUrl}/mcp`), {
-          authProvider: { token: async () => token },
-          // Once more when a kept-alive connection was closed under us (a request body here is a string).
-          fetch: (url, init) => fetch(url, init).catch(() => fetch(url, init))
-        })
-      )
-      cleanups.unshift(() => client.close())
+      const client = await connectMcp({ name: "dock-bench-pages", url: `${dock.baseUrl}/mcp`, era, token, retry: true })
+      defer(() => client.close())
       return client
     }
     const shown = new Set<string>()
@@ -610,12 +522,7 @@ const main = async () => {
       console.log(`    ranked by ts_rank instead                   ${await twice(searchSql("data", "ts_rank(p.search, q.q)"))} ms`)
       console.log(`    not ranked (newest 20 matches)              ${await twice(searchSql("data", "0::real"))} ms`)
     }
-  } catch (error) {
-    if (serverOutput !== undefined) console.error(`server output (last 3000 characters):\n${serverOutput().slice(-3000)}`)
-    throw error
-  } finally {
-    for (const cleanup of cleanups) await cleanup().catch(() => undefined)
-  }
+  })
 
   // -------------------------------------------------------------------------------------------------------------
   // The table.
@@ -634,7 +541,7 @@ const main = async () => {
   console.log(`\nin process: median (p50 column) and worst of ${sanitizeRuns} runs; seeding: ${
     Object.entries(seedSeconds).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(", ")
   }`)
-  console.log(`load average (1/5/15 min): ${loadStart} at start, ${load()} at end; ` +
+  console.log(`load average (1/5/15 min): ${loadStart} at start, ${loadAverage({ all: true })} at end; ` +
     `whole run ${((performance.now() - benchStart) / 1000).toFixed(0)} s`)
 }
 

@@ -6,13 +6,11 @@
  * the target. Asserts nothing.
  */
 import { htmlToText, sanitizeHtml } from "../packages/domain/src/Pages/HtmlSanitizer.ts"
+import { againstTarget, fill, median, MiB, time } from "./support/Bench.ts"
 import { ordinaryHtml } from "./support/HtmlSamples.ts"
 
-const MiB = 2 ** 20
 const RUNS = 7
 const TARGET_MS = 500
-
-const fill = (unit: string) => unit.repeat(Math.ceil(MiB / unit.length)).slice(0, MiB)
 
 const hostile: Record<string, string> = {
   "nested <div>": fill("<div>"),
@@ -30,12 +28,6 @@ const hostile: Record<string, string> = {
 
 const ordinary = ordinaryHtml(MiB)
 
-const time = (run: () => void) => {
-  const started = performance.now()
-  run()
-  return performance.now() - started
-}
-
 const measure = (label: string, input: string, target?: number) => {
   let sanitized = sanitizeHtml(input)
   const sanitizeMs: Array<number> = []
@@ -44,13 +36,11 @@ const measure = (label: string, input: string, target?: number) => {
     sanitizeMs.push(time(() => (sanitized = sanitizeHtml(input))))
     textMs.push(time(() => htmlToText(sanitized.html)))
   }
-  const median = (values: Array<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
   const worst = Math.max(...sanitizeMs)
-  const flag = target === undefined ? "" : worst < target ? "  ok" : `  OVER ${target} ms`
   console.log(
     `${label.padEnd(48)} sanitize median ${median(sanitizeMs).toFixed(0).padStart(5)} ms  worst ` +
       `${worst.toFixed(0).padStart(5)} ms   htmlToText median ${median(textMs).toFixed(0).padStart(5)} ms   ` +
-      `out ${(sanitized.html.length / 1024).toFixed(0).padStart(5)} KiB${flag}`
+      `out ${(sanitized.html.length / 1024).toFixed(0).padStart(5)} KiB${againstTarget(worst, target)}`
   )
 }
 

@@ -7,12 +7,11 @@
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { execFileSync } from "node:child_process"
 import { startServer, stopServer } from "../scripts/support.ts"
+import { createDatabase, dropDatabase, pgServer, serverMain, sourceArgs } from "./support/Bench.ts"
 
-const root = Path.resolve(import.meta.dirname, "..")
 const node = process.execPath
-const args = ["--conditions=dock-source", "--import", "tsx", Path.join(root, "packages/server/src/main.ts")]
+const args = [...sourceArgs, serverMain]
 const env = { DOCK_ADMIN_TOKEN: "dock_admin_bench" }
 
 const rssMiB = async (pid: number): Promise<number> => {
@@ -38,22 +37,16 @@ try {
   await Fs.rm(dataDir, { recursive: true, force: true })
 }
 
-const server = process.env.DOCK_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
-const database = `dock_bench_${process.pid}`
-const psql = (sql: string) => execFileSync("psql", [server, "-v", "ON_ERROR_STOP=1", "-qAtc", sql])
-try {
-  psql(`create database ${database}`)
-} catch {
-  console.log(`PostgreSQL at ${server} is not reachable: skipped the PostgreSQL figures`)
+const database = await createDatabase("startup")
+if (database === undefined) {
+  console.log(`PostgreSQL at ${pgServer()} is not reachable: skipped the PostgreSQL figures`)
   process.exit(0)
 }
 try {
-  const url = new URL(server)
-  url.pathname = `/${database}`
   const pgDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "dock-bench-pg-"))
-  await measure("PostgreSQL, empty database", { DATABASE_URL: url.toString(), DOCK_DATA_DIR: pgDir })
-  await measure("PostgreSQL, migrated database", { DATABASE_URL: url.toString(), DOCK_DATA_DIR: pgDir })
+  await measure("PostgreSQL, empty database", { DATABASE_URL: database.url, DOCK_DATA_DIR: pgDir })
+  await measure("PostgreSQL, migrated database", { DATABASE_URL: database.url, DOCK_DATA_DIR: pgDir })
   await Fs.rm(pgDir, { recursive: true, force: true })
 } finally {
-  psql(`drop database if exists ${database} with (force)`)
+  await dropDatabase(database)
 }
