@@ -104,6 +104,25 @@ try {
   })
   check("GET /images/ serves it as image/png to its token", served?.status === 200 && served.headers.get("content-type") === "image/png")
 
+  // The sanitizer (htmlparser2 through createRequire) under Deno: an HTML source added, then read as text over MCP.
+  const addedSource = await fetch(`${server.baseUrl}/admin/sources`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
+    body: JSON.stringify({
+      dock: registration.sandbox_bucket.id,
+      origin: "tides.html",
+      media_type: "text/html",
+      content: "<h1>Tides</h1><script>x()</script><p>High water</p>"
+    })
+  })
+  const source = await addedSource.json()
+  const readSource = await mcp(5, "tools/call", { name: "read_source", arguments: { source_id: source.source_id } })
+  check(
+    "POST /admin/sources adds an HTML source; MCP read_source returns its text",
+    addedSource.status === 201 && readSource.message.result?.structuredContent?.source?.text === "Tides\n\nHigh water",
+    JSON.stringify({ source, read: readSource.message })
+  )
+
   const rejected = await fetch(`${server.baseUrl}/admin/users`, { headers: { authorization: "Bearer wrong" } })
   check("a wrong admin token gets 401 unauthorized", rejected.status === 401 && (await rejected.json()).error.code === "unauthorized")
 } finally {
