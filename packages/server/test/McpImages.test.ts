@@ -281,6 +281,25 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       expect(JSON.stringify(huge).length).toBeLessThan(2_000)
     }))
 
+  it.scoped("an image of nearly 15 MB that stays that large is stored and served whole", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const png = yield* noisy("png", 2_150, 2_150)
+      expect(png.length).toBeGreaterThan(13_000_000)
+      expect(png.length).toBeLessThanOrEqual(MAX_BYTES)
+      const image = yield* pushImage(owner.client, png)
+      expect(image).toMatchObject({ format: "png", width: 2_150, height: 2_150 })
+      const served = yield* fetchBytes(pathOf(image.public_url), owner.token)
+      expect(served.status).toBe(200)
+      expect(served.headers["content-length"]).toBe(String(served.bytes.length))
+      const rows = yield* Effect.flatMap(TestServer, (server) =>
+        server.sql<{ size_bytes: number }>`select size_bytes from images where id = ${image.image_id}`.pipe(Effect.orDie))
+      expect(served.bytes.length).toBe(rows[0]!.size_bytes)
+      expect(served.bytes.length).toBeGreaterThan(13_000_000)
+      const pixels = (bytes: Uint8Array) => Effect.promise(() => sharp(Buffer.from(bytes)).raw().toBuffer())
+      expect(Buffer.compare(yield* pixels(served.bytes), yield* pixels(png))).toBe(0)
+    }))
+
   it.scoped("a data-URL prefix and whitespace are tolerated; what is not base64 is validation_error", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)

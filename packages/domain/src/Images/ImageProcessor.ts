@@ -50,7 +50,7 @@ const isLosslessWebp = (bytes: Uint8Array) => {
     const fourcc = ascii(bytes, offset, 4)
     if (fourcc === "VP8L") return true
     if (fourcc === "VP8 ") return false
-    const size = bytes[offset + 4]! | (bytes[offset + 5]! << 8) | (bytes[offset + 6]! << 16) | (bytes[offset + 7]! * 2 ** 24)
+    const size = bytes[offset + 4]! + bytes[offset + 5]! * 2 ** 8 + bytes[offset + 6]! * 2 ** 16 + bytes[offset + 7]! * 2 ** 24
     offset += 8 + size + (size % 2)
   }
   return false
