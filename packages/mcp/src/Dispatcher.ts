@@ -46,11 +46,15 @@ const result = (body: unknown, isError: boolean): CallToolResult => ({
   ...(isError ? { isError: true } : {})
 })
 
+/** How much of one schema issue's message an error body carries. */
+export const ISSUE_MESSAGE_MAX = 300
+
 /** A tool's arguments that do not match its input schema: validation_error naming each offending path. */
 const invalidArguments = (error: ParseResult.ParseError) => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
     path: issue.path.map(String),
-    message: issue.message
+    // Schema messages quote the offending value: a 2 MiB page_content must not come back twice in the error.
+    message: issue.message.length > ISSUE_MESSAGE_MAX ? `${issue.message.slice(0, ISSUE_MESSAGE_MAX)}…` : issue.message
   }))
   const first = issues[0]
   return new ValidationError({

@@ -228,6 +228,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const body = yield* error(owner.client, "push_web_page", { bucket: dock.id, page_slug: "bigger", page_content: over })
       expect(body).toMatchObject({ code: "validation_error", status: 400 })
       expect(yield* partsIn(dock.id)).toBe(1)
+      // Over the schema's own bound (UTF-16 units), the error names the limit without quoting the content back.
+      const huge = yield* error(owner.client, "push_web_page", { bucket: dock.id, page_content: "a".repeat(MIB + 1) })
+      expect(huge).toMatchObject({ code: "validation_error", details: { issues: [{ path: ["page_content"] }] } })
+      expect(JSON.stringify(huge).length).toBeLessThan(2_000)
       // the same limit on the Markdown pushes
       const markdownOver = `---\ntitle: x\n---\n${"€".repeat(349_520)}`
       expect(new TextEncoder().encode(markdownOver).byteLength).toBeGreaterThan(MIB)
