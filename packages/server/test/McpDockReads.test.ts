@@ -13,7 +13,7 @@
 import { publicCatalogue } from "@dock/mcp"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { bearer, fetchReply, unique } from "./support/Http.ts"
+import { bearer, unique } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
 import { type AnyClient, ERAS, type ToolInfo } from "./support/McpClients.ts"
 import {
@@ -30,7 +30,8 @@ import {
   ok,
   refused,
   seedPage,
-  tokenFor
+  tokenFor,
+  rawToolCall
 } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
@@ -90,20 +91,7 @@ const rpcAnswer = (text: string) => {
 
 /** A raw JSON-RPC tools/call POST (no client, no initialize), to `/mcp/public` unless `path` says otherwise. */
 const rawCall = (name: string, args: Record<string, unknown>, headers: Record<string, string> = {}, path = "/mcp/public") =>
-  Effect.gen(function*() {
-    const server = yield* TestServer
-    const reply = yield* fetchReply(`${server.url}${path}`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        ...headers
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } })
-    })
-    return reply
-  })
+  rawToolCall(path, name, args, headers)
 
 const setUpdatedAt = (dockId: string, at: string) =>
   Effect.flatMap(TestServer, (server) => server.sql`update docks set updated_at = ${new Date(at)} where id = ${dockId}`)

@@ -41,12 +41,12 @@ import {
   connect,
   connectPublic,
   createBucket,
-  grant,
   listedTool,
   ok,
   outputShapes,
   pathOf as dockPath,
-  tokenFor
+  tokenFor,
+  cast
 } from "./support/McpTools.ts"
 import { startTestServer, TestServer, TestServerLive } from "./support/TestServer.ts"
 
@@ -361,13 +361,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
 
   it.scoped("writes need an owner or editor with mcp:write in an allowed Dock: permission_denied otherwise", () =>
     Effect.gen(function*() {
-      const owner = yield* actor(MODERN)
-      const dock = yield* createBucket(owner.client, { title: "Guarded", slug: `guarded-${unique()}` })
-      const viewer = yield* actor(MODERN)
-      const editor = yield* actor(MODERN)
-      const outsider = yield* actor(MODERN)
-      yield* grant(dock.id, viewer.user, "viewer")
-      yield* grant(dock.id, editor.user, "editor")
+      const { dock, editor, outsider, owner, viewer } = yield* cast("Guarded", MODERN)
       const readOnly = yield* connect(yield* tokenFor(owner.user, { scopes: ["mcp:read"] }), MODERN)
       const restricted = yield* connect(yield* tokenFor(owner.user, { docks: [owner.user.default_bucket_id] }), MODERN)
       const args = { bucket: dock.id, image_base64: base64(yield* solid("png", 5, 5)) }

@@ -19,13 +19,13 @@ import {
   call,
   connect,
   createBucket,
-  grant,
   ok,
   outputShapes,
   PART_KEYS,
   pathOf,
   tokenFor,
-  toolError as error
+  toolError as error,
+  cast as castOf
 } from "./support/McpTools.ts"
 import { TestServerLive } from "./support/TestServer.ts"
 
@@ -70,16 +70,7 @@ interface ValidationDetails {
 }
 
 /** An owner with a fresh private Dock, plus a viewer, an editor and an outsider, each with a modern client. */
-const cast = Effect.gen(function*() {
-  const owner = yield* actor(MODERN)
-  const dock = yield* createBucket(owner.client, { title: "Micro", slug: `micro-${unique()}` })
-  const viewer = yield* actor(MODERN)
-  const editor = yield* actor(MODERN)
-  const outsider = yield* actor(MODERN)
-  yield* grant(dock.id, viewer.user, "viewer")
-  yield* grant(dock.id, editor.user, "editor")
-  return { owner, dock, viewer, editor, outsider }
-})
+const cast = castOf("Micro", MODERN)
 
 const createTable = (client: AnyClient, args: Record<string, unknown>) =>
   Effect.map(call(client, "create_micro_db_table", args), (result) => ok(result).table as Table)

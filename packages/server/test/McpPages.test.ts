@@ -19,7 +19,6 @@ import {
   connect,
   connectPublic,
   createBucket,
-  grant,
   labelledToken,
   ok,
   PART_KEYS,
@@ -28,7 +27,8 @@ import {
   refused,
   seedPage,
   tokenFor,
-  toolError as error
+  toolError as error,
+  cast as castOf
 } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
@@ -95,16 +95,7 @@ const dockVisibility = (dockId: string) =>
     ))
 
 /** An owner with a fresh private Dock, plus a viewer, an editor and an outsider, each with a modern client. */
-const cast = Effect.gen(function*() {
-  const owner = yield* actor(MODERN)
-  const dock = yield* createBucket(owner.client, { title: "Pages", slug: `pages-${unique()}` })
-  const viewer = yield* actor(MODERN)
-  const editor = yield* actor(MODERN)
-  const outsider = yield* actor(MODERN)
-  yield* grant(dock.id, viewer.user, "viewer")
-  yield* grant(dock.id, editor.user, "editor")
-  return { owner, dock, viewer, editor, outsider }
-})
+const cast = castOf("Pages", MODERN)
 
 const HARBOUR = [
   "---",

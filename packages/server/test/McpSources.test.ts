@@ -8,7 +8,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { bearer, fetchReply, unique } from "./support/Http.ts"
+import { bearer, unique } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
 import { connectMcp, type Era, ERAS } from "./support/McpClients.ts"
 import {
@@ -25,7 +25,8 @@ import {
   pathOf,
   pushed,
   tokenFor,
-  toolError as error
+  toolError as error,
+  rawToolCall
 } from "./support/McpTools.ts"
 import { addSource, archiveSource, SOURCE_KEYS, type SourceBody } from "./support/Sources.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
@@ -40,19 +41,7 @@ const noSource = (id: string) => ({
   details: { field: "source_id" }
 })
 
-/** A raw JSON-RPC tools/call POST (no client, no initialize). */
-const rawCall = (path: string, name: string, args: Record<string, unknown>, headers: Record<string, string> = {}) =>
-  Effect.flatMap(TestServer, (server) =>
-    fetchReply(`${server.url}${path}`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        ...headers
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } })
-    }))
+const rawCall = rawToolCall
 
 layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP source tools", (it) => {
   for (const era of ERAS) {

@@ -9,7 +9,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
-import { bearer, postJson, unique } from "./Http.ts"
+import { bearer, fetchReply, postJson, unique } from "./Http.ts"
 import { type AnyClient, connectMcp, type Era } from "./McpClients.ts"
 import { TestServer } from "./TestServer.ts"
 
@@ -83,6 +83,36 @@ export const actor = (era: Era) =>
     const token = yield* tokenFor(user)
     return { user, token, client: yield* connect(token, era) }
   })
+
+/**
+ * An owner with a fresh private Dock (titled `title`, a unique slug from it), plus a viewer, an editor and an
+ * outsider, each with a client of `era`.
+ */
+export const cast = (title: string, era: Era = "v2 modern") =>
+  Effect.gen(function*() {
+    const owner = yield* actor(era)
+    const dock = yield* createBucket(owner.client, { title, slug: `${title.toLowerCase()}-${unique()}` })
+    const viewer = yield* actor(era)
+    const editor = yield* actor(era)
+    const outsider = yield* actor(era)
+    yield* grant(dock.id, viewer.user, "viewer")
+    yield* grant(dock.id, editor.user, "editor")
+    return { owner, dock, viewer, editor, outsider }
+  })
+
+/** A raw JSON-RPC tools/call POST (no client, no initialize) to `path`. */
+export const rawToolCall = (path: string, name: string, args: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  Effect.flatMap(TestServer, (server) =>
+    fetchReply(`${server.url}${path}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        ...headers
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } })
+    }))
 
 /** A Dock made with create_bucket by the client's user. */
 export const createBucket = (client: AnyClient, args: Record<string, unknown>) =>
