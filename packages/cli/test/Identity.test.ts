@@ -8,18 +8,18 @@ import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { adminOf, unique } from "./support/Admin.ts"
 import { cliTestServer, serverUrl } from "./support/Server.ts"
 import { dock, failureLine, jsonOf } from "./support/Dock.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-identity-test-token"
+const admin = adminOf(ADMIN_TOKEN, "cli")
+const adminFlags = admin.flags
+const createUser = admin.createUser
 const MCP_TOKEN = /^dock_mcp_[0-9A-Za-z]{49}$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const DAY = 24 * 60 * 60 * 1000
 const TIMEOUT = 120_000
-
-
-
-const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
 
 const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-cli-identity-home-"))
 afterAll(() => {
@@ -31,22 +31,6 @@ const { config, dataDir, RunningServer } = (() => {
   afterAll(() => Fs.rmSync(server.dataDir, { recursive: true, force: true }))
   return server
 })()
-
-/** The flags every admin command gets. */
-const adminFlags = (url: string) => ["--url", url, "--admin-token", ADMIN_TOKEN]
-
-/** A confirmed person, made through the admin API. */
-const createUser = (url: string) =>
-  Effect.promise(async () => {
-    const username = `cli-${unique()}`
-    const response = await fetch(`${url}/admin/users`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` },
-      body: JSON.stringify({ email: `${username}@example.com`, username })
-    })
-    expect(response.status).toBe(201)
-    return (await response.json()) as { id: string; username: string; email: string; default_bucket_id: string }
-  })
 
 /** The one six-digit code of the one mail the server's outbox holds for `email`. */
 const codeMailedTo = (email: string) =>

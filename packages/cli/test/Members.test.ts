@@ -6,15 +6,15 @@
 import { afterAll, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Fs from "node:fs"
+import { adminOf, unique } from "./support/Admin.ts"
 import { cliTestServer, serverUrl } from "./support/Server.ts"
 import { dock, failureLine, jsonOf } from "./support/Dock.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-members-test-token"
+const admin = adminOf(ADMIN_TOKEN, "mem")
+const adminFlags = admin.flags
+const createUser = admin.createUser
 const TIMEOUT = 120_000
-
-const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
-
-
 
 const { RunningServer } = (() => {
   const server = cliTestServer("members", ADMIN_TOKEN)
@@ -22,37 +22,12 @@ const { RunningServer } = (() => {
   return server
 })()
 
-const adminFlags = (url: string) => ["--url", url, "--admin-token", ADMIN_TOKEN]
-
-interface AdminUser {
-  readonly id: string
-  readonly username: string
-  readonly email: string
-  readonly default_bucket_id: string
-}
-
-/** A confirmed person made through the admin API; their default Dock is `username/username`. */
-const createUser = (url: string) =>
-  Effect.promise(async () => {
-    const username = `mem-${unique()}`
-    const response = await fetch(`${url}/admin/users`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` },
-      body: JSON.stringify({ email: `${username}@example.com`, username })
-    })
-    expect(response.status).toBe(201)
-    return (await response.json()) as AdminUser
-  })
-
 /** GET /admin/members?dock= straight over HTTP, to check what a command did without another process. */
 const membersOf = (url: string, dockName: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${url}/admin/members?dock=${encodeURIComponent(dockName)}`, {
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` }
-    })
-    expect(response.status).toBe(200)
-    return (await response.json()) as Array<{ bucket_id: string; user_id: string; username: string; role: string }>
-  })
+  admin.get<Array<{ bucket_id: string; user_id: string; username: string; role: string }>>(
+    url,
+    `/admin/members?dock=${encodeURIComponent(dockName)}`
+  )
 
 /** POST /admin/members straight over HTTP. */
 const grantOverHttp = (url: string, dockName: string, user: string, role: string) =>

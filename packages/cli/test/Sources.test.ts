@@ -10,12 +10,14 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { dock, failureLine, jsonOf } from "./support/Dock.ts"
+import { adminOf, unique } from "./support/Admin.ts"
 import { cliTestServer, serverUrl } from "./support/Server.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-sources-test-token"
+const admin = adminOf(ADMIN_TOKEN, "src")
+const adminFlags = admin.flags
+const createUser = admin.createUser
 const TIMEOUT = 120_000
-
-const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
 
 const filesDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-cli-sources-files-"))
 
@@ -28,8 +30,6 @@ const { RunningServer } = (() => {
   return server
 })()
 
-const adminFlags = (url: string) => ["--url", url, "--admin-token", ADMIN_TOKEN]
-
 /** A file with this name and content in a fresh directory; returns its path. */
 const writeFile = (name: string, content: string | Uint8Array) => {
   const dir = Fs.mkdtempSync(Path.join(filesDir, "f-"))
@@ -38,33 +38,9 @@ const writeFile = (name: string, content: string | Uint8Array) => {
   return file
 }
 
-interface AdminUser {
-  readonly id: string
-  readonly username: string
-  readonly default_bucket_id: string
-}
-
-const createUser = (url: string) =>
-  Effect.promise(async () => {
-    const username = `src-${unique()}`
-    const response = await fetch(`${url}/admin/users`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` },
-      body: JSON.stringify({ email: `${username}@example.com`, username })
-    })
-    expect(response.status).toBe(201)
-    return (await response.json()) as AdminUser
-  })
-
 /** GET /admin/sources?dock= straight over HTTP. */
 const sourcesOf = (url: string, dockName: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${url}/admin/sources?dock=${encodeURIComponent(dockName)}`, {
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` }
-    })
-    expect(response.status).toBe(200)
-    return (await response.json()) as Array<Record<string, unknown>>
-  })
+  admin.get<Array<Record<string, unknown>>>(url, `/admin/sources?dock=${encodeURIComponent(dockName)}`)
 
 const SOURCE_KEYS = ["archived", "bucket_id", "created_at", "media_type", "origin", "size_bytes", "source_id", "title"]
 
