@@ -212,6 +212,14 @@ export const MicroDbLive = Layer.effect(
         return access
       })
 
+    /** One activity entry about a Micro DB subject: its page (the shell), a table or a row. */
+    const record = (
+      dockId: DockId,
+      action: string,
+      subject: { readonly type: "page" | "micro_db_table" | "micro_db_row"; readonly id: string },
+      details?: Record<string, unknown>
+    ) => activity.record({ dockId, action, subjectType: subject.type, subjectId: subject.id, details })
+
     const tableIn = (dockId: DockId, ref: string, lock = false) =>
       Effect.flatMap(repo.findTable(dockId, ref, lock), (table) =>
         table === undefined
@@ -313,7 +321,7 @@ export const MicroDbLive = Layer.effect(
         if (input.visibility !== undefined) {
           yield* repo.updateShell(id, { ...fields, visibility: input.visibility }, at)
         }
-        yield* activity.record({ dockId, action: "micro_db.created", subjectType: "page", subjectId: id, details: { slug } })
+        yield* record(dockId, "micro_db.created", { type: "page", id }, { slug })
         return { shell: (yield* pages.findById(id))!, created: true }
       })
 
@@ -333,12 +341,11 @@ export const MicroDbLive = Layer.effect(
         yield* pages.update(shell.id, version, fields, at)
         yield* pages.insertVersion(shell.id, version, fields, authorOf(principal), "snapshot", at)
         const pruned = yield* repo.pruneSnapshots(shell.id, limits.planSnapshotRetention)
-        yield* activity.record({
-          dockId,
-          action: "micro_db.snapshot",
-          subjectType: "page",
-          subjectId: shell.id,
-          details: { version, tables: document.tables.length, rows: document.rows, pruned }
+        yield* record(dockId, "micro_db.snapshot", { type: "page", id: shell.id }, {
+          version,
+          tables: document.tables.length,
+          rows: document.rows,
+          pruned
         })
         return new MicroDbSnapshot({
           part_id: shell.id,
@@ -383,7 +390,7 @@ export const MicroDbLive = Layer.effect(
           summary: input.summary === undefined ? shell.summary : input.summary?.trim() ?? "",
           visibility: input.visibility === undefined ? shell.visibility : input.visibility
         }, at)
-        yield* activity.record({ dockId: access.dockId, action: "micro_db.updated", subjectType: "page", subjectId: shell.id })
+        yield* record(access.dockId, "micro_db.updated", { type: "page", id: shell.id })
         return shell.id
       }))
       return toPart((yield* pages.findById(id))!, baseUrl)
@@ -446,13 +453,7 @@ export const MicroDbLive = Layer.effect(
           description: input.description?.trim() || null,
           columns
         }, at)
-        yield* activity.record({
-          dockId: access.dockId,
-          action: "micro_db.table.created",
-          subjectType: "micro_db_table",
-          subjectId: id,
-          details: { slug }
-        })
+        yield* record(access.dockId, "micro_db.table.created", { type: "micro_db_table", id }, { slug })
         return id
       }))
       return toTable((yield* repo.findTable(access.dockId, id))!)
@@ -476,13 +477,7 @@ export const MicroDbLive = Layer.effect(
           description: patch.description === undefined ? undefined : patch.description?.trim() || null
         }, at)
         if (patch.position !== undefined) yield* repo.moveTable(access.dockId, table.id, patch.position)
-        yield* activity.record({
-          dockId: access.dockId,
-          action: "micro_db.table.updated",
-          subjectType: "micro_db_table",
-          subjectId: table.id,
-          details: { slug: table.slug }
-        })
+        yield* record(access.dockId, "micro_db.table.updated", { type: "micro_db_table", id: table.id }, { slug: table.slug })
         return table.id
       }))
       return toTable((yield* repo.findTable(access.dockId, id))!)
@@ -495,12 +490,10 @@ export const MicroDbLive = Layer.effect(
         const snapshot = yield* takeSnapshot(access.dockId, shell)
         const bytes = yield* repo.deleteTable(access.dockId, table.id)
         yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: -bytes })
-        yield* activity.record({
-          dockId: access.dockId,
-          action: "micro_db.table.deleted",
-          subjectType: "micro_db_table",
-          subjectId: table.id,
-          details: { slug: table.slug, rows: table.row_count, snapshot_version: snapshot.version }
+        yield* record(access.dockId, "micro_db.table.deleted", { type: "micro_db_table", id: table.id }, {
+          slug: table.slug,
+          rows: table.row_count,
+          snapshot_version: snapshot.version
         })
         return snapshot
       }))
@@ -520,13 +513,7 @@ export const MicroDbLive = Layer.effect(
       Effect.gen(function*() {
         yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes })
         yield* repo.updateTable(table.id, { columns: columns.map((column, position) => new MicroDbColumn({ ...column, position })) }, yield* now)
-        yield* activity.record({
-          dockId: access.dockId,
-          action,
-          subjectType: "micro_db_table",
-          subjectId: table.id,
-          details: { table: table.slug, ...details }
-        })
+        yield* record(access.dockId, action, { type: "micro_db_table", id: table.id }, { table: table.slug, ...details })
       })
 
     const addColumn = Effect.fn("MicroDb.addColumn")(function*(target: DockTarget, ref: string, def: ColumnDef) {
@@ -730,12 +717,9 @@ export const MicroDbLive = Layer.effect(
           bytes: inserted.reduce((sum, row) => sum + row.size_bytes, 0)
         })
         yield* repo.changeRowCount(table.id, inserted.length)
-        yield* activity.record({
-          dockId: access.dockId,
-          action: "micro_db.rows.inserted",
-          subjectType: "micro_db_table",
-          subjectId: table.id,
-          details: { table: table.slug, rows: inserted.length }
+        yield* record(access.dockId, "micro_db.rows.inserted", { type: "micro_db_table", id: table.id }, {
+          table: table.slug,
+          rows: inserted.length
         })
         return inserted.map(toRow)
       }))
@@ -752,13 +736,7 @@ export const MicroDbLive = Layer.effect(
         if (problems.length > 0) return yield* invalid("Invalid row", problems.map(({ row: _row, ...problem }) => problem))
         const updated = yield* repo.updateRow(row.id, checked.data, yield* now)
         yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: updated.size_bytes - row.size_bytes })
-        yield* activity.record({
-          dockId: access.dockId,
-          action: "micro_db.row.updated",
-          subjectType: "micro_db_row",
-          subjectId: row.id,
-          details: { table: table.slug }
-        })
+        yield* record(access.dockId, "micro_db.row.updated", { type: "micro_db_row", id: row.id }, { table: table.slug })
         return toRow(updated)
       }))
     })
@@ -771,13 +749,7 @@ export const MicroDbLive = Layer.effect(
         yield* repo.deleteRow(row.id)
         yield* repo.changeRowCount(table.id, -1)
         yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: -row.size_bytes })
-        yield* activity.record({
-          dockId: access.dockId,
-          action: "micro_db.row.deleted",
-          subjectType: "micro_db_row",
-          subjectId: row.id,
-          details: { table: table.slug }
-        })
+        yield* record(access.dockId, "micro_db.row.deleted", { type: "micro_db_row", id: row.id }, { table: table.slug })
       }))
     })
 
