@@ -72,7 +72,6 @@ const rpc = async (url: string, body: string, token?: string): Promise<Answer> =
       outcome = `unreadable answer: ${JSON.stringify(text.slice(0, 80))}`
     }
     return { ms, outcome, bytes: text.length }
-    return { ms, outcome: first, bytes: text.length }
   } catch (error) {
     return { ms: performance.now() - started, outcome: `failed: ${(error as Error).name}`, bytes: 0 }
   }
