@@ -78,6 +78,11 @@ const limits: Config.Config<LimitValues> = Config.all({
   claimedTokenTtl: duration("DOCK_CLAIMED_TOKEN_TTL", Limits.defaults.claimedTokenTtl),
   tokenRequestsPerMinute: count("DOCK_TOKEN_REQUESTS_PER_MINUTE", Limits.defaults.tokenRequestsPerMinute),
   tokenWritesPerMinute: count("DOCK_TOKEN_WRITES_PER_MINUTE", Limits.defaults.tokenWritesPerMinute),
+  publicMcpRequestsPerMinute: count("DOCK_PUBLIC_MCP_REQUESTS_PER_MINUTE", Limits.defaults.publicMcpRequestsPerMinute),
+  toolCallsInFlightPerCaller: Config.integer("DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER").pipe(
+    Config.validate({ message: "Expected a whole number from 1 to 100", validation: (n) => n >= 1 && n <= 100 }),
+    Config.withDefault(Limits.defaults.toolCallsInFlightPerCaller)
+  ),
   planMaxDocks: count("DOCK_PLAN_MAX_DOCKS", Limits.defaults.planMaxDocks),
   planMaxArtifactsPerDock: count("DOCK_PLAN_MAX_ARTIFACTS_PER_DOCK", Limits.defaults.planMaxArtifactsPerDock),
   planMaxDockBytes: count("DOCK_PLAN_MAX_DOCK_BYTES", Limits.defaults.planMaxDockBytes),
