@@ -14,6 +14,7 @@ import {
   PermissionDenied,
   type Principal,
   RateLimited,
+  statementTimeoutError,
   Unauthorized,
   ValidationError
 } from "@dock/domain"
@@ -119,6 +120,8 @@ export const makeMcpHandler = <R>(
       if (Exit.isSuccess(exit)) return result(exit.value, false)
       const failure = Cause.failureOption(exit.cause)
       if (Option.isSome(failure) && isDockError(failure.value)) return result(errorBody(failure.value), true)
+      const timedOut = statementTimeoutError(exit.cause)
+      if (timedOut !== undefined) return result(errorBody(timedOut), true)
       const requestId = crypto.randomUUID()
       Runtime.runFork(runtime)(Effect.logError(`Tool ${entry.entry.name} failed (request id ${requestId})`, exit.cause))
       return result(errorBody(new Internal({ message: `Internal error (request id ${requestId})`, request_id: requestId })), true)

@@ -3,7 +3,7 @@
  * before anything starts. A bad value fails with a ConfigError naming the variable; production refuses to
  * start without an https DOCK_BASE_URL and a DOCK_SECRET. The only module that reads the environment.
  */
-import { type Database, Limits, type LimitValues } from "@dock/domain"
+import { Database, Limits, type LimitValues } from "@dock/domain"
 import { Config, ConfigError, Duration, Either, Effect, Option, Redacted } from "effect"
 import * as Path from "node:path"
 
@@ -17,6 +17,8 @@ export interface ServerConfig {
   readonly env: DockEnv
   readonly dataDir: string
   readonly database: Database.DatabaseOptions
+  /** DOCK_STATEMENT_TIMEOUT: how long one SQL statement may run (0 = no limit). */
+  readonly statementTimeout: Duration.Duration
   readonly secret: Option.Option<Redacted.Redacted>
   readonly adminToken: Option.Option<Redacted.Redacted>
   readonly smtpUrl: Option.Option<Redacted.Redacted>
@@ -108,6 +110,7 @@ const raw = Config.all({
     Config.validate({ message: "Expected a whole number from 1 to 100", validation: (n) => n >= 1 && n <= 100 }),
     Config.withDefault(10)
   ),
+  statementTimeout: duration("DOCK_STATEMENT_TIMEOUT", Database.DEFAULT_STATEMENT_TIMEOUT),
   dataDir: Config.nonEmptyString("DOCK_DATA_DIR").pipe(Config.withDefault("./.dock")),
   secret: optionalSecret("DOCK_SECRET"),
   adminToken: optionalSecret("DOCK_ADMIN_TOKEN"),
@@ -171,6 +174,7 @@ export const ServerConfig: Config.Config<ServerConfig> = raw.pipe(Config.mapOrFa
       onNone: (): Database.DatabaseOptions => ({ _tag: "Embedded", dataDir: Path.resolve(c.dataDir) }),
       onSome: (url): Database.DatabaseOptions => ({ _tag: "Postgres", url, poolSize: c.poolSize })
     }),
+    statementTimeout: c.statementTimeout,
     secret: c.secret,
     adminToken: c.adminToken,
     smtpUrl,
