@@ -114,9 +114,16 @@ layer(TestServerLive, { excludeTestServices: true })("MCP arguments are bounded"
       expect(rows).toEqual([])
     }))
 
-  it.effect("a NUL deep inside nested arrays is found in one pass and named by its full path", () =>
+  it.effect("a NUL deep inside nested arrays is found in one pass and named by its full path; 3 M strings are refused unwalked", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
+      // 3 M strings in arrays nested 30 deep, a NUL in the last one: the body's pre-check refuses it before any walk.
+      let strings = `[${new Array(100_000).fill('"a"').join(",")}]`
+      for (let depth = 0; depth < 30; depth++) strings = `[${strings},["b"]]`
+      const huge = `{"bucket":"nobody/nothing","x":[${new Array(30).fill(strings).join(",")},"\\u0000"]}`
+      const refusedUnwalked = yield* postRpc(server.url, "/mcp/public", toolCall(1, "get_bucket", huge))
+      expect(refusedUnwalked.status).toBe(400)
+      expect(refusedUnwalked.json.error).toMatchObject({ code: "validation_error", details: { limit: 200_000 } })
       let nested: unknown = ["a", "b\u0000"]
       for (let depth = 0; depth < 40; depth++) nested = ["x", nested]
       const args = JSON.stringify({ bucket: "nobody/nothing", deep: nested })
