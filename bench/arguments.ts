@@ -1,7 +1,8 @@
 /**
  * bench/arguments: oversized tool arguments (issue 13, finding 2) against the real server (a child process on a
  * fresh PostgreSQL database): 1.8 M unknown keys on /mcp/public with no token, a 2 M-element `rows` array and
- * 2 M `tags` with a token, and a deep array of 3 M strings (the NUL / lone-surrogate pass). Prints, per payload,
+ * 2 M `tags` with a token, a deep array of 3 M strings (the NUL / lone-surrogate pass), and two payloads just under
+ * the bounds (9,999 unknown keys; 9,000 rows of 10 keys, ~99,000 values). Prints, per payload,
  * the request size, the time to the answer, the answer's status and size, the worst /healthz latency meanwhile
  * and the server's peak RSS so far; asserts nothing.
  */
@@ -40,7 +41,15 @@ await withFreshServer("arguments", {}, async ({ dock, admin }) => {
     ["1.8 M unknown keys, /mcp/public", "/mcp/public", rpc("get_bucket", unknownKeys(1_800_000)), false],
     ["2 M rows, /mcp", "/mcp", rpc("push_micro_db", `{"bucket":"nope","table":"t","rows":${bigArray(2_000_000, "{}")}}`), true],
     ["2 M tags, /mcp", "/mcp", rpc("create_bucket", `{"title":"t","tags":${bigArray(2_000_000, '"x"')}}`), true],
-    ["3 M strings deep, /mcp/public", "/mcp/public", rpc("get_bucket", deepStrings()), false]
+    ["3 M strings deep, /mcp/public", "/mcp/public", rpc("get_bucket", deepStrings()), false],
+    // Just under the bounds: what the per-call walk and the schema still do.
+    ["9,999 unknown keys, /mcp/public", "/mcp/public", rpc("get_bucket", unknownKeys(9_999)), false],
+    [
+      "9,000 rows of 10 keys, /mcp",
+      "/mcp",
+      rpc("push_micro_db", `{"bucket":"nope","table":"t","rows":${bigArray(9_000, unknownKeys(9))}}`),
+      true
+    ]
   ]
   for (const [label, path, body, withToken] of payloads) {
     let worstHealth = 0

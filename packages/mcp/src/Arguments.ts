@@ -4,7 +4,7 @@
  * loop and a 358 MB error body. Two passes, both linear and stopping at the first bound crossed:
  * - `jsonTextBounds` scans the raw body text (depth and value count) before JSON.parse and the SDK's own schema
  *   pass copy it;
- * - `argumentProblem` walks one call's parsed arguments once: value count, array and object sizes, and the
+ * - `inspectArguments` walks one call's parsed arguments once: value count, array and object sizes, and the
  *   text PostgreSQL cannot store (NUL, lone UTF-16 surrogates), naming the path of what it refuses.
  */
 import { ValidationError } from "@dock/domain"
@@ -22,6 +22,11 @@ export const BODY_VALUES_MAX = 2 * ARGUMENT_VALUES_MAX
 export const ARGUMENT_ENTRIES_MAX = 10_000
 /** Issues an error body lists: the first few are enough to fix a call, and the body stays a few KB. */
 export const ISSUES_MAX = 10
+/**
+ * Up to this many values, the schema reports every issue (a small call gets all its mistakes at once); above it,
+ * only the first — collecting and formatting 10,000 issues only to list 10 cost 300 ms of event loop.
+ */
+export const ALL_ISSUES_MAX_VALUES = 1_000
 
 export type TextBoundsProblem = { readonly _tag: "TooDeep" } | { readonly _tag: "TooManyValues" }
 
@@ -97,9 +102,9 @@ const refusal = (issues: ReadonlyArray<Issue>) => {
 
 /**
  * One linear walk of a call's arguments: too many values, an oversized array or object, or unstorable text is a
- * validation_error naming where (stopping after ISSUES_MAX hits); undefined when the arguments may be decoded.
+ * validation_error naming where (stopping after ISSUES_MAX hits); otherwise how many values the arguments hold.
  */
-export const argumentProblem = (args: unknown): ValidationError | undefined => {
+export const inspectArguments = (args: unknown): ValidationError | { readonly values: number } => {
   const issues: Array<Issue> = []
   const stack: Array<Frame> = [{ value: args, parent: undefined, key: "" }]
   let values = 0
@@ -134,5 +139,5 @@ export const argumentProblem = (args: unknown): ValidationError | undefined => {
       }
     }
   }
-  return issues.length === 0 ? undefined : refusal(issues.slice(0, ISSUES_MAX))
+  return issues.length === 0 ? { values } : refusal(issues.slice(0, ISSUES_MAX))
 }

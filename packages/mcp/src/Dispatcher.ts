@@ -20,7 +20,7 @@ import {
 } from "@dock/domain"
 import { type CallToolResult, createMcpHandler, type McpHttpHandler, McpServer } from "@modelcontextprotocol/server"
 import { Cause, Effect, Exit, Option, ParseResult, Runtime, Schema } from "effect"
-import { argumentProblem, ISSUES_MAX } from "./Arguments.ts"
+import { ALL_ISSUES_MAX_VALUES, inspectArguments, ISSUES_MAX } from "./Arguments.ts"
 import { makeCallGate } from "./CallGate.ts"
 import { mcpSchema } from "./JsonSchema.ts"
 import type { AnyTool } from "./Tool.ts"
@@ -96,7 +96,8 @@ export const makeMcpHandler = <R>(
   const registered = tools.map((entry) => ({
     entry,
     input: mcpSchema(entry.input, { validate: false }),
-    decode: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "all" }),
+    decodeAll: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "all" }),
+    decodeFirst: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "first" }),
     output: mcpSchema(Schema.Union(entry.output, ErrorBodySchema)),
     encode: Schema.encode(entry.output)
   }))
@@ -106,9 +107,10 @@ export const makeMcpHandler = <R>(
       Effect.gen(function*() {
         yield* scopeCheck(entry.entry, principal)
         // Bounded and linear, before the schema walks the arguments (and lists what it finds).
-        const problem = argumentProblem(args)
-        if (problem !== undefined) return yield* problem
-        const input = yield* entry.decode(args ?? {}).pipe(Effect.mapError(invalidArguments))
+        const inspected = inspectArguments(args)
+        if (inspected instanceof ValidationError) return yield* inspected
+        const decode = inspected.values <= ALL_ISSUES_MAX_VALUES ? entry.decodeAll : entry.decodeFirst
+        const input = yield* decode(args ?? {}).pipe(Effect.mapError(invalidArguments))
         const output = yield* entry.entry.run(input)
         return yield* Effect.orDie(entry.encode(output))
       }).pipe(
