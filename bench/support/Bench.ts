@@ -207,9 +207,12 @@ export const withFreshServer = async <A>(
       DATABASE_URL: database.url,
       DOCK_DATA_DIR: dataDir,
       DOCK_ADMIN_TOKEN: adminToken,
-      // Per-token limits off, so the bench measures the server rather than its throttle.
+      // Per-token limits off (and calls in flight per token at their maximum), so the bench measures the server
+      // rather than its throttle.
       DOCK_TOKEN_REQUESTS_PER_MINUTE: "0",
       DOCK_TOKEN_WRITES_PER_MINUTE: "0",
+      DOCK_PUBLIC_MCP_REQUESTS_PER_MINUTE: "0",
+      DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER: "100",
       ...options.env
     }, 120_000)
     const { child, baseUrl } = dock

@@ -19,6 +19,10 @@ export interface LimitValues {
   readonly tokenRequestsPerMinute: number
   /** 0 = unlimited */
   readonly tokenWritesPerMinute: number
+  /** JSON-RPC messages per client address per minute on /mcp/public; 0 = unlimited */
+  readonly publicMcpRequestsPerMinute: number
+  /** Tool calls one caller (a token, or an address on /mcp/public) runs at once; more wait their turn */
+  readonly toolCallsInFlightPerCaller: number
   readonly planMaxDocks: number
   readonly planMaxArtifactsPerDock: number
   readonly planMaxDockBytes: number
@@ -41,6 +45,8 @@ export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValu
     claimedTokenTtl: Duration.days(90),
     tokenRequestsPerMinute: 600,
     tokenWritesPerMinute: 120,
+    publicMcpRequestsPerMinute: 300,
+    toolCallsInFlightPerCaller: 4,
     planMaxDocks: 50,
     planMaxArtifactsPerDock: 5_000,
     planMaxDockBytes: 100 * 1024 * 1024,

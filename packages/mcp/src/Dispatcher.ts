@@ -13,11 +13,15 @@ import {
   isDockError,
   PermissionDenied,
   type Principal,
+  RateLimited,
+  statementTimeoutError,
   Unauthorized,
   ValidationError
 } from "@dock/domain"
 import { type CallToolResult, createMcpHandler, type McpHttpHandler, McpServer } from "@modelcontextprotocol/server"
 import { Cause, Effect, Exit, Option, ParseResult, Runtime, Schema } from "effect"
+import { ALL_ISSUES_MAX_VALUES, inspectArguments, ISSUES_MAX } from "./Arguments.ts"
+import { makeCallGate } from "./CallGate.ts"
 import { mcpSchema } from "./JsonSchema.ts"
 import type { AnyTool } from "./Tool.ts"
 
@@ -39,6 +43,8 @@ export const ErrorBodySchema = Schema.Struct({
 
 /** Where the HTTP mount puts the authenticated caller for the per-request server. */
 export const PRINCIPAL_KEY = "dock.principal"
+/** …and who the caller is for the per-caller concurrency bound: a token, or a client address on /mcp/public. */
+export const CALLER_KEY = "dock.caller"
 
 const result = (body: unknown, isError: boolean): CallToolResult => ({
   content: [{ type: "text", text: JSON.stringify(body) }],
@@ -49,9 +55,13 @@ const result = (body: unknown, isError: boolean): CallToolResult => ({
 /** How much of one schema issue's message an error body carries. */
 export const ISSUE_MESSAGE_MAX = 300
 
-/** A tool's arguments that do not match its input schema: validation_error naming each offending path. */
+/**
+ * A tool's arguments that do not match its input schema: validation_error naming the offending paths — the
+ * first ISSUES_MAX of them, with the total count, so the body stays a few KB whatever was sent.
+ */
 const invalidArguments = (error: ParseResult.ParseError) => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+  const all = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const issues = all.slice(0, ISSUES_MAX).map((issue) => ({
     path: issue.path.map(String),
     // Schema messages quote the offending value: a 2 MiB page_content must not come back twice in the error.
     message: issue.message.length > ISSUE_MESSAGE_MAX ? `${issue.message.slice(0, ISSUE_MESSAGE_MAX)}…` : issue.message
@@ -61,34 +71,8 @@ const invalidArguments = (error: ParseResult.ParseError) => {
     message: first === undefined
       ? "Invalid arguments"
       : `Invalid arguments: ${first.path.length === 0 ? "" : `${first.path.join(".")}: `}${first.message}`,
-    details: { issues }
+    details: { issues, ...(all.length > issues.length ? { issue_count: all.length } : {}) }
   })
-}
-
-/**
- * PostgreSQL text cannot hold U+0000, so no tool could store it: arguments carrying it (in any string or object
- * key) are refused up front as validation_error naming where, like any other invalid argument.
- */
-const refuseNul = (args: unknown): Effect.Effect<void, ValidationError> => {
-  const issues: Array<{ path: Array<string>; message: string }> = []
-  const visit = (value: unknown, path: Array<string>) => {
-    if (issues.length >= 10) return
-    if (typeof value === "string") {
-      if (value.includes("\u0000")) issues.push({ path, message: "text cannot contain the NUL character (U+0000)" })
-    } else if (Array.isArray(value)) {
-      value.forEach((item, index) => visit(item, [...path, String(index)]))
-    } else if (typeof value === "object" && value !== null) {
-      for (const [key, item] of Object.entries(value)) {
-        if (key.includes("\u0000")) issues.push({ path, message: "a key cannot contain the NUL character (U+0000)" })
-        visit(item, [...path, key])
-      }
-    }
-  }
-  visit(args, [])
-  const first = issues[0]
-  return first === undefined ? Effect.void : Effect.fail(
-    new ValidationError({ message: `Invalid arguments: ${first.path.join(".")}: ${first.message}`, details: { issues } })
-  )
 }
 
 const scopeCheck = (entry: AnyTool, principal: Principal) => {
@@ -103,14 +87,17 @@ const scopeCheck = (entry: AnyTool, principal: Principal) => {
 export const makeMcpHandler = <R>(
   tools: ReadonlyArray<AnyTool<R>>,
   runtime: Runtime.Runtime<R>,
-  server: { readonly name: string; readonly version: string }
+  server: { readonly name: string; readonly version: string },
+  options: { readonly toolCallsInFlightPerCaller: number }
 ): McpHttpHandler => {
   const run = Runtime.runPromiseExit(runtime)
+  const gate = makeCallGate(options.toolCallsInFlightPerCaller)
   // Schemas are built once; every request's server shares them.
   const registered = tools.map((entry) => ({
     entry,
     input: mcpSchema(entry.input, { validate: false }),
-    decode: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "all" }),
+    decodeAll: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "all" }),
+    decodeFirst: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "first" }),
     output: mcpSchema(Schema.Union(entry.output, ErrorBodySchema)),
     encode: Schema.encode(entry.output)
   }))
@@ -119,8 +106,11 @@ export const makeMcpHandler = <R>(
     run(
       Effect.gen(function*() {
         yield* scopeCheck(entry.entry, principal)
-        yield* refuseNul(args)
-        const input = yield* entry.decode(args ?? {}).pipe(Effect.mapError(invalidArguments))
+        // Bounded and linear, before the schema walks the arguments (and lists what it finds).
+        const inspected = inspectArguments(args)
+        if (inspected instanceof ValidationError) return yield* inspected
+        const decode = inspected.values <= ALL_ISSUES_MAX_VALUES ? entry.decodeAll : entry.decodeFirst
+        const input = yield* decode(args ?? {}).pipe(Effect.mapError(invalidArguments))
         const output = yield* entry.entry.run(input)
         return yield* Effect.orDie(entry.encode(output))
       }).pipe(
@@ -132,6 +122,8 @@ export const makeMcpHandler = <R>(
       if (Exit.isSuccess(exit)) return result(exit.value, false)
       const failure = Cause.failureOption(exit.cause)
       if (Option.isSome(failure) && isDockError(failure.value)) return result(errorBody(failure.value), true)
+      const timedOut = statementTimeoutError(exit.cause)
+      if (timedOut !== undefined) return result(errorBody(timedOut), true)
       const requestId = crypto.randomUUID()
       Runtime.runFork(runtime)(Effect.logError(`Tool ${entry.entry.name} failed (request id ${requestId})`, exit.cause))
       return result(errorBody(new Internal({ message: `Internal error (request id ${requestId})`, request_id: requestId })), true)
@@ -140,6 +132,7 @@ export const makeMcpHandler = <R>(
   return createMcpHandler(
     (context) => {
       const principal = (context.authInfo?.extra?.[PRINCIPAL_KEY] as Principal | undefined) ?? anonymousPrincipal
+      const caller = (context.authInfo?.extra?.[CALLER_KEY] as string | undefined) ?? principal.tokenId ?? "anonymous"
       const mcp = new McpServer(server, { capabilities: { tools: { listChanged: false } } })
       for (const entry of registered) {
         mcp.registerTool(
@@ -150,7 +143,10 @@ export const makeMcpHandler = <R>(
             outputSchema: entry.output,
             annotations: { ...entry.entry.annotations, openWorldHint: false }
           },
-          (args, extra) => call(entry, args, principal, extra.mcpReq.signal)
+          (args, extra) =>
+            gate.run(caller, extra.mcpReq.signal, () => call(entry, args, principal, extra.mcpReq.signal)).then((outcome) =>
+              outcome instanceof RateLimited ? result(errorBody(outcome), true) : outcome
+            )
         )
       }
       return mcp

@@ -1,3 +1,5 @@
+export * from "./Arguments.ts"
+export * from "./CallGate.ts"
 export * from "./Catalogue.ts"
 export * from "./Dispatcher.ts"
 export * from "./JsonSchema.ts"

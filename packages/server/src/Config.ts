@@ -3,7 +3,7 @@
  * before anything starts. A bad value fails with a ConfigError naming the variable; production refuses to
  * start without an https DOCK_BASE_URL and a DOCK_SECRET. The only module that reads the environment.
  */
-import { type Database, Limits, type LimitValues } from "@dock/domain"
+import { Database, Limits, type LimitValues } from "@dock/domain"
 import { Config, ConfigError, Duration, Either, Effect, Option, Redacted } from "effect"
 import * as Path from "node:path"
 
@@ -17,6 +17,8 @@ export interface ServerConfig {
   readonly env: DockEnv
   readonly dataDir: string
   readonly database: Database.DatabaseOptions
+  /** DOCK_STATEMENT_TIMEOUT: how long one SQL statement may run (0 = no limit). */
+  readonly statementTimeout: Duration.Duration
   readonly secret: Option.Option<Redacted.Redacted>
   readonly adminToken: Option.Option<Redacted.Redacted>
   readonly smtpUrl: Option.Option<Redacted.Redacted>
@@ -78,6 +80,11 @@ const limits: Config.Config<LimitValues> = Config.all({
   claimedTokenTtl: duration("DOCK_CLAIMED_TOKEN_TTL", Limits.defaults.claimedTokenTtl),
   tokenRequestsPerMinute: count("DOCK_TOKEN_REQUESTS_PER_MINUTE", Limits.defaults.tokenRequestsPerMinute),
   tokenWritesPerMinute: count("DOCK_TOKEN_WRITES_PER_MINUTE", Limits.defaults.tokenWritesPerMinute),
+  publicMcpRequestsPerMinute: count("DOCK_PUBLIC_MCP_REQUESTS_PER_MINUTE", Limits.defaults.publicMcpRequestsPerMinute),
+  toolCallsInFlightPerCaller: Config.integer("DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER").pipe(
+    Config.validate({ message: "Expected a whole number from 1 to 100", validation: (n) => n >= 1 && n <= 100 }),
+    Config.withDefault(Limits.defaults.toolCallsInFlightPerCaller)
+  ),
   planMaxDocks: count("DOCK_PLAN_MAX_DOCKS", Limits.defaults.planMaxDocks),
   planMaxArtifactsPerDock: count("DOCK_PLAN_MAX_ARTIFACTS_PER_DOCK", Limits.defaults.planMaxArtifactsPerDock),
   planMaxDockBytes: count("DOCK_PLAN_MAX_DOCK_BYTES", Limits.defaults.planMaxDockBytes),
@@ -103,6 +110,7 @@ const raw = Config.all({
     Config.validate({ message: "Expected a whole number from 1 to 100", validation: (n) => n >= 1 && n <= 100 }),
     Config.withDefault(10)
   ),
+  statementTimeout: duration("DOCK_STATEMENT_TIMEOUT", Database.DEFAULT_STATEMENT_TIMEOUT),
   dataDir: Config.nonEmptyString("DOCK_DATA_DIR").pipe(Config.withDefault("./.dock")),
   secret: optionalSecret("DOCK_SECRET"),
   adminToken: optionalSecret("DOCK_ADMIN_TOKEN"),
@@ -166,6 +174,7 @@ export const ServerConfig: Config.Config<ServerConfig> = raw.pipe(Config.mapOrFa
       onNone: (): Database.DatabaseOptions => ({ _tag: "Embedded", dataDir: Path.resolve(c.dataDir) }),
       onSome: (url): Database.DatabaseOptions => ({ _tag: "Postgres", url, poolSize: c.poolSize })
     }),
+    statementTimeout: c.statementTimeout,
     secret: c.secret,
     adminToken: c.adminToken,
     smtpUrl,

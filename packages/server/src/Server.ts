@@ -77,7 +77,7 @@ export interface ServerOptions {
 }
 
 export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) => {
-  const database = options.database ?? Database.layer(config.database)
+  const database = options.database ?? Database.layer(config.database, { statementTimeout: config.statementTimeout })
   const infrastructure = Layer.mergeAll(
     Layer.provideMerge(MigrationsLive, database),
     Layer.succeed(Limits, config.limits),

@@ -178,6 +178,25 @@ describe("ServerConfig", () => {
       expect(yield* failure({ DATABASE_URL: url, DOCK_DB_POOL_SIZE: "0" })).toContain("DOCK_DB_POOL_SIZE")
     }))
 
+  it.effect("DOCK_STATEMENT_TIMEOUT, DOCK_PUBLIC_MCP_REQUESTS_PER_MINUTE and DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER", () =>
+    Effect.gen(function*() {
+      const defaults = yield* configFrom({})
+      expect(Duration.toMillis(defaults.statementTimeout)).toBe(10_000)
+      expect(defaults.limits.publicMcpRequestsPerMinute).toBe(300)
+      expect(defaults.limits.toolCallsInFlightPerCaller).toBe(4)
+      const set = yield* configFrom({
+        DOCK_STATEMENT_TIMEOUT: "2 seconds",
+        DOCK_PUBLIC_MCP_REQUESTS_PER_MINUTE: "0",
+        DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER: "8"
+      })
+      expect(Duration.toMillis(set.statementTimeout)).toBe(2_000)
+      expect(set.limits.publicMcpRequestsPerMinute).toBe(0)
+      expect(set.limits.toolCallsInFlightPerCaller).toBe(8)
+      expect(Duration.toMillis((yield* configFrom({ DOCK_STATEMENT_TIMEOUT: "0 seconds" })).statementTimeout)).toBe(0)
+      expect(yield* failure({ DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER: "0" })).toContain("DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER")
+      expect(yield* failure({ DOCK_STATEMENT_TIMEOUT: "soon" })).toContain("DOCK_STATEMENT_TIMEOUT")
+    }))
+
   it.effect("DOCK_ALLOWED_ORIGINS defaults to the base URL's origin and otherwise lists origins", () =>
     Effect.gen(function*() {
       expect((yield* configFrom({ DOCK_BASE_URL: "https://dock.example/" })).allowedOrigins).toEqual(["https://dock.example"])

@@ -7,7 +7,7 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient, SqlError } from "@effect/sql"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -23,10 +23,33 @@ const clientDefaults = {
   connectTimeout: "10 seconds"
 } as const
 
+/**
+ * How long one statement may run before PostgreSQL cancels it: a backstop so that no request (an expensive
+ * query, a lock wait) holds a pool connection for long. Migrations lift it for their own transaction.
+ */
+export const DEFAULT_STATEMENT_TIMEOUT = Duration.seconds(10)
+
+export interface DatabaseSettings {
+  /** 0 turns the timeout off. */
+  readonly statementTimeout?: Duration.Duration
+}
+
+/** The URL with `statement_timeout` added: node-postgres sends it in the startup message of every connection. */
+const withStatementTimeout = (url: Redacted.Redacted, milliseconds: number): Redacted.Redacted => {
+  try {
+    const parsed = new URL(Redacted.value(url))
+    parsed.searchParams.set("statement_timeout", String(milliseconds))
+    return Redacted.make(parsed.toString())
+  } catch {
+    // Not a URL we can edit: node-postgres reports it when connecting.
+    return url
+  }
+}
+
 const sqlError = (message: string) => (cause: unknown) => new SqlError.SqlError({ cause, message })
 
 /** Starts PGlite and its socket server for the lifetime of the scope; returns the socket directory. */
-const embeddedServer = (dataDir: string | null) =>
+const embeddedServer = (dataDir: string | null, statementTimeoutMs: number) =>
   Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
@@ -34,6 +57,9 @@ const embeddedServer = (dataDir: string | null) =>
           if (dataDir !== null) await Fs.mkdir(dataDir, { recursive: true, mode: 0o700 })
           const db = dataDir === null ? new PGlite() : new PGlite(Path.join(dataDir, "pgdata"))
           await db.waitReady
+          // PGlite is one session shared by the socket's one connection, so a session setting applies to every
+          // query. (PGlite runs in WASM without timers: it shows the setting but cannot cancel a statement.)
+          await db.exec(`set statement_timeout = ${statementTimeoutMs}`)
           return db
         },
         catch: sqlError(`Could not open the embedded database${dataDir === null ? "" : ` in ${dataDir}`}`)
@@ -63,14 +89,22 @@ const embeddedServer = (dataDir: string | null) =>
   })
 
 /** SqlClient (and PgClient) for the chosen database, open for the lifetime of the layer. */
-export const layer = (options: DatabaseOptions): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> => {
+export const layer = (
+  options: DatabaseOptions,
+  settings: DatabaseSettings = {}
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> => {
+  const statementTimeoutMs = Math.round(Duration.toMillis(settings.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT))
   switch (options._tag) {
     case "Postgres":
-      return PgClient.layer({ ...clientDefaults, url: options.url, maxConnections: options.poolSize })
+      return PgClient.layer({
+        ...clientDefaults,
+        url: withStatementTimeout(options.url, statementTimeoutMs),
+        maxConnections: options.poolSize
+      })
     case "Embedded":
     case "InMemory":
       return Layer.unwrapScoped(
-        Effect.map(embeddedServer(options._tag === "Embedded" ? options.dataDir : null), (socketDir) =>
+        Effect.map(embeddedServer(options._tag === "Embedded" ? options.dataDir : null, statementTimeoutMs), (socketDir) =>
           PgClient.layer({
             ...clientDefaults,
             host: socketDir,

@@ -16,6 +16,8 @@ export const applyMigrations = (list: ReadonlyArray<Migration> = migrations) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* sql.withTransaction(Effect.gen(function*() {
+      // A migration may rewrite a large table: the statement timeout guards requests, not this one transaction.
+      yield* sql`set local statement_timeout = 0`
       yield* sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`
       yield* sql`create table if not exists dock_migrations (
         id integer primary key,

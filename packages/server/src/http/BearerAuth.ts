@@ -5,17 +5,16 @@
  * the request middleware) or 429.
  */
 import { HttpLayerRouter, HttpServerRequest } from "@effect/platform"
-import { CurrentPrincipal, Limits, type Principal, RateLimits, Tokens, Unauthorized } from "@dock/domain"
-import { Duration, Effect } from "effect"
+import { CurrentPrincipal, Limits, mcpMessageLimit, type Principal, RateLimits, Tokens, Unauthorized } from "@dock/domain"
+import { Effect } from "effect"
 import { errorResponse } from "./ErrorResponse.ts"
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
-export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest) =>
+/** The bearer token's principal, without counting the request (the MCP mount counts its messages instead). */
+export const authenticateToken = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const tokens = yield* Tokens
-    const rateLimits = yield* RateLimits
-    const limits = yield* Limits
     const header = request.headers["authorization"]
     if (header === undefined) {
       return yield* new Unauthorized({ message: "A bearer token is required (Authorization: Bearer <token>)" })
@@ -23,12 +22,16 @@ export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest
     const match = BEARER.exec(header)
     if (match === null) return yield* new Unauthorized({ message: "The Authorization header is not a bearer token" })
     const principal: Principal = yield* tokens.authenticate(match[1]!)
-    yield* rateLimits.hit({
-      key: `token-requests:${principal.tokenId}`,
-      limit: limits.tokenRequestsPerMinute,
-      window: Duration.minutes(1),
-      message: "Too many requests with this token"
-    })
+    return principal
+  })
+
+/** The token's principal, with this request counted (as one message) against the token's rate. */
+export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const principal = yield* authenticateToken(request)
+    const limits = yield* Limits
+    yield* Effect.flatMap(RateLimits, (rateLimits) =>
+      rateLimits.hit(mcpMessageLimit({ tokenId: principal.tokenId ?? "" }, 1, limits)))
     return principal
   })
 

@@ -9,17 +9,29 @@ import {
   BadRequest,
   type CurrentPrincipal,
   Forbidden,
-  type Limits,
+  Limits,
+  mcpMessageLimit,
   type Principal,
-  type RateLimits,
-  type Tokens
+  RateLimits,
+  type Tokens,
+  ValidationError
 } from "@dock/domain"
-import { catalogue, makeMcpHandler, PRINCIPAL_KEY, publicCatalogue } from "@dock/mcp"
+import {
+  BODY_VALUES_MAX,
+  CALLER_KEY,
+  catalogue,
+  JSON_DEPTH_MAX,
+  jsonTextBounds,
+  makeMcpHandler,
+  PRINCIPAL_KEY,
+  publicCatalogue
+} from "@dock/mcp"
 import type { McpHttpHandler } from "@modelcontextprotocol/server"
 import { Effect } from "effect"
 import { Readable } from "node:stream"
 import type { ServerConfig } from "../Config.ts"
-import { authenticateRequest } from "./BearerAuth.ts"
+import { authenticateToken } from "./BearerAuth.ts"
+import { clientAddress } from "./ClientAddress.ts"
 import { errorResponse } from "./ErrorResponse.ts"
 
 /** push_image carries up to 15 MB of image as base64 (~20 MB) inside JSON-RPC; the request middleware enforces it. */
@@ -74,22 +86,8 @@ const preflight = (config: ServerConfig) =>
     })
   }).pipe(Effect.catchTag("Forbidden", (error) => Effect.succeed(errorResponse(error))))
 
-/** Deeper JSON than any tool needs is refused before it reaches a decoder (JSON-bomb defence). */
-export const MCP_MAX_JSON_DEPTH = 64
-
-/** How deeply a parsed JSON value nests (iteratively, so hostile input cannot exhaust the stack here). */
-export const jsonDepth = (value: unknown): number => {
-  let deepest = 0
-  const stack: Array<[unknown, number]> = [[value, 1]]
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!
-    if (typeof node !== "object" || node === null) continue
-    if (depth > deepest) deepest = depth
-    if (deepest > MCP_MAX_JSON_DEPTH) return deepest
-    for (const child of Object.values(node)) stack.push([child, depth + 1])
-  }
-  return deepest
-}
+/** JSON-RPC messages in a parsed body: a batch counts each; anything else (GET, DELETE, unparsable text) one. */
+const messageCount = (body: unknown) => (Array.isArray(body) ? Math.max(1, body.length) : 1)
 
 const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boolean) =>
   Effect.gen(function*() {
@@ -97,17 +95,31 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     yield* checkOrigin(request, config)
     const cors = corsHeaders(request)
     yield* checkTransport(request, config)
-    const principal: Principal = authenticate ? yield* authenticateRequest(request) : anonymousPrincipal
+    const principal: Principal = authenticate ? yield* authenticateToken(request) : anonymousPrincipal
     const text = request.method === "POST" ? yield* request.text : undefined
+    // Bounded before parsing: neither JSON.parse nor the SDK's own schema pass gets to copy a huge structure.
+    const bounds = text === undefined ? undefined : jsonTextBounds(text)
+    if (bounds?._tag === "TooDeep") {
+      return yield* new BadRequest({ message: `The JSON body nests deeper than ${JSON_DEPTH_MAX} levels` })
+    }
+    if (bounds?._tag === "TooManyValues") {
+      return yield* new ValidationError({
+        message: `The JSON body holds more than ${BODY_VALUES_MAX} values`,
+        details: { limit: BODY_VALUES_MAX }
+      })
+    }
     let parsedBody: unknown = undefined
     try {
       parsedBody = text === undefined || text === "" ? undefined : JSON.parse(text)
     } catch {
       // Left to the SDK, which answers malformed JSON with a JSON-RPC parse error.
     }
-    if (parsedBody !== undefined && jsonDepth(parsedBody) > MCP_MAX_JSON_DEPTH) {
-      return yield* new BadRequest({ message: `The JSON body nests deeper than ${MCP_MAX_JSON_DEPTH} levels` })
-    }
+    // Every message counts against the caller's rate (a batch of N tool calls costs N): per token, or per
+    // client address on /mcp/public.
+    const limits = yield* Limits
+    const address = clientAddress(request, config.trustProxy)
+    const caller = principal.tokenId === null ? { address } : { tokenId: principal.tokenId }
+    yield* Effect.flatMap(RateLimits, (rateLimits) => rateLimits.hit(mcpMessageLimit(caller, messageCount(parsedBody), limits)))
     const web = new Request(`${config.baseUrl}${request.url}`, {
       method: request.method,
       headers: request.headers as Record<string, string>,
@@ -115,7 +127,12 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     })
     const response = yield* Effect.promise(() =>
       handler.fetch(web, {
-        authInfo: { token: "", clientId: principal.tokenId ?? "anonymous", scopes: [...principal.scopes], extra: { [PRINCIPAL_KEY]: principal } },
+        authInfo: {
+          token: "",
+          clientId: principal.tokenId ?? "anonymous",
+          scopes: [...principal.scopes],
+          extra: { [PRINCIPAL_KEY]: principal, [CALLER_KEY]: principal.tokenId ?? `address:${address}` }
+        },
         ...(parsedBody === undefined ? {} : { parsedBody })
       })
     )
@@ -129,6 +146,7 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
   }).pipe(
     Effect.catchTags({
       BadRequest: (error) => withCors(errorResponse(error)),
+      ValidationError: (error) => withCors(errorResponse(error)),
       Forbidden: (error) => Effect.succeed(errorResponse(error)),
       Unauthorized: (error) => withCors(errorResponse(error)),
       RateLimited: (error) => withCors(errorResponse(error))
@@ -146,11 +164,11 @@ export const mcpRoutes = (config: ServerConfig) =>
       const authContext = yield* Effect.context<Tokens | RateLimits | Limits>()
       const info = { name: "dock", version: "0.1.0" }
       const authenticated = yield* Effect.acquireRelease(
-        Effect.sync(() => makeMcpHandler(catalogue, runtime, info)),
+        Effect.sync(() => makeMcpHandler(catalogue, runtime, info, config.limits)),
         (handler) => Effect.promise(() => handler.close())
       )
       const anonymous = yield* Effect.acquireRelease(
-        Effect.sync(() => makeMcpHandler(publicCatalogue, runtime, info)),
+        Effect.sync(() => makeMcpHandler(publicCatalogue, runtime, info, config.limits)),
         (handler) => Effect.promise(() => handler.close())
       )
       yield* router.add("OPTIONS", "/mcp", preflight(config))

@@ -4,7 +4,17 @@
  * (Retry-After, WWW-Authenticate), security headers, and one log line per request.
  */
 import { HttpIncomingMessage, HttpLayerRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { BadRequest, Forbidden, Internal, NotFound, PayloadTooLarge, SOURCE_CONTENT_MAX_BYTES, ValidationError } from "@dock/domain"
+import {
+  BadRequest,
+  Forbidden,
+  Internal,
+  NotFound,
+  PayloadTooLarge,
+  SOURCE_CONTENT_MAX_BYTES,
+  statementTimeoutError,
+  ValidationError
+} from "@dock/domain"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Cause, Clock, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ServerConfig } from "../Config.ts"
@@ -33,12 +43,45 @@ const artifactOnlyHost = (config: ServerConfig): string | undefined => {
 }
 
 
-/** "example.com:8787" → "example.com"; "[::1]:80" → "[::1]". */
-const hostnameOf = (host: string): string => {
-  const trimmed = host.trim().toLowerCase()
-  if (trimmed.startsWith("[")) return trimmed.slice(0, trimmed.indexOf("]") + 1)
-  const colon = trimmed.lastIndexOf(":")
-  return colon === -1 ? trimmed : trimmed.slice(0, colon)
+/**
+ * A Host header is exactly one RFC 3986 authority without userinfo: a registered name or IPv4 address, or an IP
+ * literal in brackets, with an optional port. "a:1, evil.com", "a:1:2" or "user@a" is no host at all.
+ */
+const HOST = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/i
+
+/** "example.com:8787" → "example.com"; "[::1]:80" → "[::1]"; undefined for anything but one host[:port]. */
+const hostnameOf = (host: string): string | undefined => {
+  const match = HOST.exec(host.trim())
+  if (match === null || (match[2] !== undefined && Number(match[2]) > 65535)) return undefined
+  return match[1]!.toLowerCase()
+}
+
+/** What of a refused chunked body is still read (and dropped) so the 413 reaches the client rather than a reset. */
+const LINGER_BYTES = 1024 * 1024
+const LINGER_MS = 5_000
+
+/**
+ * The platform destroys a request whose body passes the size limit while it is read (a chunked body, with no
+ * Content-Length to check first), and Node destroys the socket with it: the client saw a reset, not our 413.
+ * For such a request, destroying instead stops collecting the body and drops what follows, up to LINGER_BYTES
+ * and LINGER_MS (closing the socket at once would let TCP reset the answer away); the 413 then closes the
+ * connection (Connection: close).
+ */
+const answerOversizedChunkedBodies = (request: HttpServerRequest.HttpServerRequest) => {
+  const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+  incoming.destroy = function(this: typeof incoming) {
+    this.removeAllListeners("data")
+    let dropped = 0
+    const timer = setTimeout(() => this.socket.destroy(), LINGER_MS)
+    timer.unref()
+    this.on("data", (chunk: Buffer | string) => {
+      dropped += chunk.length
+      if (dropped > LINGER_BYTES) this.socket.destroy()
+    })
+    this.once("end", () => clearTimeout(timer))
+    this.resume()
+    return this
+  }
 }
 
 const securityHeaders = (response: HttpServerResponse.HttpServerResponse) =>
@@ -128,6 +171,18 @@ export const JSON_MAX_BODY_BYTES = 1024 * 1024
 /** Twice SOURCE_CONTENT_MAX_BYTES and some: room for escaped quotes, backslashes and line breaks. */
 export const SOURCES_MAX_BODY_BYTES = 2 * SOURCE_CONTENT_MAX_BYTES + 1024 * 1024
 
+/**
+ * HttpApi decodes an empty body as no payload and reports the payload's shape; but an empty body is not JSON at
+ * all, which is bad_request like any other body that is not JSON. (The body was read already: `text` is cached.)
+ */
+const emptyBodyIsBadRequest = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) =>
+  response.status !== 400 || request.method === "GET" || request.method === "HEAD" || bodyJson(response)?._tag !== "HttpApiDecodeError"
+    ? Effect.succeed(response)
+    : Effect.map(
+      request.text.pipe(Effect.orElseSucceed(() => "not empty")),
+      (text) => text.trim() === "" ? errorResponse(new BadRequest({ message: "The request body is empty: send a JSON object" })) : response
+    )
+
 /** The platform fails a body it cannot read or parse with a "Decode" RequestError. */
 const isBodyError = (error: unknown): error is HttpServerError.RequestError =>
   error instanceof HttpServerError.RequestError && error.reason === "Decode"
@@ -146,6 +201,7 @@ export const requestMiddleware = (config: ServerConfig) => {
       const request = yield* HttpServerRequest.HttpServerRequest
       const started = yield* Clock.currentTimeMillis
       const host = request.headers["host"]
+      const limit = bodyLimitFor(request.url)
 
       const failed = (cause: Cause.Cause<unknown>) =>
         Effect.gen(function*() {
@@ -158,9 +214,16 @@ export const requestMiddleware = (config: ServerConfig) => {
           const bodyError = [failure, defect].find((option) => Option.isSome(option) && isBodyError(option.value))
           if (bodyError !== undefined && Option.isSome(bodyError)) {
             return isTooLarge(bodyError.value)
-              ? errorResponse(new PayloadTooLarge({ message: "The request body is larger than this endpoint accepts" }))
+              ? HttpServerResponse.setHeader(
+                errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${limit} bytes`, details: { limit } })),
+                // The rest of the body was never read: this connection cannot carry another request.
+                "connection",
+                "close"
+              )
               : errorResponse(new BadRequest({ message: "The request body is not valid JSON" }))
           }
+          const timedOut = statementTimeoutError(cause)
+          if (timedOut !== undefined) return errorResponse(timedOut)
           if (Cause.isInterruptedOnly(cause)) {
             return HttpServerResponse.empty({ status: 499 })
           }
@@ -170,17 +233,20 @@ export const requestMiddleware = (config: ServerConfig) => {
           )
         })
 
-      const limit = bodyLimitFor(request.url)
       const declared = Number(request.headers["content-length"] ?? 0)
-      const response = host === undefined || !hosts.has(hostnameOf(host))
+      const hostname = host === undefined ? undefined : hostnameOf(host)
+      const chunked = request.headers["transfer-encoding"] !== undefined
+      if (chunked) answerOversizedChunkedBodies(request)
+      const response = hostname === undefined || !hosts.has(hostname)
         ? errorResponse(new Forbidden({ message: `This server does not answer for the host ${host ?? "(none)"}` }))
-        : hostnameOf(host) === artifactHost && !isArtifactPath(request.url)
+        : hostname === artifactHost && !isArtifactPath(request.url)
         ? errorResponse(new NotFound({ message: `No route for ${request.method} ${request.url.split("?")[0]} on the artifact origin` }))
         : declared > limit
         ? errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${limit} bytes`, details: { limit } }))
         : yield* httpEffect.pipe(
           HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
           Effect.catchAllCause(failed),
+          Effect.flatMap((response) => emptyBodyIsBadRequest(response, request)),
           Effect.map((response) => finishErrorResponse(response, request, config.baseUrl))
         )
 
