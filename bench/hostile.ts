@@ -106,7 +106,8 @@ const healthPoller = (baseUrl: string) => {
 
 const main = () =>
   withFreshServer("hostile", {
-    env: { DOCK_SANDBOX_WRITES_PER_MINUTE: "0", DOCK_REGISTRATIONS_PER_IP_PER_DAY: "100" }
+    // The public per-address limit as shipped (300 messages a minute), so the last family shows it at work.
+    env: { DOCK_SANDBOX_WRITES_PER_MINUTE: "0", DOCK_REGISTRATIONS_PER_IP_PER_DAY: "100", DOCK_PUBLIC_MCP_REQUESTS_PER_MINUTE: "300" }
   }, async ({ dock, summary, admin }) => {
     const { baseUrl } = dock
     const user = await admin("/admin/users", { email: "hostile@example.com" })
