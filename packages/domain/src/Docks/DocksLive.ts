@@ -230,7 +230,7 @@ export const DocksLive = Layer.effect(
       })
       if (refs.length === 0) return found
       for (const { dock: row, grant } of yield* repo.findByPathsWithGrant(principal.userId, refs)) {
-        const access = readAccess(principal, row, principal.userId === null ? null : grant)
+        const access = readAccess(principal, row, grant)
         if (access !== undefined) found.set(`${row.owner_username}/${row.slug}`, { dock: toDock(row, baseUrl), access })
       }
       return found
