@@ -346,6 +346,25 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       })
     }))
 
+  it.scoped("a page naming more than 1,000 distinct targets is refused with validation_error; 1,000 are accepted and listed", () =>
+    Effect.gen(function*() {
+      const alice = yield* actor(MODERN)
+      const dock = yield* createBucket(alice.client, { title: "Many", slug: `many-${unique()}` })
+      const targets = Array.from({ length: 1_000 }, (_, i) => `page-${i}`)
+      const body = (names: ReadonlyArray<string>) => names.map((name) => `[[${name}]]`).join("\n\n")
+      const push = (slug: string, names: ReadonlyArray<string>) =>
+        call(alice.client, "push_web_page", { bucket: dock.id, content_type: "markdown", page_slug: slug, page_content: body(names) })
+
+      expect(refused(yield* push("over", [...targets, "one-more"])).error).toMatchObject({
+        code: "validation_error",
+        status: 400,
+        details: { field: "page_content", limit: 1_000, count: 1_001 }
+      })
+      ok(yield* push("at-cap", targets))
+      const result = yield* links(alice.client, { bucket: dock.id, page_slug: "at-cap" })
+      expect(result.outbound.map((link) => link.target)).toEqual(targets)
+    }))
+
   it.scoped("untargeted: the grounding Dock (set_grounding_bucket) when set, else the default Dock", () =>
     Effect.gen(function*() {
       const alice = yield* actor(MODERN)

@@ -75,6 +75,14 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
   readonly resolve: (
     target: DockTarget
   ) => Effect.Effect<Option.Option<{ readonly dock: Dock; readonly access: DockAccess }>, NotFound | BadRequest, CurrentPrincipal>
+  /**
+   * The readable Docks at many `owner/slug` paths, by `owner/slug` as stored (lowercase), in a constant number
+   * of queries however many paths (wikilinks): the same rules as `resolve`; a missing or unreadable Dock is
+   * absent.
+   */
+  readonly readableAt: (
+    paths: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, { readonly dock: Dock; readonly access: DockAccess }>, never, CurrentPrincipal>
   /** Docks the caller can push to: owned, plus editor collaborations when asked. */
   readonly listWritable: (filter: WritableFilter) => Effect.Effect<ReadonlyArray<Dock>, Unauthorized, CurrentPrincipal>
   /** Owner only; a sandbox token cannot make its Dock public. */

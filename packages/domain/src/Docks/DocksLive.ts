@@ -19,6 +19,7 @@ import {
   DockDetails,
   DockOwner,
   type DockRef,
+  dockRefOf,
   type DockTarget,
   type NewDock,
   targetRefs,
@@ -194,6 +195,15 @@ export const DocksLive = Layer.effect(
         }
       })
 
+    /** The caller's access to a Dock row when the caller may read it: the one read rule of every lookup. */
+    const readAccess = (principal: Principal, row: DockRow, grant: DockAccess["grant"]): DockAccess | undefined => {
+      const access: DockAccess = { dockId: row.id, ownerId: row.owner_id, visibility: row.visibility, grant }
+      if (!canRead(principal, access)) return undefined
+      // A sandbox token sees its sandbox and nothing else (public Docks are readable anonymously instead).
+      if (principal.sandbox && !(principal.allowedBucketIds ?? []).includes(row.id)) return undefined
+      return access
+    }
+
     /** The row and the caller's access, or not_found when it is missing or not readable. */
     const readable = (ref: DockRef) =>
       Effect.gen(function*() {
@@ -205,14 +215,26 @@ export const DocksLive = Layer.effect(
           }))
         )
         const grant = principal.userId === null ? null : yield* repo.grantOf(row.id, principal.userId)
-        const access: DockAccess = { dockId: row.id, ownerId: row.owner_id, visibility: row.visibility, grant }
-        if (!canRead(principal, access)) return yield* new NotFound({ message: "Dock not found" })
-        // A sandbox token sees its sandbox and nothing else (public Docks are readable anonymously instead).
-        if (principal.sandbox && !(principal.allowedBucketIds ?? []).includes(row.id)) {
-          return yield* new NotFound({ message: "Dock not found" })
-        }
+        const access = readAccess(principal, row, grant)
+        if (access === undefined) return yield* new NotFound({ message: "Dock not found" })
         return { row, access }
       })
+
+    const readableAt = Effect.fn("Docks.readableAt")(function*(paths: ReadonlyArray<string>) {
+      const principal = yield* CurrentPrincipal
+      const found = new Map<string, { readonly dock: Dock; readonly access: DockAccess }>()
+      // As the one resolver reads `bucket: owner/slug`: the owner case-insensitively, the slug as written.
+      const refs = paths.flatMap((path) => {
+        const ref = dockRefOf(path)
+        return ref._tag === "ByPath" ? [{ owner: ref.owner.toLowerCase(), slug: ref.slug }] : []
+      })
+      if (refs.length === 0) return found
+      for (const { dock: row, grant } of yield* repo.findByPathsWithGrant(principal.userId, refs)) {
+        const access = readAccess(principal, row, grant)
+        if (access !== undefined) found.set(`${row.owner_username}/${row.slug}`, { dock: toDock(row, baseUrl), access })
+      }
+      return found
+    })
 
     const create = Effect.fn("Docks.create")(function*(input: NewDock) {
       const principal = yield* CurrentPrincipal
@@ -586,6 +608,7 @@ export const DocksLive = Layer.effect(
       get,
       access,
       resolve,
+      readableAt,
       listWritable,
       update,
       remove,

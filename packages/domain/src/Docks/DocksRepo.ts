@@ -92,6 +92,23 @@ export const makeDocksRepo = Effect.gen(function*() {
       )
     )
 
+  /**
+   * Docks at many `owner/slug` paths in one statement (wikilinks name any number of Docks), each with the
+   * caller's grant on it; missing and hidden Docks are absent. The policy decides what the caller may read.
+   */
+  const findByPathsWithGrant = (userId: UserId | null, paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>) =>
+    sql<DockRow & { member_role: Role | null }>`select ${dockColumns}, m.role as member_role
+      from docks d join users u on u.id = d.owner_id
+        left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
+      where d.hidden_at is null
+        and (u.username, d.slug) in (select * from unnest(${paths.map((path) => path.owner)}::text[],
+          ${paths.map((path) => path.slug)}::text[]))`.pipe(
+      Effect.flatMap((rows) =>
+        Effect.forEach(rows, (row) =>
+          Effect.map(Schema.decodeUnknown(DockRow)(row), (dock) => ({ dock, grant: row.member_role ?? null })))
+      )
+    )
+
   /** Owned Docks, and with collaborations also those with an owner or editor grant. */
   const findWritable = SqlSchema.findAll({
     Request: Schema.Struct({ userId: UserId, collaborations: Schema.Boolean }),
@@ -202,6 +219,8 @@ export const makeDocksRepo = Effect.gen(function*() {
     findById: (id: DockId) => Effect.orDie(findById(id)),
     findByPath: (owner: string, slug: string) => Effect.orDie(findByPath({ owner, slug })),
     findBySlugForCaller: (userId: UserId | null, slug: string) => Effect.orDie(findBySlugForCaller(userId, slug)),
+    findByPathsWithGrant: (userId: UserId | null, paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>) =>
+      Effect.orDie(findByPathsWithGrant(userId, paths)),
     findWritable: (userId: UserId, collaborations: boolean) => Effect.orDie(findWritable({ userId, collaborations })),
     update: (id: DockId, fields: Parameters<typeof update>[1]) => update(id, fields),
     remove: (id: DockId) => Effect.orDie(remove(id)),

@@ -31,7 +31,7 @@ import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "./P
 import { sanitizeHtml } from "./HtmlSanitizer.ts"
 import { escapeHtml } from "./HtmlText.ts"
 import { makeRenderCache } from "./RenderCache.ts"
-import { type InboundLink, linkDockOf, makeLinks, type OutboundLink } from "./Links.ts"
+import { type InboundLink, linkDockOf, makeLinks, type OutboundLink, WIKILINKS_MAX } from "./Links.ts"
 import { renderMarkdown, splitFrontMatter } from "./MarkdownDocument.ts"
 
 export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
@@ -462,7 +462,8 @@ export const PagesLive = Layer.effect(
         ? (yield* prepareMarkdown({ title: old.title, content: old.content }, {
           frontMatterRequired: false,
           pageKind: current.pageKind
-        }).pipe(Effect.orDie)).content
+          // A version stored before a limit (the wikilink cap) is refused as a push of it would be.
+        }).pipe(Effect.catchTags({ InvalidFrontMatter: Effect.die, InvalidSlug: Effect.die }))).content
         : { ...current, content: old.content, contentType: old.content_type as ContentType }
       const fields = partFields({ ...derived, title: old.title, summary: old.summary }, current.slug)
       const author = authorOf(principal)
@@ -542,8 +543,8 @@ export const PagesLive = Layer.effect(
       const resolved = yield* docks.resolveRead(target)
       const row = yield* pageIn(resolved.access, page)
       const source = yield* linkDockOf(resolved)
-      const record = yield* repo.recordOf(row.id)
-      return { outbound: yield* links.outbound(source, record.links), inbound: yield* links.inbound(source, row.id) }
+      const targets = yield* repo.linksOf(row.id)
+      return { outbound: yield* links.outbound(source, targets), inbound: yield* links.inbound(source, row) }
     })
 
     const view = Effect.fn("Pages.view")(function*(ref: { readonly publicSlug: string } | { readonly id: string }) {
@@ -577,8 +578,7 @@ export const PagesLive = Layer.effect(
           Effect.flatMap(Option.match({ onNone: () => Effect.succeed(null), onSome: linkDockOf })),
           Effect.orElseSucceed(() => null)
         )
-        const record = yield* repo.recordOf(row.id)
-        const resolved = yield* links.resolve(source, record.links)
+        const resolved = yield* links.resolve(source, yield* repo.linksOf(row.id, WIKILINKS_MAX))
         // Same-origin paths: the page links work wherever the artifact is served from.
         const hrefs = new Map([...resolved].map(([target, page]) => [target, new URL(page.url).pathname]))
         const key = `markdown:${version}:${JSON.stringify([...hrefs].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))}`

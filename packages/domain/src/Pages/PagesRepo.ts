@@ -335,27 +335,52 @@ export const makePagesRepo = Effect.gen(function*() {
     ))
     ).pipe(Effect.orDie)
 
-  /** Pages of one Dock a wikilink could name: by slug (as written, lowercased, or slugified) or by title. */
-  const linkCandidates = (dockId: DockId, slugs: ReadonlyArray<string>, titles: ReadonlyArray<string>) =>
-    sql<LinkCandidate>`select p.id, p.slug, p.title, p.public_slug, p.visibility, p.created_at
+  /**
+   * Pages that wikilinks could name, in any number of Docks at once (one statement): for each Dock, the pages
+   * whose slug or lowercased title is one of its keys (the link texts lowercased and slugified), oldest first.
+   */
+  const linkCandidates = (wanted: ReadonlyArray<{ readonly dockId: DockId; readonly keys: ReadonlyArray<string> }>) => {
+    const pairs = wanted.flatMap(({ dockId, keys }) => [...new Set(keys)].map((key) => [dockId, key] as const))
+    if (pairs.length === 0) return Effect.succeed([])
+    return sql<LinkCandidate>`with wanted as (
+        select * from unnest(${pairs.map(([dockId]) => dockId)}::uuid[], ${pairs.map(([, key]) => key)}::text[])
+          as w(dock_id, key)
+      )
+      select p.id, p.dock_id, p.slug, p.title, p.public_slug, p.visibility, p.created_at
       from parts p
-      where p.dock_id = ${dockId} and (p.slug = any(${[...slugs]}::text[]) or lower(p.title) = any(${[...titles]}::text[]))
+      where p.dock_id = any(${[...new Set(wanted.map(({ dockId }) => dockId))]}::uuid[])
+        and ((p.dock_id, p.slug) in (select dock_id, key from wanted)
+          or (p.dock_id, lower(p.title)) in (select dock_id, key from wanted))
       order by p.created_at, p.id`.pipe(Effect.orDie)
+  }
 
   /**
    * Pages the caller can read whose wikilinks might name a page of `dockId` at `path` (owner/dock/): every
-   * linking page of that Dock, and pages elsewhere with a link under the path. The caller resolves each.
+   * linking page of that Dock, and pages elsewhere with a link under the path. The caller resolves each. Only
+   * a page's first `linksMax` targets count (as when its links are read), and of those from other Docks only
+   * the ones under the path come back.
    */
-  const backlinkCandidates = (principal: Principal, dockId: DockId, path: string, limit: number) =>
-    sql<{ id: string; dock_id: string; slug: string | null; title: string | null; public_slug: string; links: Array<string>
-      dock_slug: string; owner_username: string }>`select p.id, p.dock_id, p.slug, p.title, p.public_slug, p.links,
+  const backlinkCandidates = (principal: Principal, dockId: DockId, path: string, limit: number, linksMax: number) => {
+    const under = escapeLike(path.toLowerCase()) + "%"
+    return sql<{ id: string; dock_id: string; slug: string | null; title: string | null; public_slug: string; links: Array<string>
+      dock_slug: string; owner_username: string }>`select p.id, p.dock_id, p.slug, p.title, p.public_slug,
+        array(select t from unnest(p.links[1:${linksMax}]) t where p.dock_id = ${dockId} or lower(t) like ${under}) as links,
         d.slug as dock_slug, u.username as owner_username
       from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
       where cardinality(p.links) > 0 and ${readableBy(principal)}
         and (p.dock_id = ${dockId}
-          or exists(select 1 from unnest(p.links) t where lower(t) like ${escapeLike(path.toLowerCase()) + "%"}))
+          or exists(select 1 from unnest(p.links[1:${linksMax}]) t where lower(t) like ${under}))
       order by p.created_at, p.id
       limit ${limit}`.pipe(Effect.orDie)
+  }
+
+  /** A page's stored wikilink targets (the first `max` of them when given), without the rest of the row. */
+  const linksOf = (id: string, max?: number) =>
+    sql<{ links: Array<string> }>`select ${max === undefined ? sql`links` : sql`links[1:${max}] as links`}
+      from parts where id = ${id}`.pipe(
+      Effect.map((rows) => rows[0]?.links ?? []),
+      Effect.orDie
+    )
 
   /** Who made one version and when (the artifact footer). */
   const versionAuthor = (partId: string, version: number) =>
@@ -383,6 +408,7 @@ export const makePagesRepo = Effect.gen(function*() {
     search,
     linkCandidates,
     backlinkCandidates,
+    linksOf,
     versionAuthor,
     findViewable,
     findInDock,
@@ -411,6 +437,7 @@ const SNIPPET_SOURCE_CHARS = 100_000
 
 export interface LinkCandidate {
   readonly id: string
+  readonly dock_id: string
   readonly slug: string | null
   readonly title: string | null
   readonly public_slug: string

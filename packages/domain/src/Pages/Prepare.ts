@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { type InvalidFrontMatter, InvalidSlug, ValidationError } from "../Errors.ts"
 import { isSlug, SLUG_MAX } from "../Slug.ts"
 import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
+import { checkWikilinkCount } from "./Links.ts"
 import { deriveSummary, pageFields, renderMarkdown, splitFrontMatter } from "./MarkdownDocument.ts"
 import { type PageContent, type PageKind, utf8Bytes } from "./Part.ts"
 
@@ -89,6 +90,7 @@ export const prepareMarkdown = (
     const rendered = renderMarkdown(document.body, { resolveWikilink: () => undefined })
     const title = input.title?.trim() || fields.title?.trim() || rendered.firstHeading?.trim() || null
     const linkTargets = rendered.wikilinks.map((link) => link.target)
+    yield* checkWikilinkCount(linkTargets)
     return {
       content: {
         slug,
