@@ -63,7 +63,8 @@ await withFreshServer("render", { env: passThrough }, async (server) => {
   // The first push starts a worker (not counted).
   await push("push_markdown", { page_content: "# Warm" })
 
-  const markdown = ordinary(MiB)
+  // (a little under 1 MiB: each run puts its number in front)
+  const markdown = ordinary(MiB - 64)
   const markdownRuns = []
   let url = ""
   for (let run = 0; run < RUNS; run++) {
@@ -73,7 +74,7 @@ await withFreshServer("render", { env: passThrough }, async (server) => {
   }
   line("push_markdown, ordinary 1 MiB", markdownRuns, outcome(markdownRuns[0]!.result))
 
-  const html = ordinaryHtml(MiB)
+  const html = ordinaryHtml(MiB - 64)
   const htmlRuns = []
   for (let run = 0; run < RUNS; run++) {
     htmlRuns.push(await measured(() => push("push_web_page", { page_slug: `html-${run}`, page_content: `<p>${run}</p>${html}` })))
@@ -91,8 +92,8 @@ await withFreshServer("render", { env: passThrough }, async (server) => {
 
   for (const kib of hostileKiB) {
     const families: Record<string, string> = {
-      "[[a a a … ]]": "[[" + fill("a ", kib * KiB - 4) + "]]",
-      "[words words … ](x)": "[" + fill("words ", kib * KiB - 4) + "](x)"
+      "[[a a a … ]]": "[[" + fill("a ", kib * KiB - 8) + "]]",
+      "[words words … ](x)": "[" + fill("words ", kib * KiB - 8) + "](x)"
     }
     for (const [family, content] of Object.entries(families)) {
       const figure = await measured(() => push("push_markdown", { page_content: content }))

@@ -48,7 +48,7 @@ describe("ContentWorkers", () => {
       expect(next.text).toBe("next")
       const stats = yield* workers.stats
       expect(stats.stopped).toBe(1)
-      expect(stats.workersStarted).toBe(2)
+      expect(stats.workersStarted).toBe(2) // the stopped one and its replacement
       expect(stats.started.markdownPage).toBe(1)
     }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.millis(300) }))))
 

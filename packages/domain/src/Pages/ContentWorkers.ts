@@ -180,7 +180,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
     dispatch()
   }
 
-  /** Terminates a worker the pool no longer uses (a replacement is started by `dispatch` when jobs wait). */
+  /** Terminates a worker the pool no longer uses. */
   const retire = (slot: Slot) => {
     slot.retired = true
     slots.delete(slot)
@@ -188,12 +188,18 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
     return slot.worker.terminate().catch(() => undefined)
   }
 
+  /** A stopped worker is replaced at once, so the next job does not wait for a start-up (about a second). */
+  const replace = () => {
+    if (!closed) spawn()
+    dispatch()
+  }
+
   const overran = (slot: Slot) => {
     const job = finish(slot)
     stopped += 1
     void retire(slot)
     if (job !== undefined) settle(job, Effect.fail(tooComplex("deadline", options.deadline)))
-    dispatch()
+    replace()
   }
 
   const exited = (slot: Slot) => {
@@ -211,7 +217,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
       for (const waiting of queue.splice(0)) settle(waiting, Effect.die(failure))
       return
     }
-    dispatch()
+    replace()
   }
 
   const run = <K extends ContentJobName>(name: K, input: ContentJobInput<K>) =>
