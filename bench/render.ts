@@ -63,8 +63,8 @@ await withFreshServer("render", { env: passThrough }, async (server) => {
   // The first push starts a worker (not counted).
   await push("push_markdown", { page_content: "# Warm" })
 
-  // (a little under 1 MiB: each run puts its number in front)
-  const markdown = ordinary(MiB - 64)
+  // (a little under 1 MiB of UTF-8: each run puts its number in front)
+  const markdown = ordinary(MiB - 4 * KiB)
   const markdownRuns = []
   let url = ""
   for (let run = 0; run < RUNS; run++) {
@@ -74,7 +74,7 @@ await withFreshServer("render", { env: passThrough }, async (server) => {
   }
   line("push_markdown, ordinary 1 MiB", markdownRuns, outcome(markdownRuns[0]!.result))
 
-  const html = ordinaryHtml(MiB - 64)
+  const html = ordinaryHtml(MiB - 4 * KiB)
   const htmlRuns = []
   for (let run = 0; run < RUNS; run++) {
     htmlRuns.push(await measured(() => push("push_web_page", { page_slug: `html-${run}`, page_content: `<p>${run}</p>${html}` })))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit } from "effect"
+import { Duration, Effect, Exit, Fiber, Option } from "effect"
 import { ContentWorkers, contentWorkersLayer, makeContentWorkers } from "../src/Pages/ContentWorkers.ts"
 import { ordinary } from "./support/MarkdownSamples.ts"
 
@@ -51,6 +51,16 @@ describe("ContentWorkers", () => {
       expect(stats.workersStarted).toBe(2) // the stopped one and its replacement
       expect(stats.started.markdownPage).toBe(1)
     }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.millis(300) }))))
+
+  it.scoped("while one worker is held by a runaway job, another answers the next job", () =>
+    Effect.gen(function*() {
+      const workers = yield* ContentWorkers
+      const runawayJob = yield* Effect.fork(workers.run("markdownPage", { content: runaway, frontMatterRequired: false }))
+      const next = yield* workers.run("htmlPage", { html: "<p>meanwhile</p>" })
+      expect(next.text).toBe("meanwhile")
+      expect(Option.isNone(yield* Fiber.poll(runawayJob))).toBe(true)
+      expect(failureOf(yield* Fiber.await(runawayJob))).toMatchObject({ _tag: "ValidationError", details: { reason: "deadline" } })
+    }).pipe(Effect.provide(contentWorkersLayer({ workers: 2, deadline: Duration.seconds(10) }))))
 
   it.scoped("a job that exhausts its worker's heap is validation_error, not the end of the server", () =>
     Effect.gen(function*() {

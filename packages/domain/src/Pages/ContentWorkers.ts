@@ -96,7 +96,7 @@ interface Slot {
 const noStats = (): Record<ContentJobName, number> =>
   Object.fromEntries(Object.keys(contentJobs).map((name) => [name, 0])) as Record<ContentJobName, number>
 
-/** A pool of `workers` threads, started on demand; `close` terminates them all. */
+/** A pool of `workers` threads, started by its first job; `close` terminates them all. */
 export const makeContentWorkers = (options: ContentWorkerOptions) => {
   const deadlineMs = Duration.toMillis(options.deadline)
   const queue: Array<Job> = []
@@ -136,16 +136,17 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
     slot.worker.postMessage({ id: job.id, name: job.name, input: job.input } satisfies ContentJobMessage)
   }
 
-  /** Hands waiting jobs to idle workers, and starts workers (up to the limit) for the jobs still waiting. */
+  /**
+   * Hands waiting jobs to idle workers. The first job starts the whole pool: a start-up takes about a second, so
+   * while one worker is busy with (or being stopped for) a runaway document, another is ready for the next job.
+   */
   const dispatch = () => {
     if (closed) return
     for (const slot of slots) {
       if (queue.length > 0 && slot.ready && slot.job === undefined) start(slot, queue.shift()!)
     }
-    let starting = [...slots].filter((slot) => !slot.ready).length
-    while (queue.length > starting && slots.size < options.workers) {
-      spawn()
-      starting += 1
+    if (queue.length > 0) {
+      while (slots.size < options.workers) spawn()
     }
     // Workers keep the process alive only while jobs run or wait (a script awaiting one must not exit early).
     for (const slot of slots) {
