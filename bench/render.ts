@@ -35,7 +35,8 @@ await withFreshServer("render", { env: passThrough }, async (server) => {
     const probe = (async () => {
       while (!done) {
         const started = performance.now()
-        await fetch(`${baseUrl}/healthz`).then((reply) => reply.arrayBuffer())
+        // A connection reset counts too (a blocked server can drop the probe): as long as it took to fail.
+        await fetch(`${baseUrl}/healthz`).then((reply) => reply.arrayBuffer(), () => undefined)
         worstHealth = Math.max(worstHealth, performance.now() - started)
       }
     })()
