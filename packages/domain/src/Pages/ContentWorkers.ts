@@ -132,6 +132,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
   const start = (slot: Slot, job: Job) => {
     slot.job = job
     started[job.name] += 1
+    // Wall-clock time, not Effect's Clock: the deadline bounds what the worker really spends.
     slot.timer = setTimeout(() => overran(slot), deadlineMs)
     slot.worker.postMessage({ id: job.id, name: job.name, input: job.input } satisfies ContentJobMessage)
   }
