@@ -13,7 +13,7 @@ import { register } from "./support/Identity.ts"
 import { actor, call, connect, ok, refused, type ToolResult } from "./support/McpTools.ts"
 import { startTestServer, TestServer } from "./support/TestServer.ts"
 
-const SHORT_DEADLINE = "500 millis"
+const SHORT_DEADLINE = "1 second"
 const runawayWikilink = "[[" + "a ".repeat(49152) + "]]"
 const runawayLink = "[" + "words ".repeat(16384) + "](x)"
 
@@ -62,11 +62,11 @@ layer(BoundedServer, { excludeTestServices: true, timeout: 120_000 })("content w
         expect(refused(result).error).toMatchObject({
           code: "validation_error",
           status: 400,
-          details: { reason: "deadline", deadline_ms: 500 }
+          details: { reason: "deadline", deadline_ms: 1000 }
         })
         expect(refused(result).error.message).toContain("too complex to render")
         // Before the content workers, the push held the event loop for its whole 20 s: no health answer in between.
-        expect(answers).toBeGreaterThanOrEqual(5)
+        expect(answers).toBeGreaterThanOrEqual(3)
       }
 
       // The stopped worker was replaced: ordinary pushes go on working.
