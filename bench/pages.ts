@@ -26,9 +26,8 @@
  * BENCH_KEEP_DATABASE=1 (keep the seeded database for experiments with psql; its name is printed).
  */
 import type { Client } from "@modelcontextprotocol/client"
-import { Effect } from "effect"
 import { sanitizeHtml } from "../packages/domain/src/Pages/HtmlSanitizer.ts"
-import { prepareMarkdown } from "../packages/domain/src/Pages/Prepare.ts"
+import { contentJobs } from "../packages/domain/src/Pages/ContentJobs.ts"
 import {
   connectMcp,
   fill,
@@ -248,8 +247,9 @@ const main = async () => {
   inProcess("sanitizeHtml, 1 MiB nested <div>", () => sanitizeHtml(nested))
   // What a Markdown push costs the server before any SQL (same module resolution as the server's).
   const markdown = documents[0]!.replace("REVISION", "Revision 0.")
+  // (the work prepareMarkdown hands to a content worker)
   inProcess(`prepareMarkdown, ${(docBytes / 1024).toFixed(0)} KiB (push CPU)`, () =>
-    Effect.runSync(prepareMarkdown({ content: markdown, slug: "p" }, { frontMatterRequired: false, pageKind: "web_page" })))
+    contentJobs.markdownPage({ content: markdown, frontMatterRequired: false }))
 
   // -------------------------------------------------------------------------------------------------------------
   // The server on a fresh database.

@@ -91,6 +91,46 @@ try {
     JSON.stringify(sandbox)
   )
 
+  // The content workers (node:worker_threads running the TypeScript sources) under Deno: a Markdown push, an HTML
+  // push read back sanitized, and a runaway document stopped at the deadline while /healthz answers.
+  const markdown = await mcp(6, "tools/call", {
+    name: "push_markdown",
+    arguments: { page_content: "---\ntitle: Tides\n---\n# High water\n\nSee [[Low water]].", page_slug: "tides" }
+  })
+  const markdownPart = markdown.message.result?.structuredContent?.part
+  check(
+    "MCP push_markdown renders in a content worker",
+    markdownPart?.title === "Tides" && markdownPart?.content_type === "markdown",
+    JSON.stringify(markdown)
+  )
+  await mcp(7, "tools/call", {
+    name: "push_web_page",
+    arguments: { page_content: "<p>Ebb<script>x()</script></p>", page_slug: "ebb" }
+  })
+  const html = await mcp(8, "tools/call", { name: "get_web_page", arguments: { web_page: "ebb" } })
+  check(
+    "MCP push_web_page sanitizes in a content worker; get_web_page reads it back",
+    html.message.result?.structuredContent?.part?.content === "<p>Ebb</p>",
+    JSON.stringify(html)
+  )
+  let pushAnswered = false
+  const runaway = mcp(9, "tools/call", {
+    name: "push_markdown",
+    arguments: { page_content: "[[" + "a ".repeat(49152) + "]]" }
+  }).then((answer) => {
+    pushAnswered = true
+    return answer
+  })
+  const healthDuring = await fetch(`${server.baseUrl}/healthz`)
+  const healthBeforePush = healthDuring.status === 200 && !pushAnswered
+  const stopped = await runaway
+  check(
+    "a runaway Markdown push is validation_error (too complex to render), and /healthz answers meanwhile",
+    healthBeforePush && stopped.message.result?.structuredContent?.error?.code === "validation_error" &&
+      stopped.message.result?.structuredContent?.error?.details?.reason === "deadline",
+    JSON.stringify({ healthBeforePush, stopped: stopped.message })
+  )
+
   // sharp (loaded on first use) under Deno: a 1×1 PNG pushed, re-encoded, and served back.
   const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
   const image = await mcp(4, "tools/call", {

@@ -11,6 +11,7 @@ import { ImageProcessorLive } from "./Images/ImageProcessor.ts"
 import { ImagesLive } from "./Images/Images.ts"
 import { MembersLive } from "./Members/Members.ts"
 import { MicroDbLive } from "./MicroDb/MicroDb.ts"
+import { ContentWorkersLive } from "./Pages/ContentWorkers.ts"
 import { PagesLive } from "./Pages/Pages.ts"
 import { RateLimitsLive } from "./RateLimits/RateLimits.ts"
 import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
@@ -18,7 +19,7 @@ import { WriteRulesLive } from "./Sandbox/WriteRules.ts"
 import { SourcesLive } from "./Sources/Sources.ts"
 import { TokensLive } from "./Tokens/TokensLive.ts"
 
-const Base = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive)
+const Base = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive, ContentWorkersLive)
 const Rules = WriteRulesLive.pipe(Layer.provideMerge(Base))
 const Services = Layer.mergeAll(AccountsLive, DocksLive).pipe(Layer.provideMerge(Rules))
 /** Images over their two ports: the decoder (sharp) and the object store (PostgreSQL `blobs` by default). */

@@ -29,6 +29,10 @@ export interface LimitValues {
   readonly planMaxRowsPerTable: number
   readonly planMaxBulkRows: number
   readonly planSnapshotRetention: number
+  /** How long one piece of untrusted content may take to parse, render or sanitize (ContentWorkers). */
+  readonly renderDeadline: Duration.Duration
+  /** Worker threads that do that work. */
+  readonly renderWorkers: number
 }
 
 export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValues>() {
@@ -52,7 +56,9 @@ export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValu
     planMaxDockBytes: 100 * 1024 * 1024,
     planMaxRowsPerTable: 50_000,
     planMaxBulkRows: 500,
-    planSnapshotRetention: 20
+    planSnapshotRetention: 20,
+    renderDeadline: Duration.seconds(2),
+    renderWorkers: 2
   }
 }
 

@@ -90,7 +90,14 @@ const limits: Config.Config<LimitValues> = Config.all({
   planMaxDockBytes: count("DOCK_PLAN_MAX_DOCK_BYTES", Limits.defaults.planMaxDockBytes),
   planMaxRowsPerTable: count("DOCK_PLAN_MAX_ROWS_PER_TABLE", Limits.defaults.planMaxRowsPerTable),
   planMaxBulkRows: count("DOCK_PLAN_MAX_BULK_ROWS", Limits.defaults.planMaxBulkRows),
-  planSnapshotRetention: count("DOCK_PLAN_SNAPSHOT_RETENTION", Limits.defaults.planSnapshotRetention)
+  planSnapshotRetention: count("DOCK_PLAN_SNAPSHOT_RETENTION", Limits.defaults.planSnapshotRetention),
+  renderDeadline: duration("DOCK_RENDER_DEADLINE", Limits.defaults.renderDeadline).pipe(
+    Config.validate({ message: "Expected a duration above 0", validation: (d) => Duration.toMillis(d) > 0 })
+  ),
+  renderWorkers: Config.integer("DOCK_RENDER_WORKERS").pipe(
+    Config.validate({ message: "Expected a whole number from 1 to 64", validation: (n) => n >= 1 && n <= 64 }),
+    Config.withDefault(Limits.defaults.renderWorkers)
+  )
 })
 
 const raw = Config.all({

@@ -17,6 +17,7 @@ import {
   type RateLimited,
   TierLimitExceeded,
   type Unauthorized,
+  type Unavailable,
   ValidationError
 } from "../Errors.ts"
 import { type DockId, isUuid, type UserId } from "../Ids.ts"
@@ -28,11 +29,10 @@ import { slugify, validateSlug } from "../Slug.ts"
 import { authorOf, makePagesRepo, partFields, type PartRow } from "./PagesRepo.ts"
 import { ContentType, type PageContent, type PageKind, type PageNames, Part, type SaveAction } from "./Part.ts"
 import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "./Prepare.ts"
-import { sanitizeHtml } from "./HtmlSanitizer.ts"
+import { ContentWorkers } from "./ContentWorkers.ts"
 import { escapeHtml } from "./HtmlText.ts"
-import { makeRenderCache } from "./RenderCache.ts"
+import { makeFailureMemory, makeRenderCache } from "./RenderCache.ts"
 import { type InboundLink, linkDockOf, makeLinks, type OutboundLink, WIKILINKS_MAX } from "./Links.ts"
-import { renderMarkdown, splitFrontMatter } from "./MarkdownDocument.ts"
 
 export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   /** Creates the page with this slug in the Dock, or updates it (`unchanged` when nothing differs). */
@@ -57,7 +57,11 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   readonly read: (
     target: DockTarget,
     page: string | PageNames
-  ) => Effect.Effect<{ readonly part: Part; readonly record: PageRecord }, NotFound | BadRequest, CurrentPrincipal>
+  ) => Effect.Effect<
+    { readonly part: Part; readonly record: PageRecord },
+    NotFound | BadRequest | ValidationError | Unavailable,
+    CurrentPrincipal
+  >
   readonly list: (
     target: DockTarget,
     options: { readonly limit: number; readonly sort: "alphabetical" | "recent"; readonly kinds: ReadonlyArray<PageKind> }
@@ -70,7 +74,11 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     target: DockTarget,
     page: string | PageNames,
     version: number
-  ) => Effect.Effect<{ readonly version: number; readonly content: string }, NotFound | BadRequest, CurrentPrincipal>
+  ) => Effect.Effect<
+    { readonly version: number; readonly content: string },
+    NotFound | BadRequest | ValidationError | Unavailable,
+    CurrentPrincipal
+  >
   /** A new version equal to an old one (history is never rewritten); HTML is sanitized again. */
   readonly restore: (
     target: DockTarget,
@@ -78,7 +86,7 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     version: number
   ) => Effect.Effect<
     Part,
-    NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | TierLimitExceeded | RateLimited,
+    NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | TierLimitExceeded | RateLimited | Unavailable,
     CurrentPrincipal
   >
   /**
@@ -102,10 +110,11 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   /**
    * The browser routes (/a/, /artifacts/): a page anyone may view, rendered now (Markdown with its wikilinks
    * resolved for the caller) and sanitized, with who wrote its current version. Private content is not_found.
+   * A version too complex to render within the content workers' bound is shown as its escaped source.
    */
   readonly view: (
     ref: { readonly publicSlug: string } | { readonly id: string }
-  ) => Effect.Effect<PageView, NotFound, CurrentPrincipal>
+  ) => Effect.Effect<PageView, NotFound | Unavailable, CurrentPrincipal>
   /** Needs a named Dock: a delete never falls back to the grounding or default Dock. */
   readonly remove: (
     target: DockTarget,
@@ -129,6 +138,7 @@ export type PushError =
   | RateLimited
   | InvalidFrontMatter
   | InvalidSlug
+  | Unavailable
 
 export interface PushResult {
   readonly part: Part
@@ -210,6 +220,10 @@ const microDbShellRefused = (what: "restored" | "deleted") =>
     details: { page_kind: "micro_db" }
   })
 
+/** A page version shown without rendering (too complex to render): a notice, then its source as escaped text. */
+const unrenderedBody = (row: { readonly content: string }, refusal: ValidationError) =>
+  `<p><strong>${escapeHtml(refusal.message)}.</strong> Its source is shown as text.</p>\n<pre>${escapeHtml(row.content)}</pre>`
+
 /** What a public slug can look like; anything else (a NUL byte, say) names no page and is never looked up. */
 export const isPublicSlug = (text: string) => /^[a-z0-9-]{1,128}$/.test(text)
 
@@ -234,7 +248,9 @@ export const PagesLive = Layer.effect(
     const limits = yield* Limits
     const baseUrl = yield* artifactBaseUrl
     const links = makeLinks(repo, docks, baseUrl)
+    const workers = yield* ContentWorkers
     const rendered = makeRenderCache()
+    const unrenderable = makeFailureMemory<ValidationError>()
 
     const save = Effect.fn("Pages.save")(function*(dockId: DockId, input: PageContent) {
       const principal = yield* CurrentPrincipal
@@ -293,12 +309,12 @@ export const PagesLive = Layer.effect(
       target: DockTarget,
       input: PushInput & { readonly contentType?: "markdown" | "html" | undefined }
     ) {
-      const prepared: Prepared = kind === "web_page" && (input.contentType ?? "html") === "html"
-        ? yield* prepareHtml(input)
-        : yield* prepareMarkdown(input, {
+      const prepared: Prepared = yield* (kind === "web_page" && (input.contentType ?? "html") === "html"
+        ? prepareHtml(input)
+        : prepareMarkdown(input, {
           frontMatterRequired: kind === "markdown_file",
           pageKind: kind === "web_page" ? "web_page" : "markdown_file"
-        })
+        })).pipe(Effect.provideService(ContentWorkers, workers))
       if (kind === "markdown" && targetRefs(target).length === 0) return yield* pushStandalone(prepared)
       const { dock } = yield* docks.resolveWrite(target)
       const saved = yield* save(dock.id, prepared.content)
@@ -400,7 +416,7 @@ export const PagesLive = Layer.effect(
       const { row } = yield* readablePage(target, page)
       const record = yield* repo.recordOf(row.id)
       // Native reads sanitize stored HTML again: a stricter configuration applies to old content too.
-      const content = row.content_type === "html" ? sanitizedHtml(row) : row.content
+      const content = row.content_type === "html" ? yield* sanitizedHtml(row) : row.content
       return { part: toPart({ ...row, content } as PartRow, baseUrl, true), record }
     })
 
@@ -440,7 +456,7 @@ export const PagesLive = Layer.effect(
       const found = yield* repo.versionContent(row.id, number)
       if (found === undefined) return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
       const content = found.content_type === "html"
-        ? sanitizedHtml({ id: row.id, version: number, content: found.content })
+        ? yield* sanitizedHtml({ id: row.id, version: number, content: found.content })
         : found.content
       return { version: number, content }
     })
@@ -454,16 +470,26 @@ export const PagesLive = Layer.effect(
       const old = yield* repo.versionContent(row.id, number)
       if (old === undefined) return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
       // Everything derived from the content is derived again from the old content, so the restored version is
-      // wholly the old one (text for search, front matter fields, wikilinks, claim count).
+      // wholly the old one (text for search, front matter fields, wikilinks, claim count). It was accepted once:
+      // only the content workers' bound (or their being busy) can refuse it now.
       const current = yield* repo.fieldsOf(row.id)
+      const accepted = <A, E, R>(prepare: Effect.Effect<A, E | ValidationError | Unavailable, R>) =>
+        prepare.pipe(
+          Effect.catchIf(
+            (error): error is Exclude<E, ValidationError | Unavailable> =>
+              !(error instanceof ValidationError) && (error as { _tag?: unknown })._tag !== "Unavailable",
+            Effect.die
+          ),
+          Effect.provideService(ContentWorkers, workers)
+        )
       const derived: PageContent = old.content_type === "html"
-        ? { ...(yield* Effect.orDie(prepareHtml({ title: old.title, content: old.content }))).content, pageKind: current.pageKind }
+        ? { ...(yield* accepted(prepareHtml({ title: old.title, content: old.content }))).content, pageKind: current.pageKind }
         : old.content_type === "markdown"
-        ? (yield* prepareMarkdown({ title: old.title, content: old.content }, {
+        ? (yield* accepted(prepareMarkdown({ title: old.title, content: old.content }, {
           frontMatterRequired: false,
           pageKind: current.pageKind
           // A version stored before a limit (the wikilink cap) is refused as a push of it would be.
-        }).pipe(Effect.catchTags({ InvalidFrontMatter: Effect.die, InvalidSlug: Effect.die }))).content
+        }))).content
         : { ...current, content: old.content, contentType: old.content_type as ContentType }
       const fields = partFields({ ...derived, title: old.title, summary: old.summary }, current.slug)
       const author = authorOf(principal)
@@ -555,7 +581,10 @@ export const PagesLive = Layer.effect(
       const author = yield* repo.versionAuthor(row.id, row.version)
       return {
         part: toPart(row, baseUrl),
-        html: yield* renderBody(row),
+        html: yield* renderBody(row).pipe(
+          Effect.catchTag("ValidationError", (refusal) =>
+            Effect.succeed(rendered.getOrRender(`unrendered:${row.id}:${row.version}`, () => unrenderedBody(row, refusal))))
+        ),
         author: { username: author?.username ?? null, agentLabel: author?.agent_label ?? null, at: author?.created_at ?? row.updated_at }
       }
     })
@@ -567,35 +596,60 @@ export const PagesLive = Layer.effect(
     const renderBody = (row: PartRow) =>
       Effect.gen(function*() {
         const version = `${row.id}:${row.version}`
-        if (row.content_type === "html") return sanitizedHtml(row)
+        if (row.content_type === "html") return yield* sanitizedHtml(row)
         if (row.content_type === "json") {
-          return rendered.getOrRender(`json:${version}`, () => sanitizeHtml(`<pre>${escapeHtml(row.content)}</pre>`).html)
+          return yield* renderOnce(
+            `json:${version}`,
+            version,
+            Effect.map(workers.run("sanitizeHtml", { html: `<pre>${escapeHtml(row.content)}</pre>` }), (out) => out.html)
+          )
         }
-        const document = yield* splitFrontMatter(row.content, { required: false }).pipe(
-          Effect.orElseSucceed(() => ({ frontMatter: {}, body: row.content }))
-        )
         const source = row.dock_id === null ? null : yield* docks.resolve({ bucket: row.dock_id }).pipe(
           Effect.flatMap(Option.match({ onNone: () => Effect.succeed(null), onSome: linkDockOf })),
           Effect.orElseSucceed(() => null)
         )
         const resolved = yield* links.resolve(source, yield* repo.linksOf(row.id, WIKILINKS_MAX))
         // Same-origin paths: the page links work wherever the artifact is served from.
-        const hrefs = new Map([...resolved].map(([target, page]) => [target, new URL(page.url).pathname]))
-        const key = `markdown:${version}:${JSON.stringify([...hrefs].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))}`
-        return rendered.getOrRender(key, () => {
-          const markdown = renderMarkdown(document.body, {
-            resolveWikilink: (target) => {
-              const href = hrefs.get(target)
-              return href === undefined ? undefined : { href }
-            }
-          })
-          return sanitizeHtml(markdown.html).html
-        })
+        const hrefs = [...resolved]
+          .map(([target, page]) => [target, new URL(page.url).pathname] as const)
+          .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+        const key = `markdown:${version}:${JSON.stringify(hrefs)}`
+        return yield* renderOnce(key, version, workers.run("renderMarkdown", { content: row.content, links: hrefs }))
       })
 
     /** Stored HTML sanitized again (native reads, the browser routes): once per version of a page. */
     const sanitizedHtml = (row: { readonly id: string; readonly version: number; readonly content: string }) =>
-      rendered.getOrRender(`html:${row.id}:${row.version}`, () => sanitizeHtml(row.content).html)
+      renderOnce(
+        `html:${row.id}:${row.version}`,
+        `${row.id}:${row.version}`,
+        Effect.map(workers.run("sanitizeHtml", { html: row.content }), (out) => out.html)
+      )
+
+    /**
+     * What is cached under `key`, or what `render` (a content worker's job) gives, remembered. A page version
+     * that was refused (too complex to render) is remembered too, by version alone (where its links point would
+     * not make it simpler), and refused again at once: never rendered twice.
+     */
+    const renderOnce = (key: string, version: string, render: Effect.Effect<string, ValidationError | Unavailable>) =>
+      Effect.suspend(() => {
+        const cached = rendered.get(key)
+        if (cached !== undefined) return Effect.succeed(cached)
+        const refused = unrenderable.get(version)
+        if (refused !== undefined) return Effect.fail(refused)
+        return render.pipe(
+          Effect.tap((html) => rendered.set(key, html)),
+          Effect.tapError((error) =>
+            error._tag === "ValidationError"
+              ? Effect.zipRight(
+                Effect.sync(() => unrenderable.set(version, error)),
+                Effect.logWarning("A page version could not be rendered; it is shown as text from now on").pipe(
+                  Effect.annotateLogs({ page_version: version, reason: String((error.details as { reason?: unknown })?.reason) })
+                )
+              )
+              : Effect.void
+          )
+        )
+      })
 
     return { save, push, read, list, search, links: pageLinks, view, versions, version, restore, remove }
   })

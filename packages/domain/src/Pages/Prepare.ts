@@ -1,14 +1,15 @@
 /**
  * From what an agent pushes to what the pages store keeps: the size limit, HTML through the one sanitizer,
  * Markdown through front matter and the renderer (for its text, wikilinks and first heading). Explicit
- * `page_title` / `page_slug` win over front matter, front matter over what the content suggests.
+ * `page_title` / `page_slug` win over front matter, front matter over what the content suggests. The parsing
+ * and sanitizing run in the content workers, under their deadline.
  */
 import { Effect } from "effect"
-import { type InvalidFrontMatter, InvalidSlug, ValidationError } from "../Errors.ts"
+import { InvalidFrontMatter, InvalidSlug, type Unavailable, ValidationError } from "../Errors.ts"
 import { isSlug, SLUG_MAX } from "../Slug.ts"
-import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
+import { ContentWorkers } from "./ContentWorkers.ts"
 import { checkWikilinkCount } from "./Links.ts"
-import { deriveSummary, pageFields, renderMarkdown, splitFrontMatter } from "./MarkdownDocument.ts"
+import { deriveSummary } from "./MarkdownDocument.ts"
 import { type PageContent, type PageKind, utf8Bytes } from "./Part.ts"
 
 /** `page_content` limit: 1 MiB counted in UTF-8 bytes (architecture §14). */
@@ -51,12 +52,14 @@ export interface Prepared {
 }
 
 /** An HTML page: sanitized before storage; its text extracted for search and `format: "text"`. */
-export const prepareHtml = (input: PushInput): Effect.Effect<Prepared, ValidationError | InvalidSlug> =>
+export const prepareHtml = (
+  input: PushInput
+): Effect.Effect<Prepared, ValidationError | InvalidSlug | Unavailable, ContentWorkers> =>
   Effect.gen(function*() {
     yield* checkContentSize(input.content)
     const slug = yield* explicitSlug(input.slug)
-    const sanitized = sanitizeHtml(input.content)
-    const text = htmlToText(sanitized.html)
+    const workers = yield* ContentWorkers
+    const { text, ...sanitized } = yield* workers.run("htmlPage", { html: input.content })
     const title = input.title?.trim() || undefined
     return {
       content: {
@@ -81,13 +84,20 @@ export const prepareHtml = (input: PushInput): Effect.Effect<Prepared, Validatio
 export const prepareMarkdown = (
   input: PushInput,
   options: { readonly frontMatterRequired: boolean; readonly pageKind: PageKind }
-): Effect.Effect<Prepared, ValidationError | InvalidSlug | InvalidFrontMatter> =>
+): Effect.Effect<Prepared, ValidationError | InvalidSlug | InvalidFrontMatter | Unavailable, ContentWorkers> =>
   Effect.gen(function*() {
     yield* checkContentSize(input.content)
-    const document = yield* splitFrontMatter(input.content, { required: options.frontMatterRequired })
-    const fields = yield* pageFields(document.frontMatter)
+    const workers = yield* ContentWorkers
+    const outcome = yield* workers.run("markdownPage", {
+      content: input.content,
+      frontMatterRequired: options.frontMatterRequired
+    })
+    if (outcome._tag === "Refused") {
+      const { _tag, ...error } = outcome.refusal
+      return yield* (_tag === "InvalidSlug" ? new InvalidSlug(error) : new InvalidFrontMatter(error))
+    }
+    const { fields, frontMatter, ...rendered } = outcome.page
     const slug = (yield* explicitSlug(input.slug)) ?? fields.slug
-    const rendered = renderMarkdown(document.body, { resolveWikilink: () => undefined })
     const title = input.title?.trim() || fields.title?.trim() || rendered.firstHeading?.trim() || null
     const linkTargets = rendered.wikilinks.map((link) => link.target)
     yield* checkWikilinkCount(linkTargets)
@@ -100,7 +110,7 @@ export const prepareMarkdown = (
         pageKind: options.pageKind,
         content: input.content,
         bodyText: rendered.text,
-        frontMatter: { ...fields.data, ...document.frontMatter },
+        frontMatter: { ...fields.data, ...frontMatter },
         tags: fields.tags,
         entities: [...new Set([...fields.entities, ...linkTargets])],
         concepts: fields.concepts,

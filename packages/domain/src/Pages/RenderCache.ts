@@ -48,3 +48,23 @@ export const makeRenderCache = (maxBytes = RENDER_CACHE_MAX_BYTES) => {
 
   return { get, set, getOrRender, size: () => ({ entries: entries.size, bytes }) }
 }
+
+/**
+ * Page versions that could not be rendered within the content workers' bound, with the refusal: a version is
+ * never rendered again (render on read must not pay for the same runaway document on every GET). Bounded by
+ * count; the oldest is forgotten first.
+ */
+export const RENDER_FAILURES_MAX = 10_000
+
+export const makeFailureMemory = <E>(max = RENDER_FAILURES_MAX) => {
+  const failures = new Map<string, E>()
+  return {
+    get: (key: string): E | undefined => failures.get(key),
+    set: (key: string, failure: E): void => {
+      failures.delete(key)
+      failures.set(key, failure)
+      if (failures.size > max) failures.delete(failures.keys().next().value!)
+    },
+    size: () => failures.size
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The work the content workers do (ContentWorkers.ts): everything that parses or sanitizes untrusted content,
+ * as synchronous functions of plain data. Inputs and outputs cross a thread boundary by structured clone, so
+ * they are data only: no callbacks (where wikilinks point is a list of pairs), no class instances (a refusal
+ * is `{ _tag, message, details }`, made an error class again on the calling side).
+ */
+import { Effect } from "effect"
+import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
+import { type PageFields, pageFields, renderMarkdown, splitFrontMatter, type Wikilink } from "./MarkdownDocument.ts"
+
+/** A rejection of the content itself (invalid_front_matter, invalid_slug), as data. */
+export interface ContentRefusal {
+  readonly _tag: "InvalidFrontMatter" | "InvalidSlug"
+  readonly message: string
+  readonly details?: unknown
+}
+
+/** What a Markdown push keeps from its document: front matter, its known fields, and the rendered text. */
+export interface MarkdownPage {
+  readonly frontMatter: Record<string, unknown>
+  readonly fields: PageFields
+  readonly text: string
+  readonly wikilinks: ReadonlyArray<Wikilink>
+  readonly firstHeading: string | undefined
+  readonly lead: string | undefined
+  readonly warnings: ReadonlyArray<string>
+}
+
+export const contentJobs = {
+  /** Stored HTML made safe again for reading. */
+  sanitizeHtml: (input: { readonly html: string }) => sanitizeHtml(input.html),
+
+  /** An HTML push: sanitized, and its text for search and `format: "text"`. */
+  htmlPage: (input: { readonly html: string }) => {
+    const sanitized = sanitizeHtml(input.html)
+    return { html: sanitized.html, warnings: sanitized.warnings, text: htmlToText(sanitized.html) }
+  },
+
+  /** A Markdown push: front matter read and checked, then the body rendered for its text and wikilinks. */
+  markdownPage: (input: { readonly content: string; readonly frontMatterRequired: boolean }) =>
+    Effect.runSync(
+      Effect.gen(function*() {
+        const document = yield* splitFrontMatter(input.content, { required: input.frontMatterRequired })
+        const fields = yield* pageFields(document.frontMatter)
+        const rendered = renderMarkdown(document.body, { resolveWikilink: () => undefined })
+        const page: MarkdownPage = {
+          frontMatter: document.frontMatter,
+          fields,
+          text: rendered.text,
+          wikilinks: rendered.wikilinks,
+          firstHeading: rendered.firstHeading,
+          lead: rendered.lead,
+          warnings: rendered.warnings
+        }
+        return { _tag: "Page" as const, page }
+      }).pipe(Effect.catchAll((error) =>
+        Effect.succeed({
+          _tag: "Refused" as const,
+          refusal: { _tag: error._tag, message: error.message, details: error.details } satisfies ContentRefusal
+        })
+      ))
+    ),
+
+  /**
+   * A stored Markdown document as safe HTML for reading: front matter dropped (unreadable front matter is shown
+   * as part of the body), wikilinks pointing where `links` says (target → same-origin path), then sanitized.
+   */
+  renderMarkdown: (input: { readonly content: string; readonly links: ReadonlyArray<readonly [string, string]> }) => {
+    const body = Effect.runSync(
+      splitFrontMatter(input.content, { required: false }).pipe(
+        Effect.map((document) => document.body),
+        Effect.orElseSucceed(() => input.content)
+      )
+    )
+    const hrefs = new Map(input.links)
+    const rendered = renderMarkdown(body, {
+      resolveWikilink: (target) => {
+        const href = hrefs.get(target)
+        return href === undefined ? undefined : { href }
+      }
+    })
+    return sanitizeHtml(rendered.html).html
+  }
+}
+
+export type ContentJobs = typeof contentJobs
+export type ContentJobName = keyof ContentJobs
+export type ContentJobInput<K extends ContentJobName> = Parameters<ContentJobs[K]>[0]
+export type ContentJobOutput<K extends ContentJobName> = ReturnType<ContentJobs[K]>
+
+/** A job as posted to a worker. */
+export interface ContentJobMessage {
+  readonly id: number
+  readonly name: ContentJobName
+  readonly input: unknown
+}
+
+/** A worker's answer: `ready` once its modules are loaded, then one answer per job. */
+export type ContentWorkerMessage =
+  | { readonly _tag: "Ready" }
+  | { readonly _tag: "Done"; readonly id: number; readonly output: unknown }
+  /** The job threw: a RangeError (stack exhausted by deep input) is the content's fault, anything else a bug. */
+  | { readonly _tag: "Threw"; readonly id: number; readonly name: string; readonly message: string }
+
+/** Runs one job where it is called (inside a worker). */
+export const runContentJob = (message: ContentJobMessage): unknown =>
+  (contentJobs[message.name] as (input: unknown) => unknown)(message.input)

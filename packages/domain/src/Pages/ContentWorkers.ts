@@ -1,0 +1,280 @@
+/**
+ * The hard bound on untrusted-content processing (architecture §15): Markdown, HTML and front matter are parsed,
+ * rendered and sanitized in a few worker threads, never on the event loop, and each job has a deadline. A job
+ * past it, or one that exhausts its worker's heap or crashes it, is `validation_error` ("too complex to
+ * render"); its worker is terminated and a fresh one takes its place, so the next job runs as usual. The event
+ * loop only ever waits on a message. Parser cost estimates (MarkdownDocument.ts) remain a fast first cut; this
+ * is the bound.
+ */
+import { Context, Duration, Effect, Layer } from "effect"
+import { Worker } from "node:worker_threads"
+import { Unavailable, ValidationError } from "../Errors.ts"
+import { Limits } from "../Limits.ts"
+import {
+  type ContentJobInput,
+  type ContentJobMessage,
+  type ContentJobName,
+  type ContentJobOutput,
+  type ContentWorkerMessage,
+  contentJobs
+} from "./ContentJobs.ts"
+
+/**
+ * Each worker's V8 heap. Rendering 1 MiB of ordinary Markdown peaks near 270 MB here; a job that needs more
+ * than this ends its worker (ERR_WORKER_OUT_OF_MEMORY) rather than the server.
+ */
+export const CONTENT_WORKER_HEAP_MB = 512
+/** Jobs waiting for a worker; past this a job is refused as `unavailable` rather than queued without end. */
+export const CONTENT_QUEUE_MAX = 100
+
+export interface ContentWorkerOptions {
+  readonly workers: number
+  readonly deadline: Duration.Duration
+  readonly heapMb?: number
+}
+
+export interface ContentWorkerStats {
+  /** Jobs handed to a worker, by kind. */
+  readonly started: Readonly<Record<ContentJobName, number>>
+  /** Jobs that ended their worker: past the deadline, out of memory, or crashed. */
+  readonly stopped: number
+  /** Worker threads started so far (a stopped worker is replaced on demand). */
+  readonly workersStarted: number
+}
+
+export class ContentWorkers extends Context.Tag("@dock/domain/ContentWorkers")<ContentWorkers, {
+  /** Runs one job in a worker; its input and output are copied across the thread boundary. */
+  readonly run: <K extends ContentJobName>(
+    name: K,
+    input: ContentJobInput<K>
+  ) => Effect.Effect<ContentJobOutput<K>, ValidationError | Unavailable>
+  readonly stats: Effect.Effect<ContentWorkerStats>
+}>() {}
+
+/** Why a job was stopped, as the caller sees it. */
+const tooComplex = (reason: "deadline" | "memory" | "crashed" | "stack", deadline: Duration.Duration) =>
+  new ValidationError({
+    message: reason === "deadline"
+      ? `The content is too complex to render: processing was stopped after ${Duration.format(deadline)}`
+      : reason === "memory"
+      ? "The content is too complex to render: processing ran out of memory"
+      : reason === "stack"
+      ? "The content is too complex to render: it is nested too deeply"
+      : "The content is too complex to render: processing failed",
+    details: { reason, ...(reason === "deadline" ? { deadline_ms: Duration.toMillis(deadline) } : {}) }
+  })
+
+/**
+ * The worker's entry: compiled code (dist/) has ContentWorker.js next to it and Deno runs TypeScript itself;
+ * Node running the sources (npm start, vitest) starts through a bootstrap that registers tsx in the worker.
+ */
+const workerEntry = (): URL =>
+  import.meta.url.endsWith(".js")
+    ? new URL("./ContentWorker.js", import.meta.url)
+    : "Deno" in globalThis
+    ? new URL("./ContentWorker.ts", import.meta.url)
+    : new URL("./ContentWorkerTsx.mjs", import.meta.url)
+
+interface Job {
+  readonly id: number
+  readonly name: ContentJobName
+  readonly input: unknown
+  /** Settles the caller's effect; replaced by a no-op once settled or abandoned. */
+  settle: (result: Effect.Effect<unknown, ValidationError | Unavailable>) => void
+}
+
+interface Slot {
+  readonly worker: Worker
+  ready: boolean
+  job: Job | undefined
+  timer: ReturnType<typeof setTimeout> | undefined
+  /** Set when the pool terminated the worker itself (its exit is then expected). */
+  retired: boolean
+  error: unknown
+}
+
+const noStats = (): Record<ContentJobName, number> =>
+  Object.fromEntries(Object.keys(contentJobs).map((name) => [name, 0])) as Record<ContentJobName, number>
+
+/** A pool of `workers` threads, started by its first job; `close` terminates them all. */
+export const makeContentWorkers = (options: ContentWorkerOptions) => {
+  const deadlineMs = Duration.toMillis(options.deadline)
+  const queue: Array<Job> = []
+  const slots = new Set<Slot>()
+  const started = noStats()
+  let stopped = 0
+  let workersStarted = 0
+  let nextId = 1
+  let closed = false
+
+  const settle = (job: Job, result: Effect.Effect<unknown, ValidationError | Unavailable>) => {
+    const settle = job.settle
+    job.settle = () => {}
+    settle(result)
+  }
+
+  const spawn = () => {
+    const worker = new Worker(workerEntry(), {
+      // Nothing of the server's own flags (loaders, heap size) applies to the worker.
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: options.heapMb ?? CONTENT_WORKER_HEAP_MB }
+    })
+    const slot: Slot = { worker, ready: false, job: undefined, timer: undefined, retired: false, error: undefined }
+    slots.add(slot)
+    workersStarted += 1
+    worker.on("message", (message: ContentWorkerMessage) => answered(slot, message))
+    worker.on("error", (error) => {
+      slot.error = error
+    })
+    worker.on("exit", () => exited(slot))
+  }
+
+  const start = (slot: Slot, job: Job) => {
+    slot.job = job
+    started[job.name] += 1
+    // Wall-clock time, not Effect's Clock: the deadline bounds what the worker really spends.
+    slot.timer = setTimeout(() => overran(slot), deadlineMs)
+    slot.worker.postMessage({ id: job.id, name: job.name, input: job.input } satisfies ContentJobMessage)
+  }
+
+  /**
+   * Hands waiting jobs to idle workers. The first job starts the whole pool: a start-up takes about a second, so
+   * while one worker is busy with (or being stopped for) a runaway document, another is ready for the next job.
+   */
+  const dispatch = () => {
+    if (closed) return
+    for (const slot of slots) {
+      if (queue.length > 0 && slot.ready && slot.job === undefined) start(slot, queue.shift()!)
+    }
+    if (queue.length > 0) {
+      while (slots.size < options.workers) spawn()
+    }
+    // Workers keep the process alive only while jobs run or wait (a script awaiting one must not exit early).
+    for (const slot of slots) {
+      if (slot.job !== undefined || queue.length > 0) slot.worker.ref()
+      else slot.worker.unref()
+    }
+  }
+
+  const finish = (slot: Slot) => {
+    clearTimeout(slot.timer)
+    const job = slot.job
+    slot.job = undefined
+    return job
+  }
+
+  const answered = (slot: Slot, message: ContentWorkerMessage) => {
+    if (message._tag === "Ready") {
+      slot.ready = true
+      return dispatch()
+    }
+    const job = finish(slot)
+    if (job !== undefined && job.id === message.id) {
+      settle(
+        job,
+        message._tag === "Done"
+          ? Effect.succeed(message.output)
+          : message.name === "RangeError"
+          ? Effect.fail(tooComplex("stack", options.deadline))
+          : Effect.die(new Error(`A content worker failed on ${job.name}: ${message.name}: ${message.message}`))
+      )
+    }
+    dispatch()
+  }
+
+  /** Terminates a worker the pool no longer uses. */
+  const retire = (slot: Slot) => {
+    slot.retired = true
+    slots.delete(slot)
+    clearTimeout(slot.timer)
+    return slot.worker.terminate().catch(() => undefined)
+  }
+
+  /** A stopped worker is replaced at once, so the next job does not wait for a start-up (about a second). */
+  const replace = () => {
+    if (!closed) spawn()
+    dispatch()
+  }
+
+  const overran = (slot: Slot) => {
+    const job = finish(slot)
+    stopped += 1
+    void retire(slot)
+    if (job !== undefined) settle(job, Effect.fail(tooComplex("deadline", options.deadline)))
+    replace()
+  }
+
+  const exited = (slot: Slot) => {
+    if (slot.retired) return
+    slots.delete(slot)
+    const job = finish(slot)
+    if (job !== undefined) {
+      stopped += 1
+      const memory = (slot.error as { code?: unknown } | undefined)?.code === "ERR_WORKER_OUT_OF_MEMORY"
+      settle(job, Effect.fail(tooComplex(memory ? "memory" : "crashed", options.deadline)))
+    }
+    if (!slot.ready) {
+      // A worker that cannot even start would fail the same way again: tell the waiting jobs, start no other now.
+      const failure = new Error(`A content worker could not start: ${String(slot.error ?? "it exited")}`)
+      for (const waiting of queue.splice(0)) settle(waiting, Effect.die(failure))
+      return
+    }
+    replace()
+  }
+
+  const run = <K extends ContentJobName>(name: K, input: ContentJobInput<K>) =>
+    Effect.async<ContentJobOutput<K>, ValidationError | Unavailable>((resume) => {
+      if (closed || queue.length >= CONTENT_QUEUE_MAX) {
+        return resume(Effect.fail(
+          new Unavailable({
+            message: closed ? "The server is shutting down" : "Too much content is waiting to be processed; try again shortly",
+            details: { queued: queue.length }
+          })
+        ))
+      }
+      const job: Job = {
+        id: nextId++,
+        name,
+        input,
+        settle: (result) => resume(result as Effect.Effect<ContentJobOutput<K>, ValidationError | Unavailable>)
+      }
+      queue.push(job)
+      dispatch()
+      // An abandoned job leaves the queue; one already running finishes (within its deadline) unheard.
+      return Effect.sync(() => {
+        job.settle = () => {}
+        const waiting = queue.indexOf(job)
+        if (waiting >= 0) queue.splice(waiting, 1)
+        dispatch()
+      })
+    })
+
+  const stats = Effect.sync((): ContentWorkerStats => ({ started: { ...started }, stopped, workersStarted }))
+
+  const close = Effect.promise(() => {
+    closed = true
+    const shuttingDown = Effect.fail(new Unavailable({ message: "The server is shutting down" }))
+    for (const waiting of queue.splice(0)) settle(waiting, shuttingDown)
+    for (const slot of slots) {
+      const running = finish(slot)
+      if (running !== undefined) settle(running, shuttingDown)
+    }
+    return Promise.all([...slots].map(retire))
+  })
+
+  return { run, stats, close }
+}
+
+/** The pool for the server's lifetime: its workers are terminated when the layer closes. */
+export const contentWorkersLayer = (options: ContentWorkerOptions) =>
+  Layer.scoped(
+    ContentWorkers,
+    Effect.acquireRelease(Effect.sync(() => makeContentWorkers(options)), (pool) => pool.close).pipe(
+      Effect.map(({ run, stats }) => ({ run, stats }))
+    )
+  )
+
+/** The pool sized and bounded by Limits (DOCK_RENDER_WORKERS, DOCK_RENDER_DEADLINE). */
+export const ContentWorkersLive = Layer.unwrapEffect(
+  Effect.map(Limits, (limits) => contentWorkersLayer({ workers: limits.renderWorkers, deadline: limits.renderDeadline }))
+)

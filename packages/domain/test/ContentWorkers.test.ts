@@ -1,0 +1,84 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Exit, Fiber, Option } from "effect"
+import { ContentWorkers, contentWorkersLayer, makeContentWorkers } from "../src/Pages/ContentWorkers.ts"
+import { ordinary } from "./support/MarkdownSamples.ts"
+
+/** Issue 13's finding 1: one bracket label, quadratic in the parser (tens of seconds on the event loop before). */
+const runaway = "[[" + "a ".repeat(49152) + "]]"
+
+const failureOf = <A, E>(exit: Exit.Exit<A, E>) => Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+
+describe("ContentWorkers", () => {
+  it.scoped("runs jobs in a worker: HTML sanitized with its text, Markdown read and rendered", () =>
+    Effect.gen(function*() {
+      const workers = yield* ContentWorkers
+      const html = yield* workers.run("htmlPage", { html: "<p>Hi <script>alert(1)</script><b>there</b></p>" })
+      expect(html.html).toBe("<p>Hi <b>there</b></p>")
+      expect(html.text).toBe("Hi there")
+      const markdown = yield* workers.run("markdownPage", { content: "---\ntitle: T\n---\n# Head\n\n[[Other]]", frontMatterRequired: true })
+      expect(markdown._tag).toBe("Page")
+      if (markdown._tag === "Page") {
+        expect(markdown.page.fields.title).toBe("T")
+        expect(markdown.page.firstHeading).toBe("Head")
+        expect(markdown.page.wikilinks.map((link) => link.target)).toEqual(["Other"])
+      }
+      const read = yield* workers.run("renderMarkdown", { content: "[[Other]] and [[Gone]]", links: [["Other", "/a/other-1"]] })
+      expect(read).toContain(`<a href="/a/other-1"`)
+      expect(read).toContain("Gone")
+    }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(30) }))))
+
+  it.scoped("answers a refusal of the content as data (made an error class again by the caller)", () =>
+    Effect.gen(function*() {
+      const workers = yield* ContentWorkers
+      const refused = yield* workers.run("markdownPage", { content: "no front matter", frontMatterRequired: true })
+      expect(refused._tag).toBe("Refused")
+      if (refused._tag === "Refused") expect(refused.refusal._tag).toBe("InvalidFrontMatter")
+    }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(30) }))))
+
+  it.scoped("stops a runaway job at the deadline with validation_error, and the pool goes on working", () =>
+    Effect.gen(function*() {
+      const workers = yield* ContentWorkers
+      // Warm: the worker is started (its start-up never counts against a deadline anyway).
+      yield* workers.run("sanitizeHtml", { html: "<p>warm</p>" })
+      const exit = yield* Effect.exit(workers.run("markdownPage", { content: runaway, frontMatterRequired: false }))
+      const error = failureOf(exit)
+      expect(error).toMatchObject({ _tag: "ValidationError", details: { reason: "deadline", deadline_ms: 300 } })
+      expect(error?.message).toContain("too complex to render")
+      const next = yield* workers.run("htmlPage", { html: "<p>next</p>" })
+      expect(next.text).toBe("next")
+      const stats = yield* workers.stats
+      expect(stats.stopped).toBe(1)
+      expect(stats.workersStarted).toBe(2) // the stopped one and its replacement
+      expect(stats.started.markdownPage).toBe(1)
+    }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.millis(300) }))))
+
+  it.scoped("while one worker is held by a runaway job, another answers the next job", () =>
+    Effect.gen(function*() {
+      const workers = yield* ContentWorkers
+      const runawayJob = yield* Effect.fork(workers.run("markdownPage", { content: runaway, frontMatterRequired: false }))
+      const next = yield* workers.run("htmlPage", { html: "<p>meanwhile</p>" })
+      expect(next.text).toBe("meanwhile")
+      expect(Option.isNone(yield* Fiber.poll(runawayJob))).toBe(true)
+      expect(failureOf(yield* Fiber.await(runawayJob))).toMatchObject({ _tag: "ValidationError", details: { reason: "deadline" } })
+    }).pipe(Effect.provide(contentWorkersLayer({ workers: 2, deadline: Duration.seconds(10) }))))
+
+  it.scoped("a job that exhausts its worker's heap is validation_error, not the end of the server", () =>
+    Effect.gen(function*() {
+      const workers = yield* ContentWorkers
+      // 1 MiB of ordinary Markdown, rendered and sanitized, peaks well above a 64 MB heap.
+      const exit = yield* Effect.exit(workers.run("renderMarkdown", { content: ordinary(1024 * 1024), links: [] }))
+      expect(failureOf(exit)).toMatchObject({ _tag: "ValidationError", details: { reason: "memory" } })
+      expect((yield* workers.run("htmlPage", { html: "<p>after</p>" })).text).toBe("after")
+    }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(60), heapMb: 64 }))))
+
+  it.live("a closed pool refuses new jobs as unavailable and fails the ones it was running", () =>
+    Effect.gen(function*() {
+      const pool = makeContentWorkers({ workers: 1, deadline: Duration.seconds(60) })
+      const running = yield* Effect.fork(pool.run("markdownPage", { content: runaway, frontMatterRequired: false }))
+      // The job is running once the worker has started and taken it.
+      while ((yield* pool.stats).started.markdownPage === 0) yield* Effect.sleep("10 millis")
+      yield* pool.close
+      expect(failureOf(yield* running.await)).toMatchObject({ _tag: "Unavailable" })
+      expect(failureOf(yield* Effect.exit(pool.run("htmlPage", { html: "x" })))).toMatchObject({ _tag: "Unavailable" })
+    }), { timeout: 60_000 })
+})

@@ -1,0 +1,44 @@
+// Render on read under the content workers' bound (issue 13, finding 1): a stored page version that cannot be
+// rendered in time is shown as its escaped source, and is never rendered again.
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { anonymousPrincipal, ContentWorkers, Pages, userPrincipal } from "../src/index.ts"
+import { domainTestWith } from "../src/testing.ts"
+import { as, newUser } from "./support/Fixtures.ts"
+
+/** One bracket label, quadratic in the parser: tens of seconds of rendering. */
+const runaway = "[[" + "a ".repeat(49152) + "]]"
+
+layer(domainTestWith({ renderDeadline: Duration.millis(300) }), { excludeTestServices: true, timeout: 120_000 })(
+  "render on read",
+  (it) => {
+    it.effect("a version too complex to render is shown as escaped text, and the next read does not render it again", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const pages = yield* Pages
+        const workers = yield* ContentWorkers
+        const owner = yield* newUser("render")
+        const pushed = yield* pages.push("markdown", {}, { content: "# Fine\n\nAt first." }).pipe(as(userPrincipal(owner)))
+        const first = yield* pages.view({ id: pushed.part.id }).pipe(as(anonymousPrincipal))
+        expect(first.html).toContain("<h1>Fine</h1>")
+
+        // Content planted in the database (or accepted under a longer deadline) that no longer renders in time.
+        const planted = `<script>alert(1)</script>\n\n${runaway}`
+        yield* sql`update parts set content = ${planted}, version = 2 where id = ${pushed.part.id}`
+        const before = (yield* workers.stats).started.renderMarkdown
+        const views = yield* Effect.forEach([1, 2, 3], () => pages.view({ id: pushed.part.id }).pipe(as(anonymousPrincipal)))
+        expect((yield* workers.stats).started.renderMarkdown).toBe(before + 1)
+        // (checked by pieces: the page is 96 KiB, too long for an assertion's diff)
+        for (const view of views) expect(view.html === views[0]!.html).toBe(true)
+        const html = views[0]!.html
+        expect(html.slice(0, html.indexOf("<pre>"))).toBe(
+          "<p><strong>The content is too complex to render: processing was stopped after 300ms.</strong> " +
+            "Its source is shown as text.</p>\n"
+        )
+        const source = "<pre>&#60;script&#62;alert(1)&#60;/script&#62;\n\n[[a a a a a "
+        expect(html.slice(html.indexOf("<pre>"), html.indexOf("<pre>") + source.length)).toBe(source)
+        expect(html.includes("<script")).toBe(false)
+      }))
+  }
+)
