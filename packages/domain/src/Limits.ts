@@ -57,7 +57,7 @@ export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValu
     planMaxRowsPerTable: 50_000,
     planMaxBulkRows: 500,
     planSnapshotRetention: 20,
-    renderDeadline: Duration.seconds(2),
+    renderDeadline: Duration.seconds(6),
     renderWorkers: 2
   }
 }

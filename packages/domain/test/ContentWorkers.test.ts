@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Option } from "effect"
-import { ContentWorkers, contentWorkersLayer, makeContentWorkers } from "../src/Pages/ContentWorkers.ts"
+import { ContentWorkers, contentWorkersLayer, jobDeadlineMs, makeContentWorkers } from "../src/Pages/ContentWorkers.ts"
 import { ordinary } from "./support/MarkdownSamples.ts"
 
 /** Issue 13's finding 1: one bracket label, quadratic in the parser (tens of seconds on the event loop before). */
@@ -9,6 +9,16 @@ const runaway = "[[" + "a ".repeat(49152) + "]]"
 const failureOf = <A, E>(exit: Exit.Exit<A, E>) => Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
 
 describe("ContentWorkers", () => {
+  it("gives a 1 MiB input the whole deadline, a smaller one proportionally less, never under the floor", () => {
+    expect(jobDeadlineMs(6000, 1_048_576)).toBe(6000)
+    expect(jobDeadlineMs(6000, 524_288)).toBe(3000)
+    expect(jobDeadlineMs(6000, 98_304)).toBe(1000)
+    expect(jobDeadlineMs(6000, 10)).toBe(1000)
+    // A configured deadline under the floor is the floor (tests and operators may shorten it).
+    expect(jobDeadlineMs(300, 10)).toBe(300)
+    expect(jobDeadlineMs(300, 1_048_576)).toBe(300)
+  })
+
   it.scoped("runs jobs in a worker: HTML sanitized with its text, Markdown read and rendered", () =>
     Effect.gen(function*() {
       const workers = yield* ContentWorkers
@@ -34,6 +44,19 @@ describe("ContentWorkers", () => {
       expect(refused._tag).toBe("Refused")
       if (refused._tag === "Refused") expect(refused.refusal._tag).toBe("InvalidFrontMatter")
     }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(30) }))))
+
+  it.scoped("a large runaway job gets the deadline in proportion to its size, and says so", () =>
+    Effect.gen(function*() {
+      const workers = yield* ContentWorkers
+      // ~400 KiB of one bracket label against a 2 s deadline for 1 MiB: stopped after about 0.8 s, not 2 s.
+      const large = "[[" + "a ".repeat(200_000) + "]]"
+      const exit = yield* Effect.exit(workers.run("markdownPage", { content: large, frontMatterRequired: false }))
+      const error = failureOf(exit) as { _tag: string; details: { reason: string; deadline_ms: number } } | undefined
+      expect(error?._tag).toBe("ValidationError")
+      expect(error?.details.reason).toBe("deadline")
+      expect(error?.details.deadline_ms).toBe(jobDeadlineMs(2000, large.length))
+      expect(error?.details.deadline_ms).toBeLessThan(2000)
+    }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(2) }))))
 
   it.scoped("stops a runaway job at the deadline with validation_error, and the pool goes on working", () =>
     Effect.gen(function*() {

@@ -27,8 +27,30 @@ export const CONTENT_WORKER_HEAP_MB = 512
 /** Jobs waiting for a worker; past this a job is refused as `unavailable` rather than queued without end. */
 export const CONTENT_QUEUE_MAX = 100
 
+/** The input size that gets the whole configured deadline: the largest page (1 MiB). */
+export const FULL_DEADLINE_CHARS = 1_048_576
+/** No job gets less than this (or the configured deadline, when that is shorter). */
+export const DEADLINE_FLOOR_MS = 1000
+
+/**
+ * One job's deadline: the configured deadline for a 1 MiB input, proportionally less for a smaller one, never
+ * below the floor. Ordinary text takes time in proportion to its size (1 MiB of prose ~1.4 s idle, 3-4 s on a
+ * busy two-core machine), so the largest legitimate page needs the whole deadline; hostile text takes far more than
+ * its size says, so a small hostile input is stopped much sooner than a large one.
+ */
+export const jobDeadlineMs = (deadlineMs: number, chars: number) =>
+  Math.max(Math.min(DEADLINE_FLOOR_MS, deadlineMs), Math.ceil((deadlineMs * chars) / FULL_DEADLINE_CHARS))
+
+/** Characters of text in a job's input (its top-level strings: the content, the HTML). */
+const inputChars = (input: unknown) =>
+  Object.values(input as Record<string, unknown>).reduce<number>(
+    (sum, value) => sum + (typeof value === "string" ? value.length : 0),
+    0
+  )
+
 export interface ContentWorkerOptions {
   readonly workers: number
+  /** The deadline of a 1 MiB input; smaller inputs get proportionally less (jobDeadlineMs). */
   readonly deadline: Duration.Duration
   readonly heapMb?: number
 }
@@ -55,7 +77,7 @@ export class ContentWorkers extends Context.Tag("@dock/domain/ContentWorkers")<C
 const tooComplex = (reason: "deadline" | "memory" | "crashed" | "stack", deadline: Duration.Duration) =>
   new ValidationError({
     message: reason === "deadline"
-      ? `The content is too complex to render: processing was stopped after ${Duration.format(deadline)}`
+      ? `The content is too complex to render: processing was stopped after ${Duration.format(Duration.millis(Duration.toMillis(deadline)))}`
       : reason === "memory"
       ? "The content is too complex to render: processing ran out of memory"
       : reason === "stack"
@@ -79,6 +101,8 @@ interface Job {
   readonly id: number
   readonly name: ContentJobName
   readonly input: unknown
+  /** How long a worker may spend on it (jobDeadlineMs). */
+  readonly deadline: Duration.Duration
   /** Settles the caller's effect; replaced by a no-op once settled or abandoned. */
   settle: (result: Effect.Effect<unknown, ValidationError | Unavailable>) => void
 }
@@ -133,7 +157,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
     slot.job = job
     started[job.name] += 1
     // Wall-clock time, not Effect's Clock: the deadline bounds what the worker really spends.
-    slot.timer = setTimeout(() => overran(slot), deadlineMs)
+    slot.timer = setTimeout(() => overran(slot), Duration.toMillis(job.deadline))
     slot.worker.postMessage({ id: job.id, name: job.name, input: job.input } satisfies ContentJobMessage)
   }
 
@@ -175,7 +199,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
         message._tag === "Done"
           ? Effect.succeed(message.output)
           : message.name === "RangeError"
-          ? Effect.fail(tooComplex("stack", options.deadline))
+          ? Effect.fail(tooComplex("stack", job.deadline))
           : Effect.die(new Error(`A content worker failed on ${job.name}: ${message.name}: ${message.message}`))
       )
     }
@@ -200,7 +224,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
     const job = finish(slot)
     stopped += 1
     void retire(slot)
-    if (job !== undefined) settle(job, Effect.fail(tooComplex("deadline", options.deadline)))
+    if (job !== undefined) settle(job, Effect.fail(tooComplex("deadline", job.deadline)))
     replace()
   }
 
@@ -211,7 +235,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
     if (job !== undefined) {
       stopped += 1
       const memory = (slot.error as { code?: unknown } | undefined)?.code === "ERR_WORKER_OUT_OF_MEMORY"
-      settle(job, Effect.fail(tooComplex(memory ? "memory" : "crashed", options.deadline)))
+      settle(job, Effect.fail(tooComplex(memory ? "memory" : "crashed", job.deadline)))
     }
     if (!slot.ready) {
       // A worker that cannot even start would fail the same way again: tell the waiting jobs, start no other now.
@@ -236,6 +260,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
         id: nextId++,
         name,
         input,
+        deadline: Duration.millis(jobDeadlineMs(deadlineMs, inputChars(input))),
         settle: (result) => resume(result as Effect.Effect<ContentJobOutput<K>, ValidationError | Unavailable>)
       }
       queue.push(job)
