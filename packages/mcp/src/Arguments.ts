@@ -28,16 +28,24 @@ export const ISSUES_MAX = 10
  */
 export const ALL_ISSUES_MAX_VALUES = 1_000
 
-export type TextBoundsProblem = { readonly _tag: "TooDeep" } | { readonly _tag: "TooManyValues" }
+export type TextBoundsProblem =
+  | { readonly _tag: "TooDeep" }
+  | { readonly _tag: "TooManyValues" }
+  | { readonly _tag: "TooManyEntries" }
 
 /**
- * One pass over JSON text that counts nesting and values without building them: `{`, `[` and `,` outside strings
- * each start a value (a close enough count; scalars at the top level do not matter). Malformed text is not
- * judged here: JSON.parse answers it.
+ * One pass over JSON text that counts nesting, values and each container's entries without building them: `{`,
+ * `[` and `,` outside strings each start a value (a close enough count; scalars at the top level do not matter),
+ * and a `,` adds an entry to the innermost open container. No container of a request may hold more than
+ * ARGUMENT_ENTRIES_MAX entries (a batch holds at most 100 messages, and arguments are bounded so), so a body of
+ * 100,000 unknown keys is refused here rather than parsed and walked. Malformed text is not judged here:
+ * JSON.parse answers it.
  */
 export const jsonTextBounds = (text: string): TextBoundsProblem | undefined => {
   let depth = 0
   let values = 0
+  // Entries (commas) of each open container, by depth.
+  const entries = new Uint32Array(JSON_DEPTH_MAX + 2)
   const length = text.length
   for (let index = 0; index < length; index++) {
     const char = text.charCodeAt(index)
@@ -53,10 +61,12 @@ export const jsonTextBounds = (text: string): TextBoundsProblem | undefined => {
     } else if (char === 0x7b || char === 0x5b) {
       if (++depth > JSON_DEPTH_MAX) return { _tag: "TooDeep" }
       if (++values > BODY_VALUES_MAX) return { _tag: "TooManyValues" }
+      entries[depth] = 1
     } else if (char === 0x7d || char === 0x5d) {
-      depth--
+      if (depth > 0) depth--
     } else if (char === 0x2c) {
       if (++values > BODY_VALUES_MAX) return { _tag: "TooManyValues" }
+      if (++entries[depth]! > ARGUMENT_ENTRIES_MAX) return { _tag: "TooManyEntries" }
     }
   }
   return undefined

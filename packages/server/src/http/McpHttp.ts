@@ -17,6 +17,7 @@ import {
   ValidationError
 } from "@dock/domain"
 import {
+  ARGUMENT_ENTRIES_MAX,
   BODY_VALUES_MAX,
   CALLER_KEY,
   catalogue,
@@ -106,6 +107,12 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
       return yield* new ValidationError({
         message: `The JSON body holds more than ${BODY_VALUES_MAX} values`,
         details: { limit: BODY_VALUES_MAX }
+      })
+    }
+    if (bounds?._tag === "TooManyEntries") {
+      return yield* new ValidationError({
+        message: `An object or array in the JSON body holds more than ${ARGUMENT_ENTRIES_MAX} entries`,
+        details: { limit: ARGUMENT_ENTRIES_MAX }
       })
     }
     let parsedBody: unknown = undefined
