@@ -1305,6 +1305,31 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       yield* expectAll("outsider read after push public", outsider.client, readCalls(dock.id, table.id, rows[0].id), "ok")
     }))
 
+  it.scoped("publishing the Micro DB is the owner's: an editor's push_micro_db with a visibility is permission_denied, nothing changes", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const editor = yield* actor(MODERN)
+      const { dock, rows, table } = yield* seededMicroDb(owner.client, { visibility: "public" }, { visibility: "private", title: "Secret DB" })
+      yield* grant(dock.id, editor.user, "editor")
+      const state = yield* microDbState(dock.id)
+      // any visibility is a publishing setting: public would expose the owner's rows, private would hide them
+      for (const visibility of ["public", "private"]) {
+        expect(yield* fail(editor.client, "push_micro_db", { bucket: dock.id, visibility }), visibility).toMatchObject({
+          code: "permission_denied",
+          status: 403
+        })
+        expect(yield* fail(editor.client, "push_micro_db", { bucket: dock.id, title: "Mine now", visibility }), visibility)
+          .toMatchObject({ code: "permission_denied" })
+      }
+      expect(yield* microDbState(dock.id)).toBe(state)
+      const anonymous = yield* connectPublic(MODERN)
+      yield* expectAll("anonymous read", anonymous, readCalls(dock.id, table.id, rows[0].id).slice(1), "not_found")
+      // the editor still edits the shell's other fields; the owner publishes
+      expect((yield* use(editor.client, "push_micro_db", { bucket: dock.id, summary: "by the editor" })).part.summary).toBe("by the editor")
+      yield* use(owner.client, "push_micro_db", { bucket: dock.id, visibility: "public" })
+      yield* expectAll("anonymous read once the owner publishes", anonymous, readCalls(dock.id, table.id, rows[0].id), "ok")
+    }))
+
   it.scoped("rows count against the Dock's content size by the UTF-8 size of their JSON data", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)

@@ -6,8 +6,7 @@ import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { BadRequest, Forbidden, NotFound, TierLimitExceeded, Unauthorized, ValidationError } from "../Errors.ts"
 import { DockId, type UserId } from "../Ids.ts"
 import { Limits, PublicBaseUrl } from "../Limits.ts"
-import { canRead, checkCreateDock, checkOwner, type DockAccess, roleOf } from "../Policy.ts"
-import { checkSandboxExposure } from "../Sandbox/WriteRules.ts"
+import { canRead, checkCreateDock, checkOwner, checkPublish, checkSandboxExposure, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
 import { authorOf, makePagesRepo } from "../Pages/PagesRepo.ts"
@@ -289,8 +288,7 @@ export const DocksLive = Layer.effect(
     const update = Effect.fn("Docks.update")(function*(ref: DockRef, patch: DockPatch) {
       const principal = yield* CurrentPrincipal
       const { access, row } = yield* readable(ref)
-      yield* checkOwner(principal, access)
-      yield* checkSandboxExposure(principal, { visibility: patch.visibility })
+      yield* checkPublish(principal, access, { visibility: patch.visibility })
       yield* writeRules.admitWrite(principal)
       const title = patch.title === undefined ? row.title : yield* normalizeTitle({ title: patch.title })
       const description = patch.description === undefined ? row.description : patch.description?.trim() || null
@@ -446,8 +444,11 @@ export const DocksLive = Layer.effect(
     const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(ref: DockRef, patch: MetadataPatch) {
       const principal = yield* CurrentPrincipal
       const { access, row } = yield* readable(ref)
-      yield* checkOwner(principal, access)
-      yield* checkSandboxExposure(principal, { visibility: patch.visibility, discoverable: patch.discoverable })
+      yield* checkPublish(principal, access, {
+        visibility: patch.visibility,
+        discoverable: patch.discoverable,
+        allowForks: patch.allowForks
+      })
       yield* writeRules.admitWrite(principal)
       const title = patch.name === undefined ? row.title : yield* normalizeTitle({ name: patch.name }, "name")
       const description = patch.description === undefined ? row.description : patch.description?.trim() || null

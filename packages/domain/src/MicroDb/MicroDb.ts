@@ -24,9 +24,9 @@ import { Limits } from "../Limits.ts"
 import { artifactBaseUrl, newPublicSlug, toPart } from "../Pages/Pages.ts"
 import { authorOf, makePagesRepo, type PartFields, type PartRow } from "../Pages/PagesRepo.ts"
 import { type Part, utf8Bytes } from "../Pages/Part.ts"
-import { checkWrite, type DockAccess, roleOf } from "../Policy.ts"
+import { checkPublish, checkWrite, type DockAccess, roleOf, setsPublishing } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
-import { checkSandboxExposure, WriteRules } from "../Sandbox/WriteRules.ts"
+import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { isSlug, slugify, SLUG_MAX } from "../Slug.ts"
 import {
   checkRow,
@@ -373,7 +373,7 @@ export const MicroDbLive = Layer.effect(
       const principal = yield* CurrentPrincipal
       const { access } = yield* docks.resolveWrite(target)
       yield* checkWrite(principal, access)
-      yield* checkSandboxExposure(principal, { visibility: input.visibility })
+      if (setsPublishing(input)) yield* checkPublish(principal, access, { visibility: input.visibility })
       const problems = [
         ...checkText("title", input.title, SHELL_TITLE_MAX, false),
         ...checkText("summary", input.summary, SHELL_SUMMARY_MAX, false)
