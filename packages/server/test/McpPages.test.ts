@@ -697,6 +697,36 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       }))
   }
 
+  it.scoped("12 parallel pushes to one slug: each answer is the version it wrote (2..13, each with its own content)", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const dock = yield* createBucket(owner.client, { title: "Race", slug: `race-${unique()}` })
+      const writers = yield* Effect.forEach([0, 1, 2, 3], () => Effect.flatMap(tokenFor(owner.user), (token) => connect(token, MODERN)))
+      const body = (n: number) => `# Edition ${n}\n\nwritten by push ${n}\n`
+      yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "race", content_type: "markdown", page_content: body(0) })
+      const answers = yield* Effect.forEach(
+        Array.from({ length: 12 }, (_, i) => i + 1),
+        (n) =>
+          Effect.map(
+            push(writers[n % writers.length]!, "push_web_page", {
+              bucket: dock.id,
+              page_slug: "race",
+              content_type: "markdown",
+              page_content: body(n)
+            }),
+            (answer) => ({ n, version: answer.part.version as number, action: answer.action })
+          ),
+        { concurrency: "unbounded" }
+      )
+      expect(answers.every((answer) => answer.action === "updated")).toBe(true)
+      expect(answers.map((answer) => answer.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 2))
+      // the version each push was told holds exactly what that push wrote
+      for (const answer of answers) {
+        const stored = ok(yield* call(owner.client, "get_web_page_version", { bucket: dock.id, web_page: "race", version: answer.version }))
+        expect(stored.content, `push ${answer.n} was told version ${answer.version}`).toBe(body(answer.n))
+      }
+    }))
+
   it.scoped("restore_web_page_version brings back the old version's extracted text (format text, search)", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast

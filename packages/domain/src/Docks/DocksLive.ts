@@ -297,7 +297,7 @@ export const DocksLive = Layer.effect(
       }
       const tags = patch.tags === undefined ? row.tags : yield* normalizeTags(patch.tags)
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql.withTransaction(Effect.gen(function*() {
+      const written = yield* sql.withTransaction(Effect.gen(function*() {
         yield* repo.update(row.id, { title, description, visibility: patch.visibility ?? row.visibility, tags, now })
         yield* activity.record({
           dockId: row.id,
@@ -306,8 +306,10 @@ export const DocksLive = Layer.effect(
           subjectId: row.id,
           details: { fields: changedFields(patch) }
         })
+        // Read in the writing transaction: after commit the Dock may already be changed again, or deleted.
+        return yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow))
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
+      return toDock(written, baseUrl)
     })
 
     const remove = Effect.fn("Docks.remove")(function*(ref: DockRef) {
@@ -459,7 +461,7 @@ export const DocksLive = Layer.effect(
       const removed = new Set((patch.removeTopics ?? []).map((topic) => topic.trim().toLowerCase()))
       const topics = yield* normalizeTopics([...row.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql.withTransaction(Effect.gen(function*() {
+      const written = yield* sql.withTransaction(Effect.gen(function*() {
         yield* repo.updateMetadata(row.id, {
           title,
           description,
@@ -478,8 +480,10 @@ export const DocksLive = Layer.effect(
             fields: changedFields(patch, { allowForks: "allow_forks", addTopics: "add_topics", removeTopics: "remove_topics" })
           }
         })
+        // Read in the writing transaction: after commit the Dock may already be changed again, or deleted.
+        return yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow))
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
+      return toDock(written, baseUrl)
     })
 
     const setCover = Effect.fn("Docks.setCover")(function*(ref: DockRef, page: string) {
@@ -492,7 +496,7 @@ export const DocksLive = Layer.effect(
         return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${row.owner_username}/${row.slug}` })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql.withTransaction(Effect.gen(function*() {
+      const written = yield* sql.withTransaction(Effect.gen(function*() {
         yield* repo.setCover(row.id, part.id, now)
         yield* activity.record({
           dockId: row.id,
@@ -501,8 +505,10 @@ export const DocksLive = Layer.effect(
           subjectId: part.id,
           details: { slug: part.slug }
         })
+        // Read in the writing transaction: after commit the Dock may already be changed again, or deleted.
+        return yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow))
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
+      return toDock(written, baseUrl)
     })
 
     const setGrounding = Effect.fn("Docks.setGrounding")(function*(ref: DockRef) {

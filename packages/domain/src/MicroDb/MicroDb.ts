@@ -380,9 +380,10 @@ export const MicroDbLive = Layer.effect(
       ]
       if (problems.length > 0) return yield* invalid("Invalid Micro DB fields", problems)
       yield* writeRules.admitWrite(principal)
-      const id = yield* transaction(Effect.gen(function*() {
+      // Answers are read inside the writing transaction: after commit another write (or a delete) may have come.
+      const written = yield* transaction(Effect.gen(function*() {
         const { created, shell } = yield* ensureShell(access.dockId, input)
-        if (created) return shell.id
+        if (created) return shell
         const at = yield* now
         yield* repo.updateShell(shell.id, {
           title: input.title === undefined ? shell.title : input.title?.trim() || "Micro DB",
@@ -391,9 +392,9 @@ export const MicroDbLive = Layer.effect(
           visibility: input.visibility === undefined ? shell.visibility : input.visibility
         }, at)
         yield* record(access.dockId, "micro_db.updated", { type: "page", id: shell.id })
-        return shell.id
+        return (yield* pages.findById(shell.id))!
       }))
-      return toPart((yield* pages.findById(id))!, baseUrl)
+      return toPart(written, baseUrl)
     })
 
     const snapshot = Effect.fn("MicroDb.snapshot")(function*(target: DockTarget) {
@@ -434,7 +435,7 @@ export const MicroDbLive = Layer.effect(
         else columns.push(defined.column)
       })
       if (errors.length > 0) return yield* invalid("Invalid table", errors)
-      const id = yield* transaction(Effect.gen(function*() {
+      const created = yield* transaction(Effect.gen(function*() {
         yield* ensureShell(access.dockId, {})
         const existing = yield* repo.tables(access.dockId)
         if (existing.length >= MAX_TABLES_PER_DOCK) {
@@ -454,9 +455,9 @@ export const MicroDbLive = Layer.effect(
           columns
         }, at)
         yield* record(access.dockId, "micro_db.table.created", { type: "micro_db_table", id }, { slug })
-        return id
+        return (yield* repo.findTable(access.dockId, id))!
       }))
-      return toTable((yield* repo.findTable(access.dockId, id))!)
+      return toTable(created)
     })
 
     const updateTable = Effect.fn("MicroDb.updateTable")(function*(target: DockTarget, ref: string, patch: TablePatch) {
@@ -469,7 +470,7 @@ export const MicroDbLive = Layer.effect(
           : [{ column: "position", message: "is an integer of 0 or more" }])
       ]
       if (errors.length > 0) return yield* invalid("Invalid table fields", errors)
-      const id = yield* transaction(Effect.gen(function*() {
+      const updated = yield* transaction(Effect.gen(function*() {
         const table = yield* tableIn(access.dockId, ref, true)
         const at = yield* now
         yield* repo.updateTable(table.id, {
@@ -478,9 +479,9 @@ export const MicroDbLive = Layer.effect(
         }, at)
         if (patch.position !== undefined) yield* repo.moveTable(access.dockId, table.id, patch.position)
         yield* record(access.dockId, "micro_db.table.updated", { type: "micro_db_table", id: table.id }, { slug: table.slug })
-        return table.id
+        return (yield* repo.findTable(access.dockId, table.id))!
       }))
-      return toTable((yield* repo.findTable(access.dockId, id))!)
+      return toTable(updated)
     })
 
     const deleteTable = Effect.fn("MicroDb.deleteTable")(function*(target: DockTarget, ref: string) {
