@@ -314,8 +314,8 @@ export const MicroDbLive = Layer.effect(
           claimCount: 0,
           sizeBytes: utf8Bytes(document.content)
         }
-        // The shell is one artifact of the Dock; its snapshots are history and not counted as content.
-        yield* writeRules.reserveContent(dockId, { artifacts: 1, bytes: 0 })
+        // The shell is one artifact of the Dock; its versions (snapshots) are stored history and count by their bytes.
+        yield* writeRules.reserveContent(dockId, { artifacts: 1, bytes: fields.sizeBytes })
         const id = yield* pages.insert(dockId, principal.userId as UserId, newPublicSlug(slug), fields, at)
         yield* pages.insertVersion(id, 1, fields, authorOf(principal), "created", at)
         if (input.visibility !== undefined) {
@@ -325,7 +325,12 @@ export const MicroDbLive = Layer.effect(
         return { shell: (yield* pages.findById(id))!, created: true }
       })
 
-    /** A new version of the shell holding the whole Micro DB; the oldest snapshots beyond retention go. */
+    /**
+     * A new version of the shell holding the whole Micro DB; the oldest snapshots beyond retention go. Returns the
+     * snapshot and the change in stored bytes (its own less the pruned ones), for the caller to reserve with the
+     * rest of its change: a table's delete releases its rows in the same reservation, so a full Dock can still
+     * delete.
+     */
     const takeSnapshot = (dockId: DockId, shell: PartRow) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
@@ -345,15 +350,16 @@ export const MicroDbLive = Layer.effect(
           version,
           tables: document.tables.length,
           rows: document.rows,
-          pruned
+          pruned: pruned.versions
         })
-        return new MicroDbSnapshot({
+        const snapshot = new MicroDbSnapshot({
           part_id: shell.id,
           version,
           created_at: at.toISOString(),
           tables: document.tables.length,
           rows: document.rows
         })
+        return { snapshot, bytes: fields.sizeBytes - pruned.bytes }
       })
 
     /** The shell, locked for a snapshot (first in the lock order), or not_found. */
@@ -399,7 +405,11 @@ export const MicroDbLive = Layer.effect(
 
     const snapshot = Effect.fn("MicroDb.snapshot")(function*(target: DockTarget) {
       const access = yield* writable(target)
-      return yield* transaction(Effect.flatMap(lockedShell(access.dockId), (shell) => takeSnapshot(access.dockId, shell)))
+      return yield* transaction(Effect.gen(function*() {
+        const { bytes, snapshot } = yield* takeSnapshot(access.dockId, yield* lockedShell(access.dockId))
+        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes })
+        return snapshot
+      }))
     })
 
     // ---- tables ----
@@ -488,9 +498,9 @@ export const MicroDbLive = Layer.effect(
       const access = yield* writable(target)
       return yield* transaction(Effect.gen(function*() {
         const { shell, table } = yield* lockedForSnapshot(access.dockId, ref)
-        const snapshot = yield* takeSnapshot(access.dockId, shell)
+        const { bytes: snapshotBytes, snapshot } = yield* takeSnapshot(access.dockId, shell)
         const bytes = yield* repo.deleteTable(access.dockId, table.id)
-        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: -bytes })
+        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: snapshotBytes - bytes })
         yield* record(access.dockId, "micro_db.table.deleted", { type: "micro_db_table", id: table.id }, {
           slug: table.slug,
           rows: table.row_count,
@@ -634,13 +644,13 @@ export const MicroDbLive = Layer.effect(
       return yield* transaction(Effect.gen(function*() {
         const { shell, table } = yield* lockedForSnapshot(access.dockId, ref)
         const column = yield* columnIn(table, slug)
-        const snapshot = yield* takeSnapshot(access.dockId, shell)
+        const { bytes: snapshotBytes, snapshot } = yield* takeSnapshot(access.dockId, shell)
         const bytes = yield* repo.dropColumnData(table.id, column.slug)
         yield* saveColumns(
           access,
           table,
           table.columns.filter((existing) => existing.slug !== column.slug),
-          bytes,
+          snapshotBytes + bytes,
           "micro_db.column.deleted",
           { column: column.slug, snapshot_version: snapshot.version }
         )

@@ -276,7 +276,8 @@ export const PagesLive = Layer.effect(
         ) {
           return { action: "unchanged" as const, row: existing }
         }
-        yield* writeRules.reserveContent(dockId, { artifacts: 0, bytes: fields.sizeBytes - existing.size_bytes })
+        // History counts (docs/decisions.md): the old version stays stored, so the new one's bytes are all new.
+        yield* writeRules.reserveContent(dockId, { artifacts: 0, bytes: fields.sizeBytes })
         const version = existing.version + 1
         yield* repo.update(existing.id, version, fields, now)
         yield* repo.insertVersion(existing.id, version, fields, author, "updated", now)
@@ -474,7 +475,7 @@ export const PagesLive = Layer.effect(
         const current = yield* repo.findInDock(access.dockId, row.id, true)
         if (current === undefined) return yield* new NotFound({ message: `No page "${row.slug ?? row.id}" in this Dock` })
         const next = current.version + 1
-        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: fields.sizeBytes - current.size_bytes })
+        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: fields.sizeBytes })
         yield* repo.update(row.id, next, fields, now)
         yield* repo.insertVersion(row.id, next, fields, author, "restored", now, number)
         yield* activity.record({
@@ -496,8 +497,10 @@ export const PagesLive = Layer.effect(
       if (row.page_kind === "micro_db") return yield* microDbShellRefused("deleted")
       yield* writeRules.admitWrite(principal)
       yield* sql.withTransaction(Effect.gen(function*() {
+        // The page goes with its versions: every stored version's bytes are released.
+        const stored = yield* repo.storedBytes(row.id)
         yield* sql`delete from parts where id = ${row.id}`.pipe(Effect.orDie)
-        yield* writeRules.reserveContent(access.dockId, { artifacts: -1, bytes: -row.size_bytes })
+        yield* writeRules.reserveContent(access.dockId, { artifacts: -1, bytes: -stored })
         yield* activity.record({
           dockId: access.dockId,
           action: "page.deleted",
