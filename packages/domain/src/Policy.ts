@@ -142,6 +142,25 @@ export const checkPublish = (
 export const setsPublishing = (exposure: Exposure): boolean =>
   exposure.visibility !== undefined || exposure.discoverable !== undefined || exposure.allowForks !== undefined
 
+/**
+ * Deleting a Dock: the owner's, never a sandbox token's. An unclaimed sandbox is deleted by the sweep after its
+ * claim window; deleted earlier, its registration would have nothing left to claim (spec §3: a sandbox token
+ * authors inside its sandbox, nothing more).
+ */
+export const checkDeleteDock = (
+  principal: Principal,
+  dock: DockAccess
+): Effect.Effect<void, NotFound | Unauthorized | PermissionDenied> =>
+  Effect.gen(function*() {
+    yield* checkOwner(principal, dock)
+    if (principal.sandbox) {
+      return yield* new PermissionDenied({
+        message: "A sandbox token cannot delete its sandbox: unclaimed, it is deleted after the claim window; claim it first",
+        details: { sandbox: true }
+      })
+    }
+  })
+
 /** Creating a Dock is a write not scoped to any Dock: restricted and sandbox tokens get a structured 403. */
 export const checkCreateDock = (principal: Principal): Effect.Effect<void, Unauthorized | PermissionDenied> =>
   Effect.gen(function*() {

@@ -657,6 +657,42 @@ layer(DomainTest)("Registrations", (it) => {
       expect((yield* completeClaimed(fresh.registration_id, code)).account.email).toBe(other)
     }))
 
+  it.effect("a sandbox token cannot delete its sandbox: permission_denied, the Dock stays claimable", () =>
+    Effect.gen(function*() {
+      yield* freshTime
+      const registration = yield* registerAnonymous()
+      const principal = yield* authenticate(registration.credential)
+      const error = yield* Effect.flip(
+        Effect.flatMap(Docks, (docks) => docks.remove({ _tag: "ById", id: registration.sandbox_bucket.id })).pipe(
+          Effect.provideService(CurrentPrincipal, principal)
+        )
+      )
+      expect(error).toMatchObject({ code: "permission_denied", status: 403, details: { sandbox: true } })
+      expect((yield* claimWithNewAccount(registration)).bucket.id).toBe(registration.sandbox_bucket.id)
+    }))
+
+  it.effect("claim of a sandbox that no longer exists: not_found at start and at every complete, nothing sent or spent", () =>
+    Effect.gen(function*() {
+      yield* freshTime
+      const registration = yield* registerAnonymous()
+      const email = newEmail("gone")
+      const otp = yield* startAndReadCode(registration.registration_id, email)
+      // deleted as sandbox tokens could before they were refused, or by an operator
+      yield* sql`delete from docks where id = ${registration.sandbox_bucket.id}`
+      const expected = {
+        error: {
+          code: "not_found",
+          status: 404,
+          message: "The sandbox of this registration no longer exists: there is nothing to claim",
+          details: { field: "claim_token" }
+        }
+      }
+      for (let n = 0; n < 3; n++) expect(body(yield* Effect.flip(complete(registration.registration_id, otp)))).toEqual(expected)
+      expect(body(yield* Effect.flip(start(registration.registration_id, newEmail("late"))))).toEqual(expected)
+      expect(yield* mailTo(email)).toHaveLength(1)
+      expect((yield* registrationRow(registration.registration_id))!.status).toBe("unclaimed")
+    }))
+
   it.effect("claim-complete: answers ClaimCompleted with the Dock, the new account and the token", () =>
     Effect.gen(function*() {
       const now = yield* freshTime

@@ -6,7 +6,7 @@ import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { BadRequest, Forbidden, NotFound, TierLimitExceeded, Unauthorized, ValidationError } from "../Errors.ts"
 import { DockId, type UserId } from "../Ids.ts"
 import { Limits, PublicBaseUrl } from "../Limits.ts"
-import { canRead, checkCreateDock, checkOwner, checkPublish, checkSandboxExposure, type DockAccess, roleOf } from "../Policy.ts"
+import { canRead, checkCreateDock, checkDeleteDock, checkOwner, checkPublish, checkSandboxExposure, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
 import { authorOf, makePagesRepo } from "../Pages/PagesRepo.ts"
@@ -315,7 +315,7 @@ export const DocksLive = Layer.effect(
     const remove = Effect.fn("Docks.remove")(function*(ref: DockRef) {
       const principal = yield* CurrentPrincipal
       const { access, row } = yield* readable(ref)
-      yield* checkOwner(principal, access)
+      yield* checkDeleteDock(principal, access)
       yield* writeRules.admitWrite(principal)
       // The owner's default Dock may go too; the user then has none until one is made the default again.
       yield* repo.remove(row.id)
