@@ -329,6 +329,23 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(yield* partsIn(dock.id)).toBe(0)
     }))
 
+  it.scoped("push_markdown_file: an unpaired surrogate escape in front matter is invalid_front_matter naming the field, not internal", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const dock = yield* createBucket(owner.client, { title: "Surrogates", slug: `surrogates-${unique()}` })
+      for (
+        const [yaml, path] of [["title: \"\\ud800\"", "title"], ["tags: [ok, \"\\udfff\"]", "tags[1]"], ["note: \"a\\ud83d\"", "note"]]
+      ) {
+        const body = yield* error(owner.client, "push_markdown_file", {
+          bucket: dock.id,
+          page_slug: "odd",
+          page_content: `---\n${yaml}\n---\nbody\n`
+        })
+        expect(body, yaml).toMatchObject({ code: "invalid_front_matter", status: 400, details: { path, line: 2 } })
+      }
+      expect(ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id })).parts).toEqual([])
+    }))
+
   it.scoped("push_markdown_file: front matter feeds the part and get_web_page's grounding, never placement or visibility", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
