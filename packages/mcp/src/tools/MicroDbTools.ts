@@ -63,7 +63,8 @@ export const pushMicroDb = tool({
   name: "push_micro_db",
   description:
     "Create or update the Dock's Micro DB artifact (its one page of kind micro_db, whose versions are snapshots): " +
-    "`title`, `slug`, `visibility` (\"private\" hides the tables from non-members even in a public Dock) and " +
+    "`title`, `slug`, `visibility` (\"private\" hides the tables from non-members even in a public Dock; only " +
+    "the Dock's owner may set it) and " +
     "`summary`. With no Dock named it is your default Dock's. Returns `{ part }`.",
   input: Schema.Struct({
     ...WriteTarget,
