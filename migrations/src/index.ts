@@ -9,6 +9,7 @@ import links from "./0004_links.ts"
 import searchRank from "./0005_search_rank.ts"
 import microDb from "./0006_micro_db.ts"
 import images from "./0007_images.ts"
+import historyUsage from "./0008_history_usage.ts"
 
 export interface Migration {
   readonly id: number
@@ -23,5 +24,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 4, name: "links", sql: links },
   { id: 5, name: "search_rank", sql: searchRank },
   { id: 6, name: "micro_db", sql: microDb },
-  { id: 7, name: "images", sql: images }
+  { id: 7, name: "images", sql: images },
+  { id: 8, name: "history_usage", sql: historyUsage }
 ]

@@ -85,8 +85,69 @@ export const checkOwner = (
     }
   })
 
-/** Making a Dock public or discoverable, or granting others access: owner only, never from a sandbox token. */
+/**
+ * What a write would do beyond changing content: who can see, find or copy a Dock or its Micro DB, or anything
+ * else a sandbox token may not do.
+ */
+export interface Exposure {
+  readonly visibility?: "private" | "public" | undefined
+  readonly discoverable?: boolean | undefined
+  readonly allowForks?: boolean | undefined
+  readonly publish?: boolean | undefined
+  readonly share?: boolean | undefined
+  readonly grant?: boolean | undefined
+  readonly fork?: boolean | undefined
+  readonly createDock?: boolean | undefined
+}
+
+/** A sandbox token may author inside its sandbox and nothing more. */
+export const checkSandboxExposure = (principal: Principal, exposure: Exposure): Effect.Effect<void, PermissionDenied> => {
+  if (!principal.sandbox) return Effect.void
+  const refused = [
+    exposure.visibility === "public" ? "make a Dock public" : null,
+    exposure.discoverable === true ? "make a Dock discoverable" : null,
+    exposure.allowForks === true ? "allow forks" : null,
+    exposure.publish ? "publish" : null,
+    exposure.share ? "create share links" : null,
+    exposure.grant ? "grant collaborators" : null,
+    exposure.fork ? "fork Docks" : null,
+    exposure.createDock ? "create Docks" : null
+  ].filter((what) => what !== null)
+  if (refused.length === 0) return Effect.void
+  return Effect.fail(
+    new PermissionDenied({
+      message: `A sandbox token cannot ${refused.join(", ")}; claim the sandbox first (see /auth.md)`,
+      details: { sandbox: true }
+    })
+  )
+}
+
+/**
+ * Publishing: the one check for every setting of who can see, find or copy a Dock or its Micro DB (visibility,
+ * discoverable, allow_forks, on any path) and for grants. Setting any of them, whatever the value, is the owner's
+ * alone (an editor could otherwise expose the owner's private data); exposing anything is never a sandbox
+ * token's. Writes that set none of them need only checkWrite.
+ */
 export const checkPublish = (
+  principal: Principal,
+  dock: DockAccess,
+  exposure: Exposure = { publish: true }
+): Effect.Effect<void, NotFound | Unauthorized | PermissionDenied> =>
+  Effect.gen(function*() {
+    yield* checkOwner(principal, dock)
+    yield* checkSandboxExposure(principal, exposure)
+  })
+
+/** Whether a write sets any publishing setting (a given visibility, discoverable or allow_forks, whatever its value). */
+export const setsPublishing = (exposure: Exposure): boolean =>
+  exposure.visibility !== undefined || exposure.discoverable !== undefined || exposure.allowForks !== undefined
+
+/**
+ * Deleting a Dock: the owner's, never a sandbox token's. An unclaimed sandbox is deleted by the sweep after its
+ * claim window; deleted earlier, its registration would have nothing left to claim (spec §3: a sandbox token
+ * authors inside its sandbox, nothing more).
+ */
+export const checkDeleteDock = (
   principal: Principal,
   dock: DockAccess
 ): Effect.Effect<void, NotFound | Unauthorized | PermissionDenied> =>
@@ -94,7 +155,8 @@ export const checkPublish = (
     yield* checkOwner(principal, dock)
     if (principal.sandbox) {
       return yield* new PermissionDenied({
-        message: "A sandbox token cannot publish, share or grant access; claim the sandbox first"
+        message: "A sandbox token cannot delete its sandbox: unclaimed, it is deleted after the claim window; claim it first",
+        details: { sandbox: true }
       })
     }
   })

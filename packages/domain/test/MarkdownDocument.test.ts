@@ -225,6 +225,25 @@ describe("splitFrontMatter", () => {
       expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain("polluted")
     }))
 
+  it.effect("refuses an unpaired surrogate escape in a value or key, naming where (no UTF-8 text can hold it)", () =>
+    Effect.gen(function*() {
+      for (
+        const [yaml, path, line] of [
+          ['title: "\\ud800"', "title", 2],
+          ['summary: ok\ntags: [a, "b\\udc00c"]', "tags[1]", 3],
+          ['meta:\n  note: "x\\udbff"', "meta.note", 3],
+          ['"k\\ud800": 1', "k\uFFFD", 2]
+        ] as const
+      ) {
+        const error = yield* splitError(`---\n${yaml}\n---\nbody`)
+        expect(error.code, yaml).toBe("invalid_front_matter")
+        expect(error.details, yaml).toEqual({ path, line })
+        expect(error.message).toContain("not valid Unicode")
+      }
+      // an escaped pair is one character, and fine
+      expect((yield* split('---\ntitle: "\\ud83d\\ude80"\n---\nbody')).frontMatter).toEqual({ title: "\u{1F680}" })
+    }))
+
   it.effect("requires a mapping at the top level", () =>
     Effect.gen(function*() {
       for (const yaml of ["- a\n- b", "just a string", "42", "[1, 2]"]) {

@@ -54,7 +54,7 @@ layer(DomainTest)("MicroDb", (it) => {
       expect(gone.rows).toBe(3)
     }))
 
-  it.effect("a fork copies the Micro DB's tables and rows (new ids, same data and order) and counts their bytes", () =>
+  it.effect("a fork copies the Micro DB's tables and rows (new ids, same data and order) and counts their bytes and the shell's", () =>
     Effect.gen(function*() {
       const upstreamUser = yield* newUser("mdbup")
       const forkerUser = yield* newUser("mdbfork")
@@ -83,6 +83,9 @@ layer(DomainTest)("MicroDb", (it) => {
       const [usage] = yield* sql<{ bytes: string }>`select bytes from dock_usage where dock_id = ${fork.id}`
       const [rows] = yield* sql<{ bytes: string }>`select sum(r.size_bytes)::bigint as bytes from micro_db_rows r
         join micro_db_tables t on t.id = r.table_id where t.dock_id = ${fork.id}`
-      expect(Number(usage!.bytes)).toBe(Number(rows!.bytes))
+      // the copied shell is stored too (its one version, the latest snapshot) and counts like any page
+      const [shell] = yield* sql<{ bytes: string }>`select sum(v.size_bytes)::bigint as bytes from part_versions v
+        join parts p on p.id = v.part_id where p.dock_id = ${fork.id}`
+      expect(Number(usage!.bytes)).toBe(Number(rows!.bytes) + Number(shell!.bytes))
     }))
 })

@@ -657,6 +657,65 @@ layer(DomainTest)("Registrations", (it) => {
       expect((yield* completeClaimed(fresh.registration_id, code)).account.email).toBe(other)
     }))
 
+  it.effect("claim-complete: a stranger who spends an address's wrong tries delays its claims until the next UTC midnight, no longer", () =>
+    Effect.gen(function*() {
+      // The decided trade-off (docs/decisions.md, "The per-email wrong-try budget stays"): the budget bounds
+      // guessing against one address across registrations, so a stranger can spend it, for the rest of the day.
+      const midnight = yield* freshTime
+      yield* TestClock.adjust("18 hours")
+      const victim = newEmail("victim")
+      const own = yield* registerAnonymous()
+      for (let round = 0; round < 4; round++) {
+        const stranger = yield* registerAnonymous()
+        const otp = yield* startAndReadCode(stranger.registration_id, victim)
+        for (let n = 0; n < 5; n++) expectRefusal(yield* Effect.flip(complete(stranger.registration_id, wrongCode(otp))))
+      }
+      const otp = yield* startAndReadCode(own.registration_id, victim)
+      const capped = yield* Effect.flip(complete(own.registration_id, otp))
+      expect(capped.code).toBe("rate_limited")
+      expect(retryAfter(capped)).toBe(6 * 60 * 60)
+      // the same sandbox is claimed with another address at once, or with this one after midnight
+      yield* TestClock.setTime(midnight + Duration.toMillis(Duration.days(1)))
+      const next = yield* startAndReadCode(own.registration_id, victim)
+      expect((yield* completeClaimed(own.registration_id, next)).account.email).toBe(victim)
+    }))
+
+  it.effect("a sandbox token cannot delete its sandbox: permission_denied, the Dock stays claimable", () =>
+    Effect.gen(function*() {
+      yield* freshTime
+      const registration = yield* registerAnonymous()
+      const principal = yield* authenticate(registration.credential)
+      const error = yield* Effect.flip(
+        Effect.flatMap(Docks, (docks) => docks.remove({ _tag: "ById", id: registration.sandbox_bucket.id })).pipe(
+          Effect.provideService(CurrentPrincipal, principal)
+        )
+      )
+      expect(error).toMatchObject({ code: "permission_denied", status: 403, details: { sandbox: true } })
+      expect((yield* claimWithNewAccount(registration)).bucket.id).toBe(registration.sandbox_bucket.id)
+    }))
+
+  it.effect("claim of a sandbox that no longer exists: not_found at start and at every complete, nothing sent or spent", () =>
+    Effect.gen(function*() {
+      yield* freshTime
+      const registration = yield* registerAnonymous()
+      const email = newEmail("gone")
+      const otp = yield* startAndReadCode(registration.registration_id, email)
+      // deleted as sandbox tokens could before they were refused, or by an operator
+      yield* sql`delete from docks where id = ${registration.sandbox_bucket.id}`
+      const expected = {
+        error: {
+          code: "not_found",
+          status: 404,
+          message: "The sandbox of this registration no longer exists: there is nothing to claim",
+          details: { field: "claim_token" }
+        }
+      }
+      for (let n = 0; n < 3; n++) expect(body(yield* Effect.flip(complete(registration.registration_id, otp)))).toEqual(expected)
+      expect(body(yield* Effect.flip(start(registration.registration_id, newEmail("late"))))).toEqual(expected)
+      expect(yield* mailTo(email)).toHaveLength(1)
+      expect((yield* registrationRow(registration.registration_id))!.status).toBe("unclaimed")
+    }))
+
   it.effect("claim-complete: answers ClaimCompleted with the Dock, the new account and the token", () =>
     Effect.gen(function*() {
       const now = yield* freshTime

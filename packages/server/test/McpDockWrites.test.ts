@@ -803,11 +803,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
 
         const fork = refused(yield* call(client, "fork_bucket", { bucket_path: pathOf(owner.user, upstream) }))
         expect(fork.error, era).toMatchObject({ code: "permission_denied", status: 403 })
-        for (const patch of [{ visibility: "public" }, { discoverable: true }]) {
+        // allow_forks would let anyone copy the sandbox once it is public: a publishing setting like the others.
+        for (const patch of [{ visibility: "public" }, { discoverable: true }, { allow_forks: true }]) {
           const body = refused(yield* call(client, "update_bucket_metadata", { bucket_path: sandboxPath, ...patch }))
           expect(body.error, era).toMatchObject({ code: "permission_denied", status: 403 })
         }
-        expect(yield* dockRow(sandboxId)).toMatchObject({ visibility: "private", discoverable: false })
+        expect(yield* dockRow(sandboxId)).toMatchObject({ visibility: "private", discoverable: false, allow_forks: false })
 
         // Outside its sandbox nothing can be read, so nothing can be grounded.
         expect(refused(yield* call(client, "set_grounding_bucket", { bucket_path: pathOf(owner.user, upstream) }))).toEqual(

@@ -393,6 +393,35 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(yield* shellsIn(owner.client, dock.id)).toEqual([])
     }))
 
+  it.scoped("row keys that could reach a prototype are validation_error naming the key, never dropped silently", () =>
+    Effect.gen(function*() {
+      const { dock, owner } = yield* cast
+      yield* createTable(owner.client, { bucket: dock.id, name: "Keys", columns: [{ name: "Name", type: "text" }] })
+      const row = yield* insert(owner.client, dock.id, "keys", { name: "kept" })
+      for (const key of ["__proto__", "constructor", "prototype"]) {
+        // as JSON.parse makes it: an own key (a decoder's copy would drop an own __proto__ without a word)
+        const data = JSON.parse(`{"name": "x", ${JSON.stringify(key)}: {"polluted": true}}`)
+        expect(Object.keys(data)).toContain(key)
+        for (
+          const [tool, args] of [
+            ["insert_micro_db_row", { data }],
+            ["insert_micro_db_rows", { rows: [{ name: "fine" }, data] }],
+            ["update_micro_db_row", { row_id: row.id, data }]
+          ] as const
+        ) {
+          const body = yield* error(owner.client, tool, { bucket: dock.id, table: "keys", ...args })
+          expect(body, `${tool} ${key}`).toMatchObject({ code: "validation_error", status: 400 })
+          expect(body.message, `${tool} ${key}`).toContain(`"${key}"`)
+        }
+      }
+      expect((yield* query(owner.client, { bucket: dock.id, table: "keys" })).rows.map((entry) => entry.data)).toEqual([{ name: "kept" }])
+      // nor can a column take such a slug (a plain object inherits a `constructor`)
+      for (const slug of ["constructor", "prototype"]) {
+        expect(yield* invalidColumns(owner.client, "add_micro_db_column", { bucket: dock.id, table: "keys", column_def: { name: slug, type: "text" } }))
+          .toEqual([slug])
+      }
+    }))
+
   it.scoped("creating the first table creates the shell; later tables reuse it", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast

@@ -136,6 +136,15 @@ const usageOf = (dockId: string) =>
       Effect.orDie
     ))
 
+/** The bytes of every stored version of the Dock's Micro DB shell (its snapshots): they count as content too. */
+const shellBytes = (dockId: string) =>
+  Effect.flatMap(TestServer, (server) =>
+    server.sql<{ bytes: number }>`select coalesce(sum(v.size_bytes), 0)::int as bytes
+      from part_versions v join parts p on p.id = v.part_id where p.dock_id = ${dockId} and p.page_kind = 'micro_db'`.pipe(
+      Effect.map((rows) => rows[0]!.bytes),
+      Effect.orDie
+    ))
+
 /** Everything of a Dock's Micro DB in the database, as text: tables, rows, the shell and its versions. */
 const microDbState = (dockId: string) =>
   Effect.flatMap(TestServer, (server) =>
@@ -647,6 +656,7 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       const keep = yield* createTable(owner.client, dock.id, "Keep", [{ name: "T", slug: "t", type: "text" }])
       yield* insertRows(owner.client, dock.id, keep.id, [{ t: "stays" }])
       const base = yield* usageOf(dock.id)
+      const baseShell = yield* shellBytes(dock.id)
       for (let round = 0; round < 3; round++) {
         const table = yield* createTable(owner.client, dock.id, `Doomed ${round}`, [{ name: "T", slug: "t", type: "long_text" }])
         const rows = yield* insertRows(owner.client, dock.id, table.id, Array.from({ length: 20 }, (_, i) => ({ t: "x".repeat(100 + i) })))
@@ -662,14 +672,16 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
           expect(refused(result).error.code).toBe("not_found")
         }
         expect(yield* stored(table.id)).toEqual({ n: 0, bytes: 0, row_count: null })
-        expect(yield* usageOf(dock.id)).toEqual(base)
+        // the rows are released; the delete's snapshot stays stored and counted
+        expect(yield* usageOf(dock.id)).toEqual({ artifacts: base.artifacts, bytes: base.bytes + (yield* shellBytes(dock.id)) - baseShell })
       }
       // what the Dock is charged for is what it holds
       const server = yield* TestServer
       const [held] = yield* server.sql<{ bytes: number }>`select
           ((select coalesce(sum(size_bytes), 0) from micro_db_rows r join micro_db_tables t on t.id = r.table_id
             where t.dock_id = ${dock.id}) +
-           (select coalesce(sum(size_bytes), 0) from parts where dock_id = ${dock.id} and page_kind <> 'micro_db'))::int as bytes`
+           (select coalesce(sum(v.size_bytes), 0) from part_versions v join parts p on p.id = v.part_id
+            where p.dock_id = ${dock.id}))::int as bytes`
       expect((yield* usageOf(dock.id)).bytes).toBe(held!.bytes)
     }))
 
@@ -1305,6 +1317,31 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       yield* expectAll("outsider read after push public", outsider.client, readCalls(dock.id, table.id, rows[0].id), "ok")
     }))
 
+  it.scoped("publishing the Micro DB is the owner's: an editor's push_micro_db with a visibility is permission_denied, nothing changes", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const editor = yield* actor(MODERN)
+      const { dock, rows, table } = yield* seededMicroDb(owner.client, { visibility: "public" }, { visibility: "private", title: "Secret DB" })
+      yield* grant(dock.id, editor.user, "editor")
+      const state = yield* microDbState(dock.id)
+      // any visibility is a publishing setting: public would expose the owner's rows, private would hide them
+      for (const visibility of ["public", "private"]) {
+        expect(yield* fail(editor.client, "push_micro_db", { bucket: dock.id, visibility }), visibility).toMatchObject({
+          code: "permission_denied",
+          status: 403
+        })
+        expect(yield* fail(editor.client, "push_micro_db", { bucket: dock.id, title: "Mine now", visibility }), visibility)
+          .toMatchObject({ code: "permission_denied" })
+      }
+      expect(yield* microDbState(dock.id)).toBe(state)
+      const anonymous = yield* connectPublic(MODERN)
+      yield* expectAll("anonymous read", anonymous, readCalls(dock.id, table.id, rows[0].id).slice(1), "not_found")
+      // the editor still edits the shell's other fields; the owner publishes
+      expect((yield* use(editor.client, "push_micro_db", { bucket: dock.id, summary: "by the editor" })).part.summary).toBe("by the editor")
+      yield* use(owner.client, "push_micro_db", { bucket: dock.id, visibility: "public" })
+      yield* expectAll("anonymous read once the owner publishes", anonymous, readCalls(dock.id, table.id, rows[0].id), "ok")
+    }))
+
   it.scoped("rows count against the Dock's content size by the UTF-8 size of their JSON data", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
@@ -1332,11 +1369,14 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       expect((yield* usageOf(dock.id)).bytes - base.bytes).toBe(sizes[0]! + sizes[1]! + shorter!)
       yield* use(owner.client, "delete_micro_db_row", { bucket: dock.id, table: table.id, row_id: inserted[1].id })
       expect((yield* usageOf(dock.id)).bytes - base.bytes).toBe(sizes[0]! + shorter!)
-      // deleting the table releases the rest; snapshots are history and not counted
+      // snapshots are stored history and count by their bytes; deleting the table releases its rows
+      const baseShell = yield* shellBytes(dock.id)
       yield* use(owner.client, "snapshot_micro_db", { bucket: dock.id })
-      expect((yield* usageOf(dock.id)).bytes - base.bytes).toBe(sizes[0]! + shorter!)
+      const snapshots = () => Effect.map(shellBytes(dock.id), (bytes) => bytes - baseShell)
+      expect(yield* snapshots()).toBeGreaterThan(0)
+      expect((yield* usageOf(dock.id)).bytes - base.bytes).toBe(sizes[0]! + shorter! + (yield* snapshots()))
       yield* use(owner.client, "delete_micro_db_table", { bucket: dock.id, table: table.id })
-      expect((yield* usageOf(dock.id)).bytes).toBe(base.bytes)
+      expect((yield* usageOf(dock.id)).bytes).toBe(base.bytes + (yield* snapshots()))
     }))
 })
 

@@ -329,6 +329,23 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(yield* partsIn(dock.id)).toBe(0)
     }))
 
+  it.scoped("push_markdown_file: an unpaired surrogate escape in front matter is invalid_front_matter naming the field, not internal", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const dock = yield* createBucket(owner.client, { title: "Surrogates", slug: `surrogates-${unique()}` })
+      for (
+        const [yaml, path] of [["title: \"\\ud800\"", "title"], ["tags: [ok, \"\\udfff\"]", "tags[1]"], ["note: \"a\\ud83d\"", "note"]]
+      ) {
+        const body = yield* error(owner.client, "push_markdown_file", {
+          bucket: dock.id,
+          page_slug: "odd",
+          page_content: `---\n${yaml}\n---\nbody\n`
+        })
+        expect(body, yaml).toMatchObject({ code: "invalid_front_matter", status: 400, details: { path, line: 2 } })
+      }
+      expect(ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id })).parts).toEqual([])
+    }))
+
   it.scoped("push_markdown_file: front matter feeds the part and get_web_page's grounding, never placement or visibility", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
@@ -696,6 +713,36 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(ok(yield* call(editor.client, `restore_${family}_version`, { ...ref, version: 2 })).part.version).toBe(4)
       }))
   }
+
+  it.scoped("12 parallel pushes to one slug: each answer is the version it wrote (2..13, each with its own content)", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const dock = yield* createBucket(owner.client, { title: "Race", slug: `race-${unique()}` })
+      const writers = yield* Effect.forEach([0, 1, 2, 3], () => Effect.flatMap(tokenFor(owner.user), (token) => connect(token, MODERN)))
+      const body = (n: number) => `# Edition ${n}\n\nwritten by push ${n}\n`
+      yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "race", content_type: "markdown", page_content: body(0) })
+      const answers = yield* Effect.forEach(
+        Array.from({ length: 12 }, (_, i) => i + 1),
+        (n) =>
+          Effect.map(
+            push(writers[n % writers.length]!, "push_web_page", {
+              bucket: dock.id,
+              page_slug: "race",
+              content_type: "markdown",
+              page_content: body(n)
+            }),
+            (answer) => ({ n, version: answer.part.version as number, action: answer.action })
+          ),
+        { concurrency: "unbounded" }
+      )
+      expect(answers.every((answer) => answer.action === "updated")).toBe(true)
+      expect(answers.map((answer) => answer.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 2))
+      // the version each push was told holds exactly what that push wrote
+      for (const answer of answers) {
+        const stored = ok(yield* call(owner.client, "get_web_page_version", { bucket: dock.id, web_page: "race", version: answer.version }))
+        expect(stored.content, `push ${answer.n} was told version ${answer.version}`).toBe(body(answer.n))
+      }
+    }))
 
   it.scoped("restore_web_page_version brings back the old version's extracted text (format text, search)", () =>
     Effect.gen(function*() {

@@ -6,8 +6,7 @@ import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { BadRequest, Forbidden, NotFound, TierLimitExceeded, Unauthorized, ValidationError } from "../Errors.ts"
 import { DockId, type UserId } from "../Ids.ts"
 import { Limits, PublicBaseUrl } from "../Limits.ts"
-import { canRead, checkCreateDock, checkOwner, type DockAccess, roleOf } from "../Policy.ts"
-import { checkSandboxExposure } from "../Sandbox/WriteRules.ts"
+import { canRead, checkCreateDock, checkDeleteDock, checkOwner, checkPublish, checkSandboxExposure, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
 import { authorOf, makePagesRepo } from "../Pages/PagesRepo.ts"
@@ -311,8 +310,7 @@ export const DocksLive = Layer.effect(
     const update = Effect.fn("Docks.update")(function*(ref: DockRef, patch: DockPatch) {
       const principal = yield* CurrentPrincipal
       const { access, row } = yield* readable(ref)
-      yield* checkOwner(principal, access)
-      yield* checkSandboxExposure(principal, { visibility: patch.visibility })
+      yield* checkPublish(principal, access, { visibility: patch.visibility })
       yield* writeRules.admitWrite(principal)
       const title = patch.title === undefined ? row.title : yield* normalizeTitle({ title: patch.title })
       const description = patch.description === undefined ? row.description : patch.description?.trim() || null
@@ -321,7 +319,7 @@ export const DocksLive = Layer.effect(
       }
       const tags = patch.tags === undefined ? row.tags : yield* normalizeTags(patch.tags)
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql.withTransaction(Effect.gen(function*() {
+      const written = yield* sql.withTransaction(Effect.gen(function*() {
         yield* repo.update(row.id, { title, description, visibility: patch.visibility ?? row.visibility, tags, now })
         yield* activity.record({
           dockId: row.id,
@@ -330,14 +328,16 @@ export const DocksLive = Layer.effect(
           subjectId: row.id,
           details: { fields: changedFields(patch) }
         })
+        // Read in the writing transaction: after commit the Dock may already be changed again, or deleted.
+        return yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow))
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
+      return toDock(written, baseUrl)
     })
 
     const remove = Effect.fn("Docks.remove")(function*(ref: DockRef) {
       const principal = yield* CurrentPrincipal
       const { access, row } = yield* readable(ref)
-      yield* checkOwner(principal, access)
+      yield* checkDeleteDock(principal, access)
       yield* writeRules.admitWrite(principal)
       // The owner's default Dock may go too; the user then has none until one is made the default again.
       yield* repo.remove(row.id)
@@ -468,8 +468,11 @@ export const DocksLive = Layer.effect(
     const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(ref: DockRef, patch: MetadataPatch) {
       const principal = yield* CurrentPrincipal
       const { access, row } = yield* readable(ref)
-      yield* checkOwner(principal, access)
-      yield* checkSandboxExposure(principal, { visibility: patch.visibility, discoverable: patch.discoverable })
+      yield* checkPublish(principal, access, {
+        visibility: patch.visibility,
+        discoverable: patch.discoverable,
+        allowForks: patch.allowForks
+      })
       yield* writeRules.admitWrite(principal)
       const title = patch.name === undefined ? row.title : yield* normalizeTitle({ name: patch.name }, "name")
       const description = patch.description === undefined ? row.description : patch.description?.trim() || null
@@ -480,7 +483,7 @@ export const DocksLive = Layer.effect(
       const removed = new Set((patch.removeTopics ?? []).map((topic) => topic.trim().toLowerCase()))
       const topics = yield* normalizeTopics([...row.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql.withTransaction(Effect.gen(function*() {
+      const written = yield* sql.withTransaction(Effect.gen(function*() {
         yield* repo.updateMetadata(row.id, {
           title,
           description,
@@ -499,8 +502,10 @@ export const DocksLive = Layer.effect(
             fields: changedFields(patch, { allowForks: "allow_forks", addTopics: "add_topics", removeTopics: "remove_topics" })
           }
         })
+        // Read in the writing transaction: after commit the Dock may already be changed again, or deleted.
+        return yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow))
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
+      return toDock(written, baseUrl)
     })
 
     const setCover = Effect.fn("Docks.setCover")(function*(ref: DockRef, page: string) {
@@ -513,7 +518,7 @@ export const DocksLive = Layer.effect(
         return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${row.owner_username}/${row.slug}` })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql.withTransaction(Effect.gen(function*() {
+      const written = yield* sql.withTransaction(Effect.gen(function*() {
         yield* repo.setCover(row.id, part.id, now)
         yield* activity.record({
           dockId: row.id,
@@ -522,8 +527,10 @@ export const DocksLive = Layer.effect(
           subjectId: part.id,
           details: { slug: part.slug }
         })
+        // Read in the writing transaction: after commit the Dock may already be changed again, or deleted.
+        return yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow))
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      return toDock(yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
+      return toDock(written, baseUrl)
     })
 
     const setGrounding = Effect.fn("Docks.setGrounding")(function*(ref: DockRef) {

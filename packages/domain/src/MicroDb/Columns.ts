@@ -3,6 +3,7 @@
  * conversions a type change may make. Pure: no I/O. The rules are documented in docs/micro-db.md.
  */
 import { Schema } from "effect"
+import { FORBIDDEN_KEYS } from "../Pages/MarkdownDocument.ts"
 import { utf8Bytes } from "../Pages/Part.ts"
 
 export const ColumnType = Schema.Literal(
@@ -68,7 +69,34 @@ export const SYSTEM_COLUMNS = ["id", "created_at", "updated_at"] as const
 export type SystemColumn = (typeof SYSTEM_COLUMNS)[number]
 
 const COLUMN_SLUG = /^[a-z][a-z0-9_-]{0,63}$/
-export const isColumnSlug = (slug: string) => COLUMN_SLUG.test(slug) && !(SYSTEM_COLUMNS as ReadonlyArray<string>).includes(slug)
+/**
+ * `constructor` and `prototype` are refused like in front matter (FORBIDDEN_KEYS): a plain object inherits a
+ * `constructor`, so `slug in row` would find a value that was never given (a required column never enforced).
+ */
+export const isColumnSlug = (slug: string) =>
+  COLUMN_SLUG.test(slug) && !(SYSTEM_COLUMNS as ReadonlyArray<string>).includes(slug) && !FORBIDDEN_KEYS.has(slug)
+
+/** The keys of row data that could reach an object's prototype (`__proto__`, `constructor`, `prototype`). */
+export const forbiddenRowKeys = (data: object): ReadonlyArray<string> => Object.keys(data).filter((key) => FORBIDDEN_KEYS.has(key))
+
+const forbiddenKeyMessage = (keys: ReadonlyArray<string>) =>
+  `${keys.map((key) => `"${key}"`).join(", ")} cannot be a key of row data (it could reach an object's prototype)`
+
+/**
+ * Row data as tools take it: a JSON object keyed by column slug. The forbidden keys are refused on the object
+ * as parsed, before decoding copies it: a copy drops an own `__proto__` key silently (assigning it sets the
+ * prototype instead), and the row would be written without telling the caller.
+ */
+export const RowDataInput = Schema.Unknown.pipe(
+  Schema.filter((input) => {
+    if (typeof input !== "object" || input === null) return true
+    const forbidden = forbiddenRowKeys(input)
+    return forbidden.length === 0 || forbiddenKeyMessage(forbidden)
+  }),
+  Schema.compose(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  // What clients see in tools/list: the object it decodes to.
+  Schema.annotations({ jsonSchema: { type: "object" } })
+)
 
 /** A column slug from its name: "First name" → "first_name". */
 export const columnSlugOf = (name: string): string => {
@@ -280,8 +308,8 @@ export const defineColumn = (
   if (name.length === 0 || name.length > COLUMN_NAME_MAX) fail(`name must be 1-${COLUMN_NAME_MAX} characters`)
   if (!isColumnSlug(slug)) {
     fail(
-      (SYSTEM_COLUMNS as ReadonlyArray<string>).includes(slug)
-        ? `slug "${slug}" is reserved (${SYSTEM_COLUMNS.join(", ")})`
+      (SYSTEM_COLUMNS as ReadonlyArray<string>).includes(slug) || FORBIDDEN_KEYS.has(slug)
+        ? `slug "${slug}" is reserved (${[...SYSTEM_COLUMNS, ...FORBIDDEN_KEYS].join(", ")})`
         : "slug must be a lowercase letter followed by at most 63 lowercase letters, digits, _ or -"
     )
   } else if (taken.includes(slug)) fail(`the table already has a column "${slug}"`)
@@ -335,6 +363,10 @@ export const checkRow = (
   const merged: Record<string, unknown> = { ...base }
   for (const [key, value] of Object.entries(data)) {
     const column = bySlug.get(key)
+    if (FORBIDDEN_KEYS.has(key)) {
+      errors.push({ column: key, message: forbiddenKeyMessage([key]) })
+      continue
+    }
     if (column === undefined) {
       errors.push({ column: key, message: `unknown column; the columns are: ${[...bySlug.keys()].join(", ") || "(none)"}` })
       continue

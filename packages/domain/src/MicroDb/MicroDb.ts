@@ -24,9 +24,9 @@ import { Limits } from "../Limits.ts"
 import { artifactBaseUrl, newPublicSlug, toPart } from "../Pages/Pages.ts"
 import { authorOf, makePagesRepo, type PartFields, type PartRow } from "../Pages/PagesRepo.ts"
 import { type Part, utf8Bytes } from "../Pages/Part.ts"
-import { checkWrite, type DockAccess, roleOf } from "../Policy.ts"
+import { checkPublish, checkWrite, type DockAccess, roleOf, setsPublishing } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
-import { checkSandboxExposure, WriteRules } from "../Sandbox/WriteRules.ts"
+import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { isSlug, slugify, SLUG_MAX } from "../Slug.ts"
 import {
   checkRow,
@@ -314,8 +314,8 @@ export const MicroDbLive = Layer.effect(
           claimCount: 0,
           sizeBytes: utf8Bytes(document.content)
         }
-        // The shell is one artifact of the Dock; its snapshots are history and not counted as content.
-        yield* writeRules.reserveContent(dockId, { artifacts: 1, bytes: 0 })
+        // The shell is one artifact of the Dock; its versions (snapshots) are stored history and count by their bytes.
+        yield* writeRules.reserveContent(dockId, { artifacts: 1, bytes: fields.sizeBytes })
         const id = yield* pages.insert(dockId, principal.userId as UserId, newPublicSlug(slug), fields, at)
         yield* pages.insertVersion(id, 1, fields, authorOf(principal), "created", at)
         if (input.visibility !== undefined) {
@@ -325,7 +325,12 @@ export const MicroDbLive = Layer.effect(
         return { shell: (yield* pages.findById(id))!, created: true }
       })
 
-    /** A new version of the shell holding the whole Micro DB; the oldest snapshots beyond retention go. */
+    /**
+     * A new version of the shell holding the whole Micro DB; the oldest snapshots beyond retention go. Returns the
+     * snapshot and the change in stored bytes (its own less the pruned ones), for the caller to reserve with the
+     * rest of its change: a table's delete releases its rows in the same reservation, so a full Dock can still
+     * delete.
+     */
     const takeSnapshot = (dockId: DockId, shell: PartRow) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
@@ -345,15 +350,16 @@ export const MicroDbLive = Layer.effect(
           version,
           tables: document.tables.length,
           rows: document.rows,
-          pruned
+          pruned: pruned.versions
         })
-        return new MicroDbSnapshot({
+        const snapshot = new MicroDbSnapshot({
           part_id: shell.id,
           version,
           created_at: at.toISOString(),
           tables: document.tables.length,
           rows: document.rows
         })
+        return { snapshot, bytes: fields.sizeBytes - pruned.bytes }
       })
 
     /** The shell, locked for a snapshot (first in the lock order), or not_found. */
@@ -373,16 +379,17 @@ export const MicroDbLive = Layer.effect(
       const principal = yield* CurrentPrincipal
       const { access } = yield* docks.resolveWrite(target)
       yield* checkWrite(principal, access)
-      yield* checkSandboxExposure(principal, { visibility: input.visibility })
+      if (setsPublishing(input)) yield* checkPublish(principal, access, { visibility: input.visibility })
       const problems = [
         ...checkText("title", input.title, SHELL_TITLE_MAX, false),
         ...checkText("summary", input.summary, SHELL_SUMMARY_MAX, false)
       ]
       if (problems.length > 0) return yield* invalid("Invalid Micro DB fields", problems)
       yield* writeRules.admitWrite(principal)
-      const id = yield* transaction(Effect.gen(function*() {
+      // Answers are read inside the writing transaction: after commit another write (or a delete) may have come.
+      const written = yield* transaction(Effect.gen(function*() {
         const { created, shell } = yield* ensureShell(access.dockId, input)
-        if (created) return shell.id
+        if (created) return shell
         const at = yield* now
         yield* repo.updateShell(shell.id, {
           title: input.title === undefined ? shell.title : input.title?.trim() || "Micro DB",
@@ -391,14 +398,18 @@ export const MicroDbLive = Layer.effect(
           visibility: input.visibility === undefined ? shell.visibility : input.visibility
         }, at)
         yield* record(access.dockId, "micro_db.updated", { type: "page", id: shell.id })
-        return shell.id
+        return (yield* pages.findById(shell.id))!
       }))
-      return toPart((yield* pages.findById(id))!, baseUrl)
+      return toPart(written, baseUrl)
     })
 
     const snapshot = Effect.fn("MicroDb.snapshot")(function*(target: DockTarget) {
       const access = yield* writable(target)
-      return yield* transaction(Effect.flatMap(lockedShell(access.dockId), (shell) => takeSnapshot(access.dockId, shell)))
+      return yield* transaction(Effect.gen(function*() {
+        const { bytes, snapshot } = yield* takeSnapshot(access.dockId, yield* lockedShell(access.dockId))
+        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes })
+        return snapshot
+      }))
     })
 
     // ---- tables ----
@@ -434,7 +445,7 @@ export const MicroDbLive = Layer.effect(
         else columns.push(defined.column)
       })
       if (errors.length > 0) return yield* invalid("Invalid table", errors)
-      const id = yield* transaction(Effect.gen(function*() {
+      const created = yield* transaction(Effect.gen(function*() {
         yield* ensureShell(access.dockId, {})
         const existing = yield* repo.tables(access.dockId)
         if (existing.length >= MAX_TABLES_PER_DOCK) {
@@ -454,9 +465,9 @@ export const MicroDbLive = Layer.effect(
           columns
         }, at)
         yield* record(access.dockId, "micro_db.table.created", { type: "micro_db_table", id }, { slug })
-        return id
+        return (yield* repo.findTable(access.dockId, id))!
       }))
-      return toTable((yield* repo.findTable(access.dockId, id))!)
+      return toTable(created)
     })
 
     const updateTable = Effect.fn("MicroDb.updateTable")(function*(target: DockTarget, ref: string, patch: TablePatch) {
@@ -469,7 +480,7 @@ export const MicroDbLive = Layer.effect(
           : [{ column: "position", message: "is an integer of 0 or more" }])
       ]
       if (errors.length > 0) return yield* invalid("Invalid table fields", errors)
-      const id = yield* transaction(Effect.gen(function*() {
+      const updated = yield* transaction(Effect.gen(function*() {
         const table = yield* tableIn(access.dockId, ref, true)
         const at = yield* now
         yield* repo.updateTable(table.id, {
@@ -478,18 +489,18 @@ export const MicroDbLive = Layer.effect(
         }, at)
         if (patch.position !== undefined) yield* repo.moveTable(access.dockId, table.id, patch.position)
         yield* record(access.dockId, "micro_db.table.updated", { type: "micro_db_table", id: table.id }, { slug: table.slug })
-        return table.id
+        return (yield* repo.findTable(access.dockId, table.id))!
       }))
-      return toTable((yield* repo.findTable(access.dockId, id))!)
+      return toTable(updated)
     })
 
     const deleteTable = Effect.fn("MicroDb.deleteTable")(function*(target: DockTarget, ref: string) {
       const access = yield* writable(target)
       return yield* transaction(Effect.gen(function*() {
         const { shell, table } = yield* lockedForSnapshot(access.dockId, ref)
-        const snapshot = yield* takeSnapshot(access.dockId, shell)
+        const { bytes: snapshotBytes, snapshot } = yield* takeSnapshot(access.dockId, shell)
         const bytes = yield* repo.deleteTable(access.dockId, table.id)
-        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: -bytes })
+        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: snapshotBytes - bytes })
         yield* record(access.dockId, "micro_db.table.deleted", { type: "micro_db_table", id: table.id }, {
           slug: table.slug,
           rows: table.row_count,
@@ -633,13 +644,13 @@ export const MicroDbLive = Layer.effect(
       return yield* transaction(Effect.gen(function*() {
         const { shell, table } = yield* lockedForSnapshot(access.dockId, ref)
         const column = yield* columnIn(table, slug)
-        const snapshot = yield* takeSnapshot(access.dockId, shell)
+        const { bytes: snapshotBytes, snapshot } = yield* takeSnapshot(access.dockId, shell)
         const bytes = yield* repo.dropColumnData(table.id, column.slug)
         yield* saveColumns(
           access,
           table,
           table.columns.filter((existing) => existing.slug !== column.slug),
-          bytes,
+          snapshotBytes + bytes,
           "micro_db.column.deleted",
           { column: column.slug, snapshot_version: snapshot.version }
         )

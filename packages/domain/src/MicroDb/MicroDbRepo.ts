@@ -241,14 +241,20 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       return Number(change!.bytes)
     }).pipe(Effect.orDie)
 
-  /** Keeps the newest `keep` snapshots of a shell; versions made otherwise (version 1) stay. */
+  /** Keeps the newest `keep` snapshots of a shell; versions made otherwise (version 1) stay. Returns what went. */
   const pruneSnapshots = (partId: string, keep: number) =>
-    sql<{ version: number }>`delete from part_versions
+    sql<{ version: number; size_bytes: number }>`delete from part_versions
       where part_id = ${partId} and reason = 'snapshot' and version not in (
         select version from part_versions where part_id = ${partId} and reason = 'snapshot'
         order by version desc limit ${keep}
       )
-      returning version`.pipe(Effect.map((rows) => rows.map((row) => row.version)), Effect.orDie)
+      returning version, size_bytes`.pipe(
+      Effect.map((rows) => ({
+        versions: rows.map((row) => row.version),
+        bytes: rows.reduce((sum, row) => sum + Number(row.size_bytes), 0)
+      })),
+      Effect.orDie
+    )
 
   /** push_micro_db on an existing shell: its fields change in place (versions are snapshots). */
   const updateShell = (

@@ -206,6 +206,15 @@ const tooDeep = () =>
     max_depth: FRONT_MATTER_MAX_DEPTH
   })
 
+/** Half of a UTF-16 pair without its other half: a double-quoted YAML "\ud800" makes one; no UTF-8 text holds it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** Where, with the offending halves shown as U+FFFD (an error must not carry them either). */
+const notUnicode = (where: string, line: Record<string, number>) => {
+  const path = where.replace(new RegExp(LONE_SURROGATE.source, "g"), "\uFFFD")
+  return new Problem(`front matter "${path}" is not valid Unicode text (an unpaired surrogate escape)`, { path, ...line })
+}
+
 const lineOf = (node: unknown, lineCounter: LineCounter): Record<string, number> => {
   const range = (node as { range?: [number, number, number] }).range
   return range === undefined ? {} : { line: lineCounter.linePos(range[0]).line + FIRST_YAML_LINE - 1 }
@@ -243,7 +252,11 @@ const toData = (
     }
     return toData(target, doc, lineCounter, budget, depth + 1, path)
   }
-  if (isScalar(node)) return scalarValue(node.value)
+  if (isScalar(node)) {
+    const value = scalarValue(node.value)
+    if (typeof value === "string" && LONE_SURROGATE.test(value)) throw notUnicode(path, lineOf(node, lineCounter))
+    return value
+  }
   if (isSeq(node)) {
     return node.items.map((item, index) => toData(item, doc, lineCounter, budget, depth + 1, `${path}[${index}]`))
   }
@@ -258,6 +271,7 @@ const toData = (
       const rawKey = isScalar(keyNode) ? scalarValue(keyNode.value) : null
       const key = rawKey === null ? "" : String(rawKey)
       const keyPath = path === "" ? key : `${path}.${key}`
+      if (LONE_SURROGATE.test(key)) throw notUnicode(keyPath, lineOf(pair.key, lineCounter))
       if (FORBIDDEN_KEYS.has(key)) {
         throw new Problem(`front matter key "${key}" is not allowed`, {
           key,

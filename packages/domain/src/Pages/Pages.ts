@@ -252,6 +252,9 @@ export const PagesLive = Layer.effect(
     const rendered = makeRenderCache()
     const unrenderable = makeFailureMemory<ValidationError>()
 
+    /** A page as the caller's transaction just wrote it (it holds the row's lock, so nothing else changed it). */
+    const written = (id: string) => Effect.map(repo.findById(id), (row) => row!)
+
     const save = Effect.fn("Pages.save")(function*(dockId: DockId, input: PageContent) {
       const principal = yield* CurrentPrincipal
       const access = yield* docks.access({ _tag: "ById", id: dockId })
@@ -263,7 +266,9 @@ export const PagesLive = Layer.effect(
         : slugify(input.title ?? "", 56) || `untitled-${crypto.randomUUID().slice(0, 8)}`
       const fields = partFields(input, slug)
       const author = authorOf(principal)
-      const { action, id } = yield* sql.withTransaction(Effect.gen(function*() {
+      // The answer is read inside the transaction that wrote: after commit a concurrent push (or a delete) would
+      // already have changed the page, and the caller would be told another write's version.
+      const { action, row } = yield* sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         // Writers of one Dock take turns, so two pushes of a new slug cannot both create it.
         yield* sql`select id from docks where id = ${dockId} for no key update`.pipe(Effect.orDie)
@@ -279,15 +284,16 @@ export const PagesLive = Layer.effect(
           const id = yield* repo.insert(dockId, principal.userId!, newPublicSlug(slug), fields, now)
           yield* repo.insertVersion(id, 1, fields, author, "created", now)
           yield* activity.record({ dockId, action: "page.created", subjectType: "page", subjectId: id, details: { slug } })
-          return { action: "created" as const, id }
+          return { action: "created" as const, row: yield* written(id) }
         }
         if (
           existing.content === fields.content && existing.title === fields.title &&
           existing.content_type === fields.contentType && existing.summary === fields.summary
         ) {
-          return { action: "unchanged" as const, id: existing.id }
+          return { action: "unchanged" as const, row: existing }
         }
-        yield* writeRules.reserveContent(dockId, { artifacts: 0, bytes: fields.sizeBytes - existing.size_bytes })
+        // History counts (docs/decisions.md): the old version stays stored, so the new one's bytes are all new.
+        yield* writeRules.reserveContent(dockId, { artifacts: 0, bytes: fields.sizeBytes })
         const version = existing.version + 1
         yield* repo.update(existing.id, version, fields, now)
         yield* repo.insertVersion(existing.id, version, fields, author, "updated", now)
@@ -298,10 +304,9 @@ export const PagesLive = Layer.effect(
           subjectId: existing.id,
           details: { slug, version }
         })
-        return { action: "updated" as const, id: existing.id }
+        return { action: "updated" as const, row: yield* written(existing.id) }
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      const row = yield* repo.findInDock(dockId, id)
-      return { part: toPart(row!, baseUrl), action }
+      return { part: toPart(row, baseUrl), action }
     })
 
     const push = Effect.fn("Pages.push")(function*(
@@ -364,16 +369,15 @@ export const PagesLive = Layer.effect(
         yield* writeRules.admitWrite(principal)
         const fields = partFields(prepared.content, prepared.content.slug ?? (slugify(prepared.content.title ?? "", 56) || "untitled"))
         const author = authorOf(principal)
-        const id = yield* sql.withTransaction(Effect.gen(function*() {
+        const row = yield* sql.withTransaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
           yield* reserveStandalone(principal.userId as UserId, fields.sizeBytes)
           const id = yield* repo.insert(null, principal.userId as UserId, newPublicSlug(fields.slug), fields, now)
           yield* repo.insertVersion(id, 1, fields, author, "created", now)
           yield* activity.record({ dockId: null, action: "page.created", subjectType: "page", subjectId: id })
-          return id
+          return yield* written(id)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
-        const row = yield* repo.findById(id)
-        return { part: toPart(row!, baseUrl), action: "created" as const, warnings: prepared.warnings }
+        return { part: toPart(row, baseUrl), action: "created" as const, warnings: prepared.warnings }
       })
 
     /** A page of a Dock the caller reads (private pages for members only). Named twice, it must be one page. */
@@ -493,11 +497,12 @@ export const PagesLive = Layer.effect(
         : { ...current, content: old.content, contentType: old.content_type as ContentType }
       const fields = partFields({ ...derived, title: old.title, summary: old.summary }, current.slug)
       const author = authorOf(principal)
-      yield* sql.withTransaction(Effect.gen(function*() {
+      const restored = yield* sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         const current = yield* repo.findInDock(access.dockId, row.id, true)
-        const next = current!.version + 1
-        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: fields.sizeBytes - current!.size_bytes })
+        if (current === undefined) return yield* new NotFound({ message: `No page "${row.slug ?? row.id}" in this Dock` })
+        const next = current.version + 1
+        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: fields.sizeBytes })
         yield* repo.update(row.id, next, fields, now)
         yield* repo.insertVersion(row.id, next, fields, author, "restored", now, number)
         yield* activity.record({
@@ -507,8 +512,9 @@ export const PagesLive = Layer.effect(
           subjectId: row.id,
           details: { version: next, restored_from: number }
         })
+        return yield* written(row.id)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
-      return toPart((yield* repo.findInDock(access.dockId, row.id))!, baseUrl)
+      return toPart(restored, baseUrl)
     })
 
     const remove = Effect.fn("Pages.remove")(function*(target: DockTarget, page: string | PageNames) {
@@ -518,8 +524,10 @@ export const PagesLive = Layer.effect(
       if (row.page_kind === "micro_db") return yield* microDbShellRefused("deleted")
       yield* writeRules.admitWrite(principal)
       yield* sql.withTransaction(Effect.gen(function*() {
+        // The page goes with its versions: every stored version's bytes are released.
+        const stored = yield* repo.storedBytes(row.id)
         yield* sql`delete from parts where id = ${row.id}`.pipe(Effect.orDie)
-        yield* writeRules.reserveContent(access.dockId, { artifacts: -1, bytes: -row.size_bytes })
+        yield* writeRules.reserveContent(access.dockId, { artifacts: -1, bytes: -stored })
         yield* activity.record({
           dockId: access.dockId,
           action: "page.deleted",

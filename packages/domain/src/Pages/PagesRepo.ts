@@ -159,10 +159,14 @@ export const makePagesRepo = Effect.gen(function*() {
         select id, 1, title, summary, content_type, content, front_matter, size_bytes, ${author.userId},
           ${author.tokenId}, ${author.agentLabel}, 'forked', ${now}
         from parts where dock_id = ${to}`
-      // A Micro DB shell's content is its latest snapshot: history, not counted as content (its rows are).
-      const counted = copied.filter((row) => row.page_kind !== "micro_db")
-      return { pages: copied.length, bytes: counted.reduce((sum, row) => sum + Number(row.size_bytes), 0) }
+      // Each copy has one version, its content (a Micro DB shell's: the latest snapshot), and counts by it.
+      return { pages: copied.length, bytes: copied.reduce((sum, row) => sum + Number(row.size_bytes), 0) }
     }).pipe(Effect.orDie)
+
+  /** What a page holds against its Dock's content size: every stored version, the current one included. */
+  const storedBytes = (id: string) =>
+    sql<{ bytes: string }>`select coalesce(sum(size_bytes), 0)::bigint as bytes from part_versions
+      where part_id = ${id}`.pipe(Effect.map((rows) => Number(rows[0]!.bytes)), Effect.orDie)
 
   const findById = (id: string) =>
     sql`select ${columns} from parts where id = ${id}`.pipe(
@@ -406,6 +410,7 @@ export const makePagesRepo = Effect.gen(function*() {
 
   return {
     search,
+    storedBytes,
     linkCandidates,
     backlinkCandidates,
     linksOf,

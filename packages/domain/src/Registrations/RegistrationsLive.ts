@@ -268,6 +268,24 @@ export const RegistrationsLive = Layer.effect(
         }
       })
 
+    /**
+     * An anonymous registration claims its sandbox Dock; once that is gone (deleted before sandbox tokens were
+     * refused deletes, or by an operator) there is nothing to claim: a clear not_found, never a code sent or
+     * spent, rather than an error on every try (docs/decisions.md).
+     */
+    const sandboxOf = (registration: RegistrationRow) =>
+      Effect.gen(function*() {
+        if (registration.kind !== "anonymous") return Option.none()
+        const dock = registration.dock_id === null ? Option.none() : yield* docks.findById(registration.dock_id)
+        if (Option.isNone(dock)) {
+          return yield* new NotFound({
+            message: "The sandbox of this registration no longer exists: there is nothing to claim",
+            details: { field: "claim_token" }
+          })
+        }
+        return dock
+      })
+
     const claimStart = (claimToken: string, rawEmail: string) =>
       Effect.gen(function*() {
         const email = yield* normalizeEmail(rawEmail)
@@ -277,6 +295,7 @@ export const RegistrationsLive = Layer.effect(
           if (registration.status === "claimed") {
             return yield* new Forbidden({ message: "This registration has already been claimed" })
           }
+          yield* sandboxOf(registration)
           if (registration.kind === "verified_email" && registration.email !== email) {
             return yield* new ValidationError({
               message: "This claim token was issued for another email address",
@@ -323,6 +342,7 @@ export const RegistrationsLive = Layer.effect(
           const registration = yield* findRegistration(claimToken, true)
           yield* checkWindow(registration)
           if (registration.status === "claimed") return { _tag: "Refused" } as const
+          const sandbox = yield* sandboxOf(registration)
           const codes = yield* sql<{ id: string; email: string; code_hash: string; expires_at: Date; wrong_tries: number }>`
             select id, email, code_hash, expires_at, wrong_tries from otp_codes
             where registration_id = ${registration.id} and used_at is null and voided_at is null
@@ -399,7 +419,8 @@ export const RegistrationsLive = Layer.effect(
             subjectType: "dock",
             subjectId: registration.dock_id ?? undefined
           }).pipe(Effect.provideService(CurrentPrincipal, principal))
-          const dock = yield* docks.findById(registration.dock_id!).pipe(Effect.map(Option.getOrThrow))
+          // Read again: the claim just moved it to the person.
+          const dock = yield* docks.findById(Option.getOrThrow(sandbox).id).pipe(Effect.map(Option.getOrThrow))
           return {
             _tag: "Claimed",
             answer: new ClaimCompleted({

@@ -6,43 +6,14 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Layer } from "effect"
-import { PermissionDenied, type RateLimited, TierLimitExceeded } from "../Errors.ts"
+import { type RateLimited, TierLimitExceeded } from "../Errors.ts"
 import type { DockId } from "../Ids.ts"
 import { Limits } from "../Limits.ts"
 import type { Principal } from "../Principal.ts"
 import { RateLimits } from "../RateLimits/RateLimits.ts"
 
-/** What a write would do beyond changing content: anything a sandbox token may not. */
-export interface Exposure {
-  readonly visibility?: "private" | "public" | undefined
-  readonly discoverable?: boolean | undefined
-  readonly publish?: boolean | undefined
-  readonly share?: boolean | undefined
-  readonly grant?: boolean | undefined
-  readonly fork?: boolean | undefined
-  readonly createDock?: boolean | undefined
-}
-
-/** A sandbox token may author inside its sandbox and nothing more. Pure. */
-export const checkSandboxExposure = (principal: Principal, exposure: Exposure): Effect.Effect<void, PermissionDenied> => {
-  if (!principal.sandbox) return Effect.void
-  const refused = [
-    exposure.visibility === "public" ? "make a Dock public" : null,
-    exposure.discoverable === true ? "make a Dock discoverable" : null,
-    exposure.publish ? "publish" : null,
-    exposure.share ? "create share links" : null,
-    exposure.grant ? "grant collaborators" : null,
-    exposure.fork ? "fork Docks" : null,
-    exposure.createDock ? "create Docks" : null
-  ].filter((what) => what !== null)
-  if (refused.length === 0) return Effect.void
-  return Effect.fail(
-    new PermissionDenied({
-      message: `A sandbox token cannot ${refused.join(", ")}; claim the sandbox first (see /auth.md)`,
-      details: { sandbox: true }
-    })
-  )
-}
+// The sandbox's exposure rule is part of the policy (publishing is decided in one place); kept importable here.
+export { checkSandboxExposure, type Exposure } from "../Policy.ts"
 
 /** Change in a Dock's content: +1 artifact and its bytes for a new page, 0 and the size difference for an edit. */
 export interface ContentChange {

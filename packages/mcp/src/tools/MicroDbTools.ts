@@ -7,7 +7,8 @@ import {
   MicroDbRow,
   MicroDbSnapshot,
   MicroDbTable,
-  Part
+  Part,
+  RowDataInput
 } from "@dock/domain"
 import { Effect, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
@@ -18,7 +19,7 @@ const withMicroDb = <A, E, R>(f: (microDb: MicroDb["Type"]) => Effect.Effect<A, 
 const Table = Text(200).pipe(Schema.annotations({ description: "The table: its UUID or its slug" }))
 const Column = Text(64).pipe(Schema.annotations({ description: "The column's slug" }))
 const RowId = Schema.UUID.pipe(Schema.annotations({ description: "The row's UUID" }))
-const RowData = Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
+const RowData = RowDataInput.pipe(
   Schema.annotations({ description: "Values keyed by column slug; null clears a value" })
 )
 
@@ -62,7 +63,8 @@ export const pushMicroDb = tool({
   name: "push_micro_db",
   description:
     "Create or update the Dock's Micro DB artifact (its one page of kind micro_db, whose versions are snapshots): " +
-    "`title`, `slug`, `visibility` (\"private\" hides the tables from non-members even in a public Dock) and " +
+    "`title`, `slug`, `visibility` (\"private\" hides the tables from non-members even in a public Dock; only " +
+    "the Dock's owner may set it) and " +
     "`summary`. With no Dock named it is your default Dock's. Returns `{ part }`.",
   input: Schema.Struct({
     ...WriteTarget,
