@@ -5,6 +5,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import { type DockId, type Source, Sources, SOURCES_PER_DOCK_MAX, userPrincipal } from "../src/index.ts"
+import { ContentWorkers } from "../src/Pages/ContentWorkers.ts"
 import { domainTestWith } from "../src/testing.ts"
 import { as, createDock, newUser } from "./support/Fixtures.ts"
 
@@ -33,8 +34,12 @@ layer(domainTestWith({ planMaxDockBytes: DOCK_BYTES }))("Sources", (it) => {
       const owner = yield* newUser("sources")
       const dock = owner.default_bucket_id!
       const html = `<p>${"é".repeat(300)}</p><script>${"x".repeat(5000)}</script>`
+      const workers = yield* ContentWorkers
+      const before = (yield* workers.stats).started.sourceText
       const source = yield* Effect.flatMap(Sources, (sources) =>
         sources.add({ dock, origin: "page.html", media_type: "text/html", content: html }))
+      // extracted in a content worker (under its deadline), not on the event loop
+      expect((yield* workers.stats).started.sourceText).toBe(before + 1)
       // the stored text is what counts, not what was sent
       expect(source.size_bytes).toBe(600)
       expect(yield* usedBytes(dock)).toBe(600)

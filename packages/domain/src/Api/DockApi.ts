@@ -169,6 +169,7 @@ export class AdminSourcesGroup extends HttpApiGroup.make("adminSources")
       .addError(wire("invalid_front_matter"))
       .addError(wire("not_found"))
       .addError(wire("tier_limit_exceeded"))
+      .addError(wire("unavailable"))
   )
   .add(
     HttpApiEndpoint.get("list", "/sources")

@@ -5,15 +5,41 @@
  * is `{ _tag, message, details }`, made an error class again on the calling side).
  */
 import { Effect } from "effect"
+import { InvalidFrontMatter, InvalidSlug, ValidationError } from "../Errors.ts"
+import type { SourceMediaType } from "../Sources/Source.ts"
+import { extractSourceText } from "../Sources/SourceText.ts"
 import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
 import { type PageFields, pageFields, renderMarkdown, splitFrontMatter, type Wikilink } from "./MarkdownDocument.ts"
 
-/** A rejection of the content itself (invalid_front_matter, invalid_slug), as data. */
+/** A rejection of the content itself (invalid_front_matter, invalid_slug, validation_error), as data. */
 export interface ContentRefusal {
-  readonly _tag: "InvalidFrontMatter" | "InvalidSlug"
+  readonly _tag: "InvalidFrontMatter" | "InvalidSlug" | "ValidationError"
   readonly message: string
   readonly details?: unknown
 }
+
+/** A job's refusal of its content, as data for the calling thread (its tag kept, so the caller's type is exact). */
+const refused = <T extends ContentRefusal["_tag"]>(error: ContentRefusal & { readonly _tag: T }) =>
+  Effect.succeed({
+    _tag: "Refused" as const,
+    refusal: { _tag: error._tag, message: error.message, details: error.details }
+  })
+
+interface RefusalErrors {
+  readonly InvalidFrontMatter: InvalidFrontMatter
+  readonly InvalidSlug: InvalidSlug
+  readonly ValidationError: ValidationError
+}
+
+/** The calling thread's side: a refusal made its error class again, with its code and message unchanged. */
+export const refusalError = <T extends ContentRefusal["_tag"]>(
+  { _tag, ...error }: ContentRefusal & { readonly _tag: T }
+): RefusalErrors[T] =>
+  (_tag === "InvalidSlug"
+    ? new InvalidSlug(error)
+    : _tag === "InvalidFrontMatter"
+    ? new InvalidFrontMatter(error)
+    : new ValidationError(error)) as RefusalErrors[T]
 
 /** What a Markdown push keeps from its document: front matter, its known fields, and the rendered text. */
 export interface MarkdownPage {
@@ -53,12 +79,16 @@ export const contentJobs = {
           warnings: rendered.warnings
         }
         return { _tag: "Page" as const, page }
-      }).pipe(Effect.catchAll((error) =>
-        Effect.succeed({
-          _tag: "Refused" as const,
-          refusal: { _tag: error._tag, message: error.message, details: error.details } satisfies ContentRefusal
-        })
-      ))
+      }).pipe(Effect.catchAll(refused))
+    ),
+
+  /** An operator's source (up to 5 MiB): its text (HTML sanitized, Markdown without front matter), or why not. */
+  sourceText: (input: { readonly mediaType: SourceMediaType; readonly content: string }) =>
+    Effect.runSync(
+      extractSourceText(input.mediaType, input.content).pipe(
+        Effect.map((extracted) => ({ _tag: "Text" as const, extracted })),
+        Effect.catchAll(refused)
+      )
     ),
 
   /**

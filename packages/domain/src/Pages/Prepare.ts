@@ -5,8 +5,9 @@
  * and sanitizing run in the content workers, under their deadline.
  */
 import { Effect } from "effect"
-import { InvalidFrontMatter, InvalidSlug, type Unavailable, ValidationError } from "../Errors.ts"
+import { type InvalidFrontMatter, InvalidSlug, type Unavailable, ValidationError } from "../Errors.ts"
 import { isSlug, SLUG_MAX } from "../Slug.ts"
+import { refusalError } from "./ContentJobs.ts"
 import { ContentWorkers } from "./ContentWorkers.ts"
 import { checkWikilinkCount } from "./Links.ts"
 import { deriveSummary } from "./MarkdownDocument.ts"
@@ -92,10 +93,7 @@ export const prepareMarkdown = (
       content: input.content,
       frontMatterRequired: options.frontMatterRequired
     })
-    if (outcome._tag === "Refused") {
-      const { _tag, ...error } = outcome.refusal
-      return yield* (_tag === "InvalidSlug" ? new InvalidSlug(error) : new InvalidFrontMatter(error))
-    }
+    if (outcome._tag === "Refused") return yield* refusalError(outcome.refusal)
     const { fields, frontMatter, ...rendered } = outcome.page
     const slug = (yield* explicitSlug(input.slug)) ?? fields.slug
     const title = input.title?.trim() || fields.title?.trim() || rendered.firstHeading?.trim() || null

@@ -14,14 +14,17 @@ import {
   type InvalidFrontMatter,
   NotFound,
   TierLimitExceeded,
+  type Unavailable,
   type ValidationError
 } from "../Errors.ts"
 import { isUuid } from "../Ids.ts"
+import { refusalError } from "../Pages/ContentJobs.ts"
+import { ContentWorkers } from "../Pages/ContentWorkers.ts"
 import { utf8Bytes } from "../Pages/Part.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { WriteRules } from "../Sandbox/WriteRules.ts"
 import { type AddSourceRequest, type Source, type SourceId, SOURCES_PER_DOCK_MAX, type SourceWithText } from "./Source.ts"
-import { extractSourceText, sourceMediaType, sourceOrigin, sourceTitle } from "./SourceText.ts"
+import { sourceMediaType, sourceOrigin, sourceTitle } from "./SourceText.ts"
 import { makeSourcesRepo } from "./SourcesRepo.ts"
 
 export class Sources extends Context.Tag("@dock/domain/Sources")<Sources, {
@@ -41,7 +44,7 @@ export class Sources extends Context.Tag("@dock/domain/Sources")<Sources, {
   /** The operator adds a source to a Dock named by id or `owner/slug`. */
   readonly add: (
     input: AddSourceRequest
-  ) => Effect.Effect<Source, NotFound | ValidationError | InvalidFrontMatter | TierLimitExceeded>
+  ) => Effect.Effect<Source, NotFound | ValidationError | InvalidFrontMatter | TierLimitExceeded | Unavailable>
   /** The operator archives a source: it is listed and read no more. Archiving an archived source changes nothing. */
   readonly archive: (sourceId: string) => Effect.Effect<Source, NotFound>
   /** Every source of a Dock, archived ones too, for the operator. */
@@ -67,6 +70,7 @@ export const SourcesLive = Layer.effect(
     const docks = yield* Docks
     const activity = yield* Activity
     const writeRules = yield* WriteRules
+    const workers = yield* ContentWorkers
     const findDock = yield* makeOperatorDocks
 
     const list = Effect.fn("Sources.list")(function*(target: DockTarget) {
@@ -89,7 +93,10 @@ export const SourcesLive = Layer.effect(
       const dock = yield* findDock(input.dock)
       const mediaType = yield* sourceMediaType(input.media_type)
       const origin = yield* sourceOrigin(input.origin)
-      const extracted = yield* extractSourceText(mediaType, input.content)
+      // In a content worker under its deadline (5 MiB of HTML holds a thread for a second or more).
+      const outcome = yield* workers.run("sourceText", { mediaType, content: input.content })
+      if (outcome._tag === "Refused") return yield* refusalError(outcome.refusal)
+      const extracted = outcome.extracted
       const title = yield* sourceTitle(input.title, extracted.title, origin)
       return yield* sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
