@@ -3,14 +3,14 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
+import type { Exposure } from "../src/Policy.ts"
 import {
   Accounts,
   AnonymousRegistration,
   CapturedMail,
-  checkSandboxExposure,
   type DockId,
-  type Exposure,
   Limits,
+  Policy,
   type Principal,
   Registrations,
   type TokenId,
@@ -62,7 +62,7 @@ const exposures: ReadonlyArray<readonly [string, Exposure]> = [
 layer(domainTestWith({ sandboxWritesPerMinute: 3, tokenWritesPerMinute: 5 }))("WriteRules", (it) => {
   it.effect.each(exposures)("refuses a sandbox principal: %s", ([, exposure]) =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(checkSandboxExposure(principal({ sandbox: true }), exposure))
+      const error = yield* Effect.flip(Policy.checkSandboxExposure(principal({ sandbox: true }), exposure))
       expect(error.code).toBe("permission_denied")
       expect(error.status).toBe(403)
       expect(error.details).toEqual({ sandbox: true })
@@ -72,7 +72,7 @@ layer(domainTestWith({ sandboxWritesPerMinute: 3, tokenWritesPerMinute: 5 }))("W
   it.effect("names everything a combined exposure would do", () =>
     Effect.gen(function*() {
       const all = Object.assign({}, ...exposures.map(([, exposure]) => exposure)) as Exposure
-      const error = yield* Effect.flip(checkSandboxExposure(principal({ sandbox: true }), all))
+      const error = yield* Effect.flip(Policy.checkSandboxExposure(principal({ sandbox: true }), all))
       for (const what of ["public", "discoverable", "publish", "share links", "grant", "fork", "create Docks"]) {
         expect(error.message).toContain(what)
       }
@@ -89,15 +89,15 @@ layer(domainTestWith({ sandboxWritesPerMinute: 3, tokenWritesPerMinute: 5 }))("W
           { publish: false, share: false, grant: false, fork: false, createDock: false }
         ] satisfies ReadonlyArray<Exposure>
       ) {
-        yield* checkSandboxExposure(sandbox, exposure)
+        yield* Policy.checkSandboxExposure(sandbox, exposure)
       }
     }))
 
   it.effect("allows every exposure for a normal principal", () =>
     Effect.gen(function*() {
       const normal = principal({ sandbox: false })
-      for (const [, exposure] of exposures) yield* checkSandboxExposure(normal, exposure)
-      yield* checkSandboxExposure(normal, Object.assign({}, ...exposures.map(([, exposure]) => exposure)))
+      for (const [, exposure] of exposures) yield* Policy.checkSandboxExposure(normal, exposure)
+      yield* Policy.checkSandboxExposure(normal, Object.assign({}, ...exposures.map(([, exposure]) => exposure)))
     }))
 
   it.effect("admits sandboxWritesPerMinute writes from a sandbox token", () =>

@@ -203,6 +203,12 @@ export const DocksLive = Layer.effect(
       return access
     }
 
+    /**
+     * A Dock as the caller's transaction just wrote it. Answers are read before commit: after it the Dock may
+     * already be changed again, or deleted.
+     */
+    const writtenRow = (id: DockId) => repo.findById(id).pipe(Effect.map(Option.getOrThrow))
+
     /** The row and the caller's access, or not_found when it is missing or not readable. */
     const readable = (ref: DockRef) =>
       Effect.gen(function*() {
@@ -328,8 +334,7 @@ export const DocksLive = Layer.effect(
           subjectId: row.id,
           details: { fields: changedFields(patch) }
         })
-        // Read in the writing transaction: after commit the Dock may already be changed again, or deleted.
-        return yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow))
+        return yield* writtenRow(row.id)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       return toDock(written, baseUrl)
     })
@@ -502,8 +507,7 @@ export const DocksLive = Layer.effect(
             fields: changedFields(patch, { allowForks: "allow_forks", addTopics: "add_topics", removeTopics: "remove_topics" })
           }
         })
-        // Read in the writing transaction: after commit the Dock may already be changed again, or deleted.
-        return yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow))
+        return yield* writtenRow(row.id)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       return toDock(written, baseUrl)
     })
@@ -527,8 +531,7 @@ export const DocksLive = Layer.effect(
           subjectId: part.id,
           details: { slug: part.slug }
         })
-        // Read in the writing transaction: after commit the Dock may already be changed again, or deleted.
-        return yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow))
+        return yield* writtenRow(row.id)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       return toDock(written, baseUrl)
     })

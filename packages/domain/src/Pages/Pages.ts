@@ -477,13 +477,11 @@ export const PagesLive = Layer.effect(
       // wholly the old one (text for search, front matter fields, wikilinks, claim count). It was accepted once:
       // only the content workers' bound (or their being busy) can refuse it now.
       const current = yield* repo.fieldsOf(row.id)
-      const accepted = <A, E, R>(prepare: Effect.Effect<A, E | ValidationError | Unavailable, R>) =>
+      const accepted = <A, R>(
+        prepare: Effect.Effect<A, ValidationError | Unavailable | InvalidSlug | InvalidFrontMatter, R>
+      ) =>
         prepare.pipe(
-          Effect.catchIf(
-            (error): error is Exclude<E, ValidationError | Unavailable> =>
-              !(error instanceof ValidationError) && (error as { _tag?: unknown })._tag !== "Unavailable",
-            Effect.die
-          ),
+          Effect.catchTags({ InvalidSlug: Effect.die, InvalidFrontMatter: Effect.die }),
           Effect.provideService(ContentWorkers, workers)
         )
       const derived: PageContent = old.content_type === "html"

@@ -1,6 +1,6 @@
 /**
- * The rules every content write passes after the policy check: sandbox confinement (never public or
- * discoverable, no publishing, sharing, grants, forks or new Docks), the write rate per token (sandbox tokens
+ * The rules every content write passes after the policy check (Policy.ts decides what a sandbox token may
+ * expose: never public or discoverable, no publishing, sharing, grants, forks or new Docks): the write rate per token (sandbox tokens
  * 60/min, others 120/min by default), and the content caps (a sandbox's 25 artifacts and 10 MB, the plan's
  * per-Dock limits), reserved atomically in the write's own transaction so parallel bursts cannot overshoot.
  */
@@ -12,8 +12,6 @@ import { Limits } from "../Limits.ts"
 import type { Principal } from "../Principal.ts"
 import { RateLimits } from "../RateLimits/RateLimits.ts"
 
-// The sandbox's exposure rule is part of the policy (publishing is decided in one place); kept importable here.
-export { checkSandboxExposure, type Exposure } from "../Policy.ts"
 
 /** Change in a Dock's content: +1 artifact and its bytes for a new page, 0 and the size difference for an edit. */
 export interface ContentChange {
