@@ -15,7 +15,7 @@ import { ContentWorkersLive } from "./Pages/ContentWorkers.ts"
 import { PagesLive } from "./Pages/Pages.ts"
 import { RateLimitsLive } from "./RateLimits/RateLimits.ts"
 import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
-import { WriteRulesLive } from "./Sandbox/WriteRules.ts"
+import { WriteRulesLive } from "./WriteRules.ts"
 import { SourcesLive } from "./Sources/Sources.ts"
 import { TokensLive } from "./Tokens/TokensLive.ts"
 

@@ -1,8 +1,8 @@
 /**
- * Limits that rules enforce: the spec's anonymous-sandbox defaults and our free plan (architecture §11).
+ * Limits that rules enforce (settings that are not limits live in Settings.ts): the spec's anonymous-sandbox defaults and our free plan (architecture §11).
  * The server fills it from configuration; tests provide `Limits.defaults` or tighter numbers.
  */
-import { Context, Duration, type Redacted } from "effect"
+import { Context, Duration } from "effect"
 
 export interface LimitValues {
   readonly sandboxClaimWindow: Duration.Duration
@@ -61,23 +61,6 @@ export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValu
     renderWorkers: 2
   }
 }
-
-/** Where the service is reached from outside: used to build `url` fields. */
-export class PublicBaseUrl extends Context.Tag("@dock/domain/PublicBaseUrl")<PublicBaseUrl, string>() {}
-
-/** DOCK_ARTIFACT_ORIGIN: where artifacts (/a/…) are served when not from the base URL; pages' `url` uses it. */
-export class ArtifactBaseUrl extends Context.Tag("@dock/domain/ArtifactBaseUrl")<ArtifactBaseUrl, string>() {}
-
-/** Which registration flows this deployment offers (ANONYMOUS_REGISTRATION_ENABLED, DOCK_VERIFIED_EMAIL_REGISTRATION). */
-export class Features extends Context.Tag("@dock/domain/Features")<Features, {
-  readonly anonymousRegistration: boolean
-  readonly verifiedEmailRegistration: boolean
-}>() {
-  static readonly defaults = { anonymousRegistration: true, verifiedEmailRegistration: false }
-}
-
-/** The key for HMACs (OTP hashes): DOCK_SECRET. */
-export class HmacKey extends Context.Tag("@dock/domain/HmacKey")<HmacKey, Redacted.Redacted>() {}
 
 /** "10 minutes", "14 days", "1 hour 30 minutes": durations as people write them (in mail and manifests). */
 export const describeDuration = (duration: Duration.Duration): string => {

@@ -23,7 +23,7 @@ import { isUuid } from "../Ids.ts"
 import { artifactBaseUrl } from "../Pages/Pages.ts"
 import { checkWrite } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
-import { WriteRules } from "../Sandbox/WriteRules.ts"
+import { WriteRules } from "../WriteRules.ts"
 import {
   ALT_TEXT_MAX,
   CAPTION_MAX,

@@ -26,7 +26,7 @@ import { authorOf, makePagesRepo, type PartFields, type PartRow } from "../Pages
 import { type Part, utf8Bytes } from "../Pages/Part.ts"
 import { checkPublish, checkWrite, type DockAccess, roleOf, setsPublishing } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
-import { WriteRules } from "../Sandbox/WriteRules.ts"
+import { WriteRules } from "../WriteRules.ts"
 import { isSlug, slugify, SLUG_MAX } from "../Slug.ts"
 import {
   checkRow,

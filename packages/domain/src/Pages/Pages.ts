@@ -21,10 +21,11 @@ import {
   ValidationError
 } from "../Errors.ts"
 import { type DockId, isUuid, type UserId } from "../Ids.ts"
-import { ArtifactBaseUrl, Limits, PublicBaseUrl } from "../Limits.ts"
+import { Limits } from "../Limits.ts"
+import { ArtifactBaseUrl, PublicBaseUrl } from "../Settings.ts"
 import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
-import { WriteRules } from "../Sandbox/WriteRules.ts"
+import { WriteRules } from "../WriteRules.ts"
 import { slugify, validateSlug } from "../Slug.ts"
 import { authorOf, makePagesRepo, partFields, type PartRow } from "./PagesRepo.ts"
 import { ContentType, type PageContent, type PageKind, type PageNames, Part, type SaveAction } from "./Part.ts"

@@ -6,11 +6,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Layer } from "effect"
-import { type RateLimited, TierLimitExceeded } from "../Errors.ts"
-import type { DockId } from "../Ids.ts"
-import { Limits } from "../Limits.ts"
-import type { Principal } from "../Principal.ts"
-import { RateLimits } from "../RateLimits/RateLimits.ts"
+import { type RateLimited, TierLimitExceeded } from "./Errors.ts"
+import type { DockId } from "./Ids.ts"
+import { Limits } from "./Limits.ts"
+import type { Principal } from "./Principal.ts"
+import { RateLimits } from "./RateLimits/RateLimits.ts"
 
 
 /** Change in a Dock's content: +1 artifact and its bytes for a new page, 0 and the size difference for an edit. */
