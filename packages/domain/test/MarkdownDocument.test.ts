@@ -13,7 +13,7 @@ import {
   renderMarkdown,
   splitFrontMatter,
   wikilinkParts
-} from "../src/Pages/MarkdownDocument.ts"
+} from "../src/Content/MarkdownDocument.ts"
 
 const split = (source: string, required = true) => splitFrontMatter(source, { required })
 const splitError = (source: string, required = true) => Effect.flip(split(source, required))

@@ -11,7 +11,7 @@ import {
   MARKDOWN_CHUNK_CHARS,
   MARKDOWN_MAX_PARAGRAPH_WEIGHT,
   renderMarkdown
-} from "../src/Pages/MarkdownDocument.ts"
+} from "../src/Content/MarkdownDocument.ts"
 import { ordinary } from "./support/MarkdownSamples.ts"
 
 const MiB = 1024 * 1024

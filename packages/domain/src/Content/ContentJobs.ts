@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { InvalidFrontMatter, InvalidSlug, ValidationError } from "../Errors.ts"
 import type { SourceMediaType } from "../Sources/Source.ts"
-import { extractSourceText } from "../Sources/SourceText.ts"
+import { extractSourceText } from "./SourceText.ts"
 import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
 import { type PageFields, pageFields, renderMarkdown, splitFrontMatter, type Wikilink } from "./MarkdownDocument.ts"
 
