@@ -4,7 +4,7 @@
 // form control, id or attribute through, whether it arrives as raw HTML inside Markdown or as a pushed HTML page.
 import { describe, expect, it } from "@effect/vitest"
 import { sanitizeHtml } from "../src/Content/HtmlSanitizer.ts"
-import { renderMarkdown } from "../src/Content/MarkdownDocument.ts"
+import { renderMarkdown } from "../src/Content/MarkdownRender.ts"
 
 const REL = `rel="noopener noreferrer nofollow ugc"`
 

@@ -5,8 +5,6 @@
  */
 import { Effect } from "effect"
 import { type InvalidFrontMatter, ValidationError } from "../Errors.ts"
-import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
-import { splitFrontMatter } from "./MarkdownDocument.ts"
 import { utf8Bytes } from "../Pages/Part.ts"
 import {
   SOURCE_CONTENT_MAX_BYTES,
@@ -15,6 +13,8 @@ import {
   SOURCE_TITLE_MAX,
   type SourceMediaType
 } from "../Sources/Source.ts"
+import { splitFrontMatter } from "./FrontMatter.ts"
+import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
 
 /** Other names of the supported types, as files and servers label them. */
 const ALIASES: Record<string, SourceMediaType> = {
