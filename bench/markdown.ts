@@ -6,7 +6,7 @@
  * up, then RUNS times; prints the median and the worst run, what was shown as plain text, and marks inputs over
  * the target. Asserts nothing.
  */
-import { renderMarkdown } from "../packages/domain/src/Pages/MarkdownDocument.ts"
+import { renderMarkdown } from "../packages/domain/src/Content/MarkdownRender.ts"
 import { ordinary } from "../packages/domain/test/support/MarkdownSamples.ts"
 import { againstTarget, fill, KiB, median, MiB, time } from "./support/Bench.ts"
 

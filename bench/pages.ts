@@ -26,8 +26,8 @@
  * BENCH_KEEP_DATABASE=1 (keep the seeded database for experiments with psql; its name is printed).
  */
 import type { Client } from "@modelcontextprotocol/client"
-import { sanitizeHtml } from "../packages/domain/src/Pages/HtmlSanitizer.ts"
-import { contentJobs } from "../packages/domain/src/Pages/ContentJobs.ts"
+import { sanitizeHtml } from "../packages/domain/src/Content/HtmlSanitizer.ts"
+import { contentJobs } from "../packages/domain/src/Content/ContentJobs.ts"
 import {
   connectMcp,
   fill,

@@ -5,7 +5,7 @@
  * sanitized once to warm up, then RUNS times; prints the median and the worst run, and marks hostile inputs over
  * the target. Asserts nothing.
  */
-import { htmlToText, sanitizeHtml } from "../packages/domain/src/Pages/HtmlSanitizer.ts"
+import { htmlToText, sanitizeHtml } from "../packages/domain/src/Content/HtmlSanitizer.ts"
 import { againstTarget, fill, median, MiB, time } from "./support/Bench.ts"
 import { ordinaryHtml } from "./support/HtmlSamples.ts"
 

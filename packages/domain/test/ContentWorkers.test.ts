@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Option } from "effect"
-import { ContentWorkers, contentWorkersLayer, jobDeadlineMs, makeContentWorkers } from "../src/Pages/ContentWorkers.ts"
+import { ContentWorkers, contentWorkersLayer, jobDeadlineMs, makeContentWorkers } from "../src/Content/ContentWorkers.ts"
 import { ordinary } from "./support/MarkdownSamples.ts"
 
 /** Issue 13's finding 1: one bracket label, quadratic in the parser (tens of seconds on the event loop before). */

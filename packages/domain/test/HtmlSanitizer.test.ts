@@ -1,7 +1,7 @@
 // The one HTML sanitizer configuration: golden outputs for every HTML family of security.md "Untrusted content",
 // what survives, the warnings an agent reads, the nesting limit, idempotence over generated input, and htmlToText.
 import { describe, expect, it } from "@effect/vitest"
-import { HTML_NESTING_LIMIT, htmlToText, sanitizeHtml } from "../src/Pages/HtmlSanitizer.ts"
+import { HTML_NESTING_LIMIT, htmlToText, sanitizeHtml } from "../src/Content/HtmlSanitizer.ts"
 
 const REL = `rel="noopener noreferrer nofollow ugc"`
 

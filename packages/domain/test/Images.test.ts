@@ -11,8 +11,8 @@ import {
   MAX_IMAGE_BYTES
 } from "../src/Images/Image.ts"
 import { sniffFormat } from "../src/Images/ImageProcessor.ts"
-import { sanitizeHtml } from "../src/Pages/HtmlSanitizer.ts"
-import { renderMarkdown } from "../src/Pages/MarkdownDocument.ts"
+import { sanitizeHtml } from "../src/Content/HtmlSanitizer.ts"
+import { renderMarkdown } from "../src/Content/MarkdownRender.ts"
 
 const URL = "https://dock.example/images/0b8d2c4e-6a43-4c7e-9a51-4b0c1d2e3f40.png"
 

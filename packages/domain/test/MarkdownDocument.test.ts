@@ -3,17 +3,9 @@
 // script-capable URLs), plus the plain text and summary derived from it.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
-import {
-  deriveSummary,
-  FIELD_ITEM_MAX_CHARS,
-  FIELD_LIST_MAX_ITEMS,
-  FRONT_MATTER_MAX_BYTES,
-  isSafeUrl,
-  pageFields,
-  renderMarkdown,
-  splitFrontMatter,
-  wikilinkParts
-} from "../src/Pages/MarkdownDocument.ts"
+import { FRONT_MATTER_MAX_BYTES, splitFrontMatter } from "../src/Content/FrontMatter.ts"
+import { deriveSummary, isSafeUrl, renderMarkdown, wikilinkParts } from "../src/Content/MarkdownRender.ts"
+import { FIELD_ITEM_MAX_CHARS, FIELD_LIST_MAX_ITEMS, pageFields } from "../src/Content/PageFields.ts"
 
 const split = (source: string, required = true) => splitFrontMatter(source, { required })
 const splitError = (source: string, required = true) => Effect.flip(split(source, required))

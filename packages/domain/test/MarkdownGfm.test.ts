@@ -3,8 +3,8 @@
 // attributes must come out whole and without sanitization warnings; the same allowances must not let any other
 // form control, id or attribute through, whether it arrives as raw HTML inside Markdown or as a pushed HTML page.
 import { describe, expect, it } from "@effect/vitest"
-import { sanitizeHtml } from "../src/Pages/HtmlSanitizer.ts"
-import { renderMarkdown } from "../src/Pages/MarkdownDocument.ts"
+import { sanitizeHtml } from "../src/Content/HtmlSanitizer.ts"
+import { renderMarkdown } from "../src/Content/MarkdownRender.ts"
 
 const REL = `rel="noopener noreferrer nofollow ugc"`
 

@@ -7,11 +7,8 @@ import { fromMarkdown } from "mdast-util-from-markdown"
 import { gfmFromMarkdown } from "mdast-util-gfm"
 import { toHast } from "mdast-util-to-hast"
 import { gfm } from "micromark-extension-gfm"
-import {
-  MARKDOWN_CHUNK_CHARS,
-  MARKDOWN_MAX_PARAGRAPH_WEIGHT,
-  renderMarkdown
-} from "../src/Pages/MarkdownDocument.ts"
+import { MARKDOWN_CHUNK_CHARS, MARKDOWN_MAX_PARAGRAPH_WEIGHT } from "../src/Content/MarkdownChunks.ts"
+import { renderMarkdown } from "../src/Content/MarkdownRender.ts"
 import { ordinary } from "./support/MarkdownSamples.ts"
 
 const MiB = 1024 * 1024

@@ -11,7 +11,7 @@ import {
   sourceMediaType,
   sourceOrigin,
   sourceTitle
-} from "../src/Sources/SourceText.ts"
+} from "../src/Content/SourceText.ts"
 
 const text = (mediaType: "text/plain" | "text/markdown" | "text/html", content: string) =>
   Effect.map(extractSourceText(mediaType, content), (extracted) => extracted.text)

@@ -5,7 +5,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import { type DockId, type Source, Sources, SOURCES_PER_DOCK_MAX, userPrincipal } from "../src/index.ts"
-import { ContentWorkers } from "../src/Pages/ContentWorkers.ts"
+import { ContentWorkers } from "../src/Content/ContentWorkers.ts"
 import { domainTestWith } from "../src/testing.ts"
 import { as, createDock, newUser } from "./support/Fixtures.ts"
 

@@ -3,7 +3,7 @@
  * conversions a type change may make. Pure: no I/O. The rules are documented in docs/micro-db.md.
  */
 import { Schema } from "effect"
-import { FORBIDDEN_KEYS } from "../Pages/MarkdownDocument.ts"
+import { FORBIDDEN_KEYS } from "../Content/FrontMatter.ts"
 import { utf8Bytes } from "../Pages/Part.ts"
 
 export const ColumnType = Schema.Literal(

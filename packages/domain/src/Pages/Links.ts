@@ -15,7 +15,7 @@ import { ValidationError } from "../Errors.ts"
 import { type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify } from "../Slug.ts"
-import { wikilinkParts } from "./MarkdownDocument.ts"
+import { wikilinkParts } from "../Content/MarkdownRender.ts"
 import type { LinkCandidate, PagesRepo } from "./PagesRepo.ts"
 
 /** A page at one end of a link: enough to name it, open it, or read it with get_web_page. */

@@ -18,13 +18,13 @@ import {
   type ValidationError
 } from "../Errors.ts"
 import { isUuid } from "../Ids.ts"
-import { refusalError } from "../Pages/ContentJobs.ts"
-import { ContentWorkers } from "../Pages/ContentWorkers.ts"
+import { refusalError } from "../Content/ContentJobs.ts"
+import { ContentWorkers } from "../Content/ContentWorkers.ts"
 import { utf8Bytes } from "../Pages/Part.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { WriteRules } from "../WriteRules.ts"
 import { type AddSourceRequest, type Source, type SourceId, SOURCES_PER_DOCK_MAX, type SourceWithText } from "./Source.ts"
-import { sourceMediaType, sourceOrigin, sourceTitle } from "./SourceText.ts"
+import { sourceMediaType, sourceOrigin, sourceTitle } from "../Content/SourceText.ts"
 import { makeSourcesRepo } from "./SourcesRepo.ts"
 
 export class Sources extends Context.Tag("@dock/domain/Sources")<Sources, {

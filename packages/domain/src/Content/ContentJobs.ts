@@ -7,9 +7,11 @@
 import { Effect } from "effect"
 import { InvalidFrontMatter, InvalidSlug, ValidationError } from "../Errors.ts"
 import type { SourceMediaType } from "../Sources/Source.ts"
-import { extractSourceText } from "../Sources/SourceText.ts"
+import { splitFrontMatter } from "./FrontMatter.ts"
 import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
-import { type PageFields, pageFields, renderMarkdown, splitFrontMatter, type Wikilink } from "./MarkdownDocument.ts"
+import { renderMarkdown, type Wikilink } from "./MarkdownRender.ts"
+import { type PageFields, pageFields } from "./PageFields.ts"
+import { extractSourceText } from "./SourceText.ts"
 
 /** A rejection of the content itself (invalid_front_matter, invalid_slug, validation_error), as data. */
 export interface ContentRefusal {

@@ -5,8 +5,6 @@
  */
 import { Effect } from "effect"
 import { type InvalidFrontMatter, ValidationError } from "../Errors.ts"
-import { htmlToText, sanitizeHtml } from "../Pages/HtmlSanitizer.ts"
-import { splitFrontMatter } from "../Pages/MarkdownDocument.ts"
 import { utf8Bytes } from "../Pages/Part.ts"
 import {
   SOURCE_CONTENT_MAX_BYTES,
@@ -14,7 +12,9 @@ import {
   SOURCE_ORIGIN_MAX,
   SOURCE_TITLE_MAX,
   type SourceMediaType
-} from "./Source.ts"
+} from "../Sources/Source.ts"
+import { splitFrontMatter } from "./FrontMatter.ts"
+import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
 
 /** Other names of the supported types, as files and servers label them. */
 const ALIASES: Record<string, SourceMediaType> = {

@@ -3,7 +3,7 @@
  * rendered and sanitized in a few worker threads, never on the event loop, and each job has a deadline. A job
  * past it, or one that exhausts its worker's heap or crashes it, is `validation_error` ("too complex to
  * render"); its worker is terminated and a fresh one takes its place, so the next job runs as usual. The event
- * loop only ever waits on a message. Parser cost estimates (MarkdownDocument.ts) remain a fast first cut; this
+ * loop only ever waits on a message. Parser cost estimates (BoundedMarkdown.ts) remain a fast first cut; this
  * is the bound.
  */
 import { Context, Duration, Effect, Layer } from "effect"

@@ -6,12 +6,12 @@
  */
 import { Effect } from "effect"
 import { type InvalidFrontMatter, InvalidSlug, type Unavailable, ValidationError } from "../Errors.ts"
+import { checkWikilinkCount } from "../Pages/Links.ts"
+import { type PageContent, type PageKind, utf8Bytes } from "../Pages/Part.ts"
 import { isSlug, SLUG_MAX } from "../Slug.ts"
 import { refusalError } from "./ContentJobs.ts"
 import { ContentWorkers } from "./ContentWorkers.ts"
-import { checkWikilinkCount } from "./Links.ts"
-import { deriveSummary } from "./MarkdownDocument.ts"
-import { type PageContent, type PageKind, utf8Bytes } from "./Part.ts"
+import { deriveSummary } from "./MarkdownRender.ts"
 
 /** `page_content` limit: 1 MiB counted in UTF-8 bytes (architecture §14). */
 export const PAGE_CONTENT_MAX_BYTES = 1_048_576
