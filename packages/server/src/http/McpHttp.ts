@@ -32,11 +32,15 @@ import { Effect } from "effect"
 import { Readable } from "node:stream"
 import type { ServerConfig } from "../Config.ts"
 import { authenticateToken } from "./BearerAuth.ts"
+import type { BodyLimit } from "./BodyLimit.ts"
 import { clientAddress } from "./ClientAddress.ts"
 import { errorResponse } from "./ErrorResponse.ts"
 
 /** push_image carries up to 15 MB of image as base64 (~20 MB) inside JSON-RPC; the request middleware enforces it. */
 export const MCP_MAX_BODY_BYTES = 22 * 1024 * 1024
+
+/** /mcp and /mcp/public take bodies up to MCP_MAX_BODY_BYTES. */
+export const mcpBodyLimit: BodyLimit = { matches: (url) => url.startsWith("/mcp"), bytes: MCP_MAX_BODY_BYTES }
 
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/
 
