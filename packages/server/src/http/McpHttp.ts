@@ -7,7 +7,6 @@ import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/
 import {
   anonymousPrincipal,
   BadRequest,
-  type CurrentPrincipal,
   Forbidden,
   Limits,
   mcpMessageLimit,
@@ -19,12 +18,12 @@ import {
 import {
   ARGUMENT_ENTRIES_MAX,
   BODY_VALUES_MAX,
-  CALLER_KEY,
+  callerAuthInfo,
   catalogue,
+  type CatalogueServices,
   JSON_DEPTH_MAX,
   jsonTextBounds,
   makeMcpHandler,
-  PRINCIPAL_KEY,
   publicCatalogue
 } from "@dock/mcp"
 import type { McpHttpHandler } from "@modelcontextprotocol/server"
@@ -138,12 +137,7 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     })
     const response = yield* Effect.promise(() =>
       handler.fetch(web, {
-        authInfo: {
-          token: "",
-          clientId: principal.tokenId ?? "anonymous",
-          scopes: [...principal.scopes],
-          extra: { [PRINCIPAL_KEY]: principal, [CALLER_KEY]: principal.tokenId ?? `address:${address}` }
-        },
+        authInfo: callerAuthInfo({ principal, key: principal.tokenId ?? `address:${address}` }),
         ...(parsedBody === undefined ? {} : { parsedBody })
       })
     )
@@ -171,7 +165,7 @@ const withCors = (response: HttpServerResponse.HttpServerResponse) =>
 export const mcpRoutes = (config: ServerConfig) =>
   HttpLayerRouter.use((router) =>
     Effect.gen(function*() {
-      const runtime = yield* Effect.runtime<Exclude<Effect.Effect.Context<ReturnType<(typeof catalogue)[number]["run"]>>, CurrentPrincipal>>()
+      const runtime = yield* Effect.runtime<CatalogueServices>()
       const authContext = yield* Effect.context<Tokens | RateLimits | Limits>()
       const info = { name: "dock", version: "0.1.0" }
       const authenticated = yield* Effect.acquireRelease(
