@@ -49,6 +49,8 @@ import {
   updateMicroDbRow,
   updateMicroDbTable
 } from "./tools/MicroDbTools.ts"
+import type { CurrentPrincipal } from "@dock/domain"
+import type { Effect } from "effect"
 import { pushImage } from "./tools/ImageTools.ts"
 import { listSources, readSource } from "./tools/SourceTools.ts"
 
@@ -103,3 +105,9 @@ export const catalogue = [
 ] as const
 
 export const publicCatalogue = catalogue.filter((entry) => entry.scope === "mcp:read")
+
+/**
+ * The services the catalogue's tools need from the application's runtime: everything their Effects require but
+ * the caller (CurrentPrincipal), which the dispatcher provides per call.
+ */
+export type CatalogueServices = Exclude<Effect.Effect.Context<ReturnType<(typeof catalogue)[number]["run"]>>, CurrentPrincipal>

@@ -5,7 +5,6 @@
  * whose `structuredContent` is the error body; only unknown tools are JSON-RPC errors (the SDK's own).
  */
 import {
-  anonymousPrincipal,
   CurrentPrincipal,
   errorBody,
   hasScope,
@@ -22,6 +21,7 @@ import { type CallToolResult, createMcpHandler, type McpHttpHandler, McpServer }
 import { Cause, Effect, Exit, Option, ParseResult, Runtime, Schema } from "effect"
 import { ALL_ISSUES_MAX_VALUES, inspectArguments, ISSUES_MAX } from "./Arguments.ts"
 import { makeCallGate } from "./CallGate.ts"
+import { callerOf } from "./CallerAuth.ts"
 import { mcpSchema } from "./JsonSchema.ts"
 import type { AnyTool } from "./Tool.ts"
 
@@ -40,11 +40,6 @@ export const ErrorBodySchema = Schema.Struct({
     request_id: Schema.optionalWith(Schema.String, { exact: true })
   })
 })
-
-/** Where the HTTP mount puts the authenticated caller for the per-request server. */
-export const PRINCIPAL_KEY = "dock.principal"
-/** …and who the caller is for the per-caller concurrency bound: a token, or a client address on /mcp/public. */
-export const CALLER_KEY = "dock.caller"
 
 const result = (body: unknown, isError: boolean): CallToolResult => ({
   content: [{ type: "text", text: JSON.stringify(body) }],
@@ -131,8 +126,7 @@ export const makeMcpHandler = <R>(
 
   return createMcpHandler(
     (context) => {
-      const principal = (context.authInfo?.extra?.[PRINCIPAL_KEY] as Principal | undefined) ?? anonymousPrincipal
-      const caller = (context.authInfo?.extra?.[CALLER_KEY] as string | undefined) ?? principal.tokenId ?? "anonymous"
+      const { principal, key: caller } = callerOf(context.authInfo)
       const mcp = new McpServer(server, { capabilities: { tools: { listChanged: false } } })
       for (const entry of registered) {
         mcp.registerTool(

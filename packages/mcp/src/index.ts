@@ -1,4 +1,5 @@
 export * from "./Arguments.ts"
+export * from "./CallerAuth.ts"
 export * from "./CallGate.ts"
 export * from "./Catalogue.ts"
 export * from "./Dispatcher.ts"

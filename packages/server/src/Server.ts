@@ -19,14 +19,15 @@ import {
   AdminSandboxesHttp,
   AdminSourcesHttp,
   AdminTokensHttp,
-  AdminUsersHttp
+  AdminUsersHttp,
+  sourcesBodyLimit
 } from "./http/AdminHttp.ts"
 import { agentAuthHttp } from "./http/AgentAuthHttp.ts"
 import { artifactRoutes } from "./http/ArtifactHttp.ts"
 import { imageRoutes } from "./http/ImageHttp.ts"
 import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
-import { mcpRoutes } from "./http/McpHttp.ts"
+import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 
@@ -93,6 +94,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     mailerLayer(config)
   )
   const admin = adminAuthorizationLayer(config.adminToken)
+  // The routes that take more than small JSON, as their modules declare them.
+  const bodyLimits = [mcpBodyLimit, sourcesBodyLimit]
   const routes = Layer.mergeAll(
     HttpLayerRouter.addHttpApi(DockApi).pipe(
       Layer.provide([
@@ -110,7 +113,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     mcpRoutes(config),
     artifactRoutes,
     imageRoutes
-  ).pipe(Layer.provide(requestMiddleware(config)))
+  ).pipe(Layer.provide(requestMiddleware(config, bodyLimits)))
   const nodeServer = Http.createServer()
   const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host }))

@@ -12,7 +12,7 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { ARTIFACT_CSP } from "../src/http/ArtifactHttp.ts"
+import { ARTIFACT_CSP } from "../src/http/ArtifactPage.ts"
 import { BrowserLive, isBrowserReport, openPage, type RecordedPage, skipBrowserTests } from "./support/Browser.ts"
 import { unique } from "./support/Http.ts"
 import { type AnyClient } from "./support/McpClients.ts"

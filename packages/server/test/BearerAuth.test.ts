@@ -1,17 +1,18 @@
 /**
- * BearerAuthMiddleware (security "MCP transport and auth", spec §5, architecture §6–§7): a tiny route behind it,
- * served over real HTTP with the request middleware, on the domain test layer. What reaches the route, and how
- * every kind of bad token is answered.
+ * Bearer authentication (security "MCP transport and auth", spec §5, architecture §6–§7): a tiny route that
+ * authenticates with `authenticateRequest` (what /mcp and /images use), served over real HTTP with the request
+ * middleware, on the domain test layer. What reaches the route, and how every kind of bad token is answered.
  */
-import { Accounts, CapturedMail, CurrentPrincipal, newToken, Registrations, Tokens, type UserId } from "@dock/domain"
+import { Accounts, CapturedMail, type Limits, newToken, type RateLimits, Registrations, Tokens, type UserId } from "@dock/domain"
 import { domainTestWith } from "@dock/domain/testing"
-import { HttpLayerRouter, HttpServer, HttpServerResponse } from "@effect/platform"
+import { HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger } from "effect"
 import * as Http from "node:http"
-import { BearerAuthMiddleware } from "../src/http/BearerAuth.ts"
+import { authenticateRequest } from "../src/http/BearerAuth.ts"
+import { errorResponse } from "../src/http/ErrorResponse.ts"
 import { requestMiddleware } from "../src/http/RequestMiddleware.ts"
 import { bearer, fetchReply, type Reply, unique } from "./support/Http.ts"
 import { awayFromWindowEnd } from "./support/Identity.ts"
@@ -21,15 +22,22 @@ const BASE = "https://dock.example"
 const CHALLENGE = `Bearer resource_metadata="${BASE}/.well-known/oauth-protected-resource/mcp"`
 const REQUESTS_PER_MINUTE = 3
 
-const WhoAmI = HttpLayerRouter.add(
-  "GET",
-  "/whoami",
-  Effect.map(CurrentPrincipal, (principal) => HttpServerResponse.unsafeJson(principal))
-).pipe(Layer.provide(BearerAuthMiddleware.layer))
+/** Answers the authenticated principal; a refusal is the error response routes answer with. */
+const WhoAmI = HttpLayerRouter.use((router) =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<Tokens | RateLimits | Limits>()
+    const whoami = Effect.flatMap(HttpServerRequest.HttpServerRequest, authenticateRequest).pipe(
+      Effect.map((principal) => HttpServerResponse.unsafeJson(principal)),
+      Effect.catchAll((error) => Effect.succeed(errorResponse(error))),
+      Effect.provide(context)
+    )
+    yield* router.add("GET", "/whoami", whoami)
+  })
+)
 
 const BearerServer = Layer.unwrapEffect(
   Effect.map(configFrom({ PORT: "0", DOCK_BASE_URL: BASE }).pipe(Effect.orDie), (config) =>
-    HttpLayerRouter.serve(WhoAmI.pipe(Layer.provide(requestMiddleware(config))), { disableLogger: true }).pipe(
+    HttpLayerRouter.serve(WhoAmI.pipe(Layer.provide(requestMiddleware(config, []))), { disableLogger: true }).pipe(
       Layer.provideMerge(NodeHttpServer.layer(() => Http.createServer(), { port: 0, host: "127.0.0.1" }))
     ))
 ).pipe(
@@ -61,7 +69,7 @@ const tokenFor = (userId: UserId, label = "whoami agent") =>
     Effect.orDie
   )
 
-layer(BearerServer, { excludeTestServices: true })("BearerAuthMiddleware", (it) => {
+layer(BearerServer, { excludeTestServices: true })("bearer authentication", (it) => {
   it.effect("no Authorization header: 401 with the resource-metadata challenge and no error attribute", () =>
     Effect.gen(function*() {
       const reply = yield* whoami()

@@ -5,7 +5,7 @@
  * answering, the worker is replaced, and a stored page that cannot be rendered in time is served as text from
  * then on, rendered once.
  */
-import { ARTIFACT_CSP } from "../src/http/ArtifactHttp.ts"
+import { ARTIFACT_CSP } from "../src/http/ArtifactPage.ts"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
 import { fetchReply } from "./support/Http.ts"

@@ -9,12 +9,23 @@ import {
   listOperatorTokens,
   Members,
   Registrations,
+  SOURCE_CONTENT_MAX_BYTES,
   Sources,
   Tokens,
   Unauthorized
 } from "@dock/domain"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
+import type { BodyLimit } from "./BodyLimit.ts"
+
+/** Twice SOURCE_CONTENT_MAX_BYTES and some: room for escaped quotes, backslashes and line breaks. */
+export const SOURCES_MAX_BODY_BYTES = 2 * SOURCE_CONTENT_MAX_BYTES + 1024 * 1024
+
+/** POST /admin/sources carries a source of up to 5 MiB of text, JSON-escaped: more than the usual small JSON. */
+export const sourcesBodyLimit: BodyLimit = {
+  matches: (url) => url === "/admin/sources" || url.startsWith("/admin/sources?"),
+  bytes: SOURCES_MAX_BODY_BYTES
+}
 
 const sameSecret = (given: string, expected: string) => {
   const a = Buffer.from(given)

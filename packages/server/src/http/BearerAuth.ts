@@ -1,13 +1,25 @@
 /**
- * Bearer authentication for every token-authenticated route (the /mcp mount uses it): the token comes from
- * the Authorization header only, its checksum is checked before any database work, and the per-token request
- * rate applies. Success provides CurrentPrincipal; failures answer 401 (with the RFC 9728 challenge, added by
- * the request middleware) or 429.
+ * Bearer authentication for every token-authenticated route (/mcp, private images): the token comes from the
+ * Authorization header only, its checksum is checked before any database work, and the per-token request rate
+ * applies where the route counts requests. Failures are 401 (with the RFC 9728 challenge below, added by error
+ * finishing) or 429.
  */
-import { HttpLayerRouter, HttpServerRequest } from "@effect/platform"
-import { CurrentPrincipal, Limits, mcpMessageLimit, type Principal, RateLimits, Tokens, Unauthorized } from "@dock/domain"
+import type { HttpServerRequest } from "@effect/platform"
+import { Limits, mcpMessageLimit, type Principal, RateLimits, Tokens, Unauthorized } from "@dock/domain"
 import { Effect } from "effect"
-import { errorResponse } from "./ErrorResponse.ts"
+
+/** RFC 9728 protected-resource metadata for /mcp: where a 401 sends the client to learn how to get a token. */
+export const resourceMetadataUrl = (baseUrl: string) => `${baseUrl}/.well-known/oauth-protected-resource/mcp`
+
+/**
+ * The WWW-Authenticate challenge of a 401: the admin realm under /admin; elsewhere the resource metadata, with
+ * `error="invalid_token"` when a token was sent.
+ */
+export const bearerChallenge = (request: HttpServerRequest.HttpServerRequest, baseUrl: string) =>
+  request.url.startsWith("/admin")
+    ? `Bearer realm="dock-admin"`
+    : `Bearer resource_metadata="${resourceMetadataUrl(baseUrl)}"` +
+      (request.headers["authorization"] === undefined ? "" : `, error="invalid_token"`)
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
@@ -34,21 +46,3 @@ export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest
       rateLimits.hit(mcpMessageLimit({ tokenId: principal.tokenId ?? "" }, 1, limits)))
     return principal
   })
-
-/** Route middleware: only authenticated requests reach the handler, with CurrentPrincipal provided. */
-export const BearerAuthMiddleware = HttpLayerRouter.middleware<{ provides: CurrentPrincipal }>()(
-  Effect.gen(function*() {
-    const context = yield* Effect.context<Tokens | RateLimits | Limits>()
-    return (httpEffect) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        return yield* authenticateRequest(request).pipe(
-          Effect.provide(context),
-          Effect.matchEffect({
-            onFailure: (error) => Effect.succeed(errorResponse(error)),
-            onSuccess: (principal) => Effect.provideService(httpEffect, CurrentPrincipal, principal)
-          })
-        )
-      })
-  })
-)

@@ -16,8 +16,7 @@ import {
 } from "@dock/domain"
 import { Effect } from "effect"
 import type { ServerConfig } from "../Config.ts"
-
-export const resourceMetadataUrl = (baseUrl: string) => `${baseUrl}/.well-known/oauth-protected-resource/mcp`
+import { resourceMetadataUrl } from "./BearerAuth.ts"
 
 export const wellKnownHttp = (config: ServerConfig) => {
   const metadata = new ProtectedResource({

@@ -11,7 +11,7 @@
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { anonymousPrincipal, contentDisposition, CurrentPrincipal, Images, type ImageFile, type Principal } from "@dock/domain"
 import { Effect } from "effect"
-import { notFoundPage } from "./ArtifactHttp.ts"
+import { notFoundPage } from "./ArtifactPage.ts"
 import { authenticateRequest } from "./BearerAuth.ts"
 import { errorResponse } from "./ErrorResponse.ts"
 

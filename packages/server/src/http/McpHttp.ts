@@ -7,7 +7,6 @@ import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/
 import {
   anonymousPrincipal,
   BadRequest,
-  type CurrentPrincipal,
   Forbidden,
   Limits,
   mcpMessageLimit,
@@ -19,12 +18,12 @@ import {
 import {
   ARGUMENT_ENTRIES_MAX,
   BODY_VALUES_MAX,
-  CALLER_KEY,
+  callerAuthInfo,
   catalogue,
+  type CatalogueServices,
   JSON_DEPTH_MAX,
   jsonTextBounds,
   makeMcpHandler,
-  PRINCIPAL_KEY,
   publicCatalogue
 } from "@dock/mcp"
 import type { McpHttpHandler } from "@modelcontextprotocol/server"
@@ -32,11 +31,15 @@ import { Effect } from "effect"
 import { Readable } from "node:stream"
 import type { ServerConfig } from "../Config.ts"
 import { authenticateToken } from "./BearerAuth.ts"
+import type { BodyLimit } from "./BodyLimit.ts"
 import { clientAddress } from "./ClientAddress.ts"
 import { errorResponse } from "./ErrorResponse.ts"
 
 /** push_image carries up to 15 MB of image as base64 (~20 MB) inside JSON-RPC; the request middleware enforces it. */
 export const MCP_MAX_BODY_BYTES = 22 * 1024 * 1024
+
+/** /mcp and /mcp/public take bodies up to MCP_MAX_BODY_BYTES. */
+export const mcpBodyLimit: BodyLimit = { matches: (url) => url.startsWith("/mcp"), bytes: MCP_MAX_BODY_BYTES }
 
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/
 
@@ -134,12 +137,7 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     })
     const response = yield* Effect.promise(() =>
       handler.fetch(web, {
-        authInfo: {
-          token: "",
-          clientId: principal.tokenId ?? "anonymous",
-          scopes: [...principal.scopes],
-          extra: { [PRINCIPAL_KEY]: principal, [CALLER_KEY]: principal.tokenId ?? `address:${address}` }
-        },
+        authInfo: callerAuthInfo({ principal, key: principal.tokenId ?? `address:${address}` }),
         ...(parsedBody === undefined ? {} : { parsedBody })
       })
     )
@@ -167,7 +165,7 @@ const withCors = (response: HttpServerResponse.HttpServerResponse) =>
 export const mcpRoutes = (config: ServerConfig) =>
   HttpLayerRouter.use((router) =>
     Effect.gen(function*() {
-      const runtime = yield* Effect.runtime<Exclude<Effect.Effect.Context<ReturnType<(typeof catalogue)[number]["run"]>>, CurrentPrincipal>>()
+      const runtime = yield* Effect.runtime<CatalogueServices>()
       const authContext = yield* Effect.context<Tokens | RateLimits | Limits>()
       const info = { name: "dock", version: "0.1.0" }
       const authenticated = yield* Effect.acquireRelease(
