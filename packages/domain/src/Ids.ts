@@ -10,5 +10,9 @@ export type DockId = typeof DockId.Type
 export const TokenId = Schema.UUID.pipe(Schema.brand("TokenId"))
 export type TokenId = typeof TokenId.Type
 
+/** A registration's row id (its public `registration_id` is the claim token, a secret: never this). */
+export const RegistrationId = Schema.UUID.pipe(Schema.brand("RegistrationId"))
+export type RegistrationId = typeof RegistrationId.Type
+
 /** A UUID in any letter case: how targeting tells an id from a slug. */
 export const isUuid = (value: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)

@@ -1,7 +1,7 @@
 /** The Accounts rules: username and email validation, and one transaction for a user and their default Dock. */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
-import { isUniqueViolation } from "../Database/SqlErrors.ts"
+import { transactional } from "../Database/Transactional.ts"
 import { insertDock } from "../Docks/DocksLive.ts"
 import { makeDocksRepo } from "../Docks/DocksRepo.ts"
 import { Conflict, NotFound, ValidationError } from "../Errors.ts"
@@ -35,40 +35,32 @@ export const AccountsLive = Layer.effect(
     const docks = yield* makeDocksRepo
 
     const insertWithDefaultDock = (input: NewUser, email: string | null, username: string) =>
-      sql.withTransaction(Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const inserted = yield* repo.insert({
-          username,
-          email,
-          kind: input.kind,
-          confirmed: input.confirmed,
-          identity_provider: input.identityProvider ?? null,
-          now
+      transactional(
+        sql,
+        Effect.gen(function*() {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const userId = yield* repo.insert({
+            username,
+            email,
+            kind: input.kind,
+            confirmed: input.confirmed,
+            identity_provider: input.identityProvider ?? null,
+            now
+          })
+          const dockId = yield* insertDock(docks, userId, {
+            title: `${username}'s Dock`,
+            slug: username,
+            description: null,
+            visibility: "private",
+            discoverable: false,
+            allowForks: false,
+            tags: [],
+            topics: []
+          })
+          yield* repo.setDefaultDock(userId, dockId)
+          return userId
         })
-        if (inserted._tag !== "Inserted") return inserted
-        const dockId = yield* insertDock(docks, inserted.id, {
-          title: `${username}'s Dock`,
-          slug: username,
-          description: null,
-          visibility: "private",
-          discoverable: false,
-          allowForks: false,
-          tags: [],
-          topics: []
-        })
-        yield* repo.setDefaultDock(inserted.id, dockId)
-        return inserted
-      })).pipe(
-        // Two creates racing for the same email or name: the loser sees the unique violation.
-        Effect.catchIf(
-          (error) => error._tag === "SqlError" && isUniqueViolation(error, "users_email_key"),
-          () => Effect.succeed({ _tag: "EmailTaken" } as const)
-        ),
-        Effect.catchIf(
-          (error) => error._tag === "SqlError" && isUniqueViolation(error, "users_username_key"),
-          () => Effect.succeed({ _tag: "UsernameTaken" } as const)
-        ),
-        Effect.catchTag("SqlError", Effect.die),
+      ).pipe(
         Effect.catchTag("ValidationError", Effect.die) // the default Dock's slug is the username: always free
       )
 
@@ -79,9 +71,9 @@ export const AccountsLive = Layer.effect(
       const base = RESERVED.has(derived) ? `${derived}-user` : derived
       for (let attempt = 0; attempt < 20; attempt++) {
         const username = requested ?? (attempt === 0 ? base : `${base}-${randomSuffix()}`)
-        const result = yield* insertWithDefaultDock(input, email, username)
-        if (result._tag === "Inserted") return yield* repo.findById(result.id).pipe(Effect.map(Option.getOrThrow))
-        if (result._tag === "EmailTaken") {
+        const result = yield* Effect.either(insertWithDefaultDock(input, email, username))
+        if (result._tag === "Right") return yield* repo.findById(result.right).pipe(Effect.map(Option.getOrThrow))
+        if (result.left.field === "email") {
           return yield* new Conflict({ message: "A user with this email already exists", details: { field: "email" } })
         }
         if (requested !== undefined) {

@@ -8,10 +8,11 @@ import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { Accounts } from "../Accounts/Accounts.ts"
 import { normalizeEmail } from "../Accounts/User.ts"
 import { Activity } from "../Activity/Activity.ts"
+import { transactional } from "../Database/Transactional.ts"
 import { toDock } from "../Docks/DocksLive.ts"
 import { makeDocksRepo } from "../Docks/DocksRepo.ts"
 import { Forbidden, NotFound, RateLimited, Unavailable, ValidationError } from "../Errors.ts"
-import type { DockId, TokenId, UserId } from "../Ids.ts"
+import type { RegistrationId } from "../Ids.ts"
 import { describeDuration, Limits } from "../Limits.ts"
 import { Features, HmacKey, PublicBaseUrl } from "../Settings.ts"
 import { Mailer } from "../Mail/Mailer.ts"
@@ -34,28 +35,15 @@ import {
   VerifiedEmailRegistration
 } from "./Registration.ts"
 import { Registrations } from "./Registrations.ts"
+import { makeRegistrationsRepo, type RegistrationRow } from "./RegistrationsRepo.ts"
 
 /** Wrong codes tolerated per code, and per registration and per email per day. */
 export const OTP_WRONG_TRIES_PER_CODE = 5
 export const OTP_WRONG_TRIES_PER_DAY = 20
-/** An arbitrary constant naming the sandbox sweep among advisory locks. */
-const SWEEP_LOCK = 736_110_002
 /** How long a verified-email claim token stays valid. */
 export const VERIFIED_EMAIL_WINDOW = Duration.hours(1)
 
 const OTP = /^\d{6}$/
-
-interface RegistrationRow {
-  readonly id: string
-  readonly kind: "anonymous" | "verified_email"
-  readonly status: "unclaimed" | "otp_sent" | "claimed" | "expired"
-  readonly user_id: UserId | null
-  readonly dock_id: DockId | null
-  readonly token_id: TokenId | null
-  readonly agent_label: string | null
-  readonly email: string | null
-  readonly expires_at: Date
-}
 
 /** The one answer for a wrong, expired, used or voided code (and for a claimed registration). */
 const codeRefused = () =>
@@ -78,11 +66,10 @@ export const RegistrationsLive = Layer.effect(
     const accounts = yield* Accounts
     const activity = yield* Activity
     const docks = yield* makeDocksRepo
+    const repo = yield* makeRegistrationsRepo
 
     const claimUrl = `${baseUrl}/agent/auth/claim`
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
-    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
 
     const instructions = (claimToken: string, expiresAt: Date, emailHint: string) =>
       [
@@ -111,7 +98,7 @@ export const RegistrationsLive = Layer.effect(
       )
 
     /** Voids earlier codes, stores the new one's HMAC, and mails it — all inside the caller's transaction. */
-    const sendCode = (registrationId: string, email: string) =>
+    const sendCode = (registrationId: RegistrationId, email: string) =>
       Effect.gen(function*() {
         yield* rateLimits.hit({
           key: `otp-sends-registration:${registrationId}`,
@@ -126,12 +113,15 @@ export const RegistrationsLive = Layer.effect(
           message: "Too many codes sent to this email address this hour"
         })
         const at = yield* now
-        yield* sql`update otp_codes set voided_at = ${at}
-          where registration_id = ${registrationId} and used_at is null and voided_at is null`
+        yield* repo.voidOpenCodes(registrationId, at)
         const otp = newOtp()
-        const hash = otpHash(Redacted.value(hmacKey), { purpose: "claim", registrationId, email, otp })
-        yield* sql`insert into otp_codes (registration_id, email, code_hash, created_at, expires_at)
-          values (${registrationId}, ${email}, ${hash}, ${at}, ${new Date(at.getTime() + Duration.toMillis(limits.otpTtl))})`
+        yield* repo.insertCode({
+          registrationId,
+          email,
+          codeHash: otpHash(Redacted.value(hmacKey), { purpose: "claim", registrationId, email, otp }),
+          createdAt: at,
+          expiresAt: new Date(at.getTime() + Duration.toMillis(limits.otpTtl))
+        })
         yield* mailer.send({
           to: email,
           subject: "Your Dock claim code",
@@ -148,14 +138,12 @@ export const RegistrationsLive = Layer.effect(
       })
 
     const registerAnonymous = (agentLabel: string | undefined, ip: string) =>
-      inTransaction(Effect.gen(function*() {
+      transactional(sql, Effect.gen(function*() {
         yield* registrationCaps(ip)
         const at = yield* now
         const expiresAt = new Date(at.getTime() + Duration.toMillis(limits.sandboxClaimWindow))
         const username = `anon-${randomBase62(8).toLowerCase()}`
-        const userRows = yield* sql<{ id: UserId }>`insert into users (username, email, kind, confirmed, created_at, updated_at)
-          values (${username}, null, 'anonymous', false, ${at}, ${at}) returning id`
-        const userId = userRows[0]!.id
+        const userId = yield* repo.insertAnonymousUser(username, at)
         const slug = `anonymous-sandbox-${randomBase62(10).toLowerCase()}`
         const givenLabel = agentLabel?.trim() || null
         const dockId = yield* docks.insert({
@@ -171,8 +159,8 @@ export const RegistrationsLive = Layer.effect(
           sandbox: true,
           now: at
         })
-        yield* sql`update users set default_dock_id = ${dockId!} where id = ${userId}`
-        yield* sql`insert into dock_usage (dock_id) values (${dockId!})`
+        yield* repo.setDefaultDock(userId, dockId!)
+        yield* repo.startDockUsage(dockId!)
         const label = givenLabel ?? "anonymous agent"
         const token = yield* tokens.create({
           userId,
@@ -183,10 +171,16 @@ export const RegistrationsLive = Layer.effect(
           expiresAt
         })
         const claimToken = newRegistrationSecret()
-        yield* sql`insert into registrations (secret_hash, kind, status, user_id, dock_id, token_id, agent_label,
-            requester_ip, created_at, expires_at)
-          values (${sha256(claimToken)}, 'anonymous', 'unclaimed', ${userId}, ${dockId!}, ${token.id}, ${label}, ${ip},
-            ${at}, ${expiresAt})`
+        yield* repo.insertAnonymous({
+          secretHash: sha256(claimToken),
+          userId,
+          dockId: dockId!,
+          tokenId: token.id,
+          agentLabel: label,
+          requesterIp: ip,
+          createdAt: at,
+          expiresAt
+        })
         yield* activity.record({ dockId: dockId!, action: "sandbox.registered", subjectType: "dock", subjectId: dockId! }).pipe(
           Effect.provideService(CurrentPrincipal, userPrincipal({ id: userId, username }, { tokenId: token.id, agentLabel: label, sandbox: true }))
         )
@@ -208,17 +202,20 @@ export const RegistrationsLive = Layer.effect(
     const registerVerifiedEmail = (rawEmail: string, agentLabel: string | undefined, ip: string) =>
       Effect.gen(function*() {
         const email = yield* normalizeEmail(rawEmail)
-        return yield* inTransaction(Effect.gen(function*() {
+        return yield* transactional(sql, Effect.gen(function*() {
           yield* registrationCaps(ip)
           const at = yield* now
           const expiresAt = new Date(at.getTime() + Duration.toMillis(VERIFIED_EMAIL_WINDOW))
           const claimToken = newRegistrationSecret()
-          const rows = yield* sql<{ id: string }>`insert into registrations (secret_hash, kind, status, agent_label,
-              requester_ip, email, created_at, expires_at)
-            values (${sha256(claimToken)}, 'verified_email', 'unclaimed', ${agentLabel?.trim() || null}, ${ip}, ${email},
-              ${at}, ${expiresAt})
-            returning id`
-          yield* sendCode(rows[0]!.id, email)
+          const registrationId = yield* repo.insertVerifiedEmail({
+            secretHash: sha256(claimToken),
+            agentLabel: agentLabel?.trim() || null,
+            requesterIp: ip,
+            email,
+            createdAt: at,
+            expiresAt
+          })
+          yield* sendCode(registrationId, email)
           return new VerifiedEmailRegistration({
             registration_id: claimToken,
             registration_type: "verified_email",
@@ -250,16 +247,14 @@ export const RegistrationsLive = Layer.effect(
       return yield* registerVerifiedEmail(request.email, request.agent_label, requesterIp)
     })
 
-    const findRegistration = (claimToken: string, lock: boolean) =>
-      Effect.gen(function*() {
-        const rows = yield* (lock
-          ? sql<RegistrationRow>`select id, kind, status, user_id, dock_id, token_id, agent_label, email, expires_at
-              from registrations where secret_hash = ${sha256(claimToken)} for update`
-          : sql<RegistrationRow>`select id, kind, status, user_id, dock_id, token_id, agent_label, email, expires_at
-              from registrations where secret_hash = ${sha256(claimToken)}`)
-        if (rows[0] === undefined) return yield* new NotFound({ message: "No registration has this claim token" })
-        return rows[0]
-      })
+    /** The registration behind a claim token, locked until the transaction ends. */
+    const lockRegistration = (claimToken: string) =>
+      repo.lockBySecretHash(sha256(claimToken)).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new NotFound({ message: "No registration has this claim token" })),
+          onSome: Effect.succeed
+        }))
+      )
 
     const checkWindow = (registration: RegistrationRow) =>
       Effect.gen(function*() {
@@ -290,8 +285,8 @@ export const RegistrationsLive = Layer.effect(
     const claimStart = (claimToken: string, rawEmail: string) =>
       Effect.gen(function*() {
         const email = yield* normalizeEmail(rawEmail)
-        return yield* inTransaction(Effect.gen(function*() {
-          const registration = yield* findRegistration(claimToken, true)
+        return yield* transactional(sql, Effect.gen(function*() {
+          const registration = yield* lockRegistration(claimToken)
           yield* checkWindow(registration)
           if (registration.status === "claimed") {
             return yield* new Forbidden({ message: "This registration has already been claimed" })
@@ -315,41 +310,38 @@ export const RegistrationsLive = Layer.effect(
     /** The confirmed person for the email: existing (confirmed now, the code proved the address) or new. */
     const accountFor = (email: string) =>
       Effect.gen(function*() {
-        const existing = yield* sql<{ id: UserId; username: string; kind: string }>`select id, username, kind
-          from users where email = ${email} for update`
-        if (existing[0] !== undefined) {
-          yield* sql`update users set confirmed = true where id = ${existing[0].id}`
-          return new ClaimAccount({ id: existing[0].id, username: existing[0].username, email })
+        const existing = yield* repo.lockUserByEmail(email)
+        if (Option.isSome(existing)) {
+          yield* repo.confirmUser(existing.value.id)
+          return new ClaimAccount({ id: existing.value.id, username: existing.value.username, email })
         }
         return yield* accounts.create({ email, kind: "person", confirmed: true, identityProvider: "email_otp" }).pipe(
           Effect.map((user) => new ClaimAccount({ id: user.id, username: user.username, email })),
           // Another claim created this person a moment ago (its insert committed first): bind to that one.
           Effect.catchTag("Conflict", () =>
-            sql<{ id: UserId; username: string }>`select id, username from users where email = ${email}`.pipe(
-              Effect.map((rows) => new ClaimAccount({ id: rows[0]!.id, username: rows[0]!.username, email }))
+            repo.findUserByEmail(email).pipe(
+              Effect.map((found) => Option.getOrThrow(found)),
+              Effect.map((user) => new ClaimAccount({ id: user.id, username: user.username, email }))
             )),
           Effect.catchTag("ValidationError", Effect.die)
         )
       })
 
-    const wrongTryKeys = (registrationId: string, email: string) => [
+    const wrongTryKeys = (registrationId: RegistrationId, email: string) => [
       `otp-wrong-registration:${registrationId}`,
       `otp-wrong-email:${email}`
     ]
 
     const claimComplete = (claimToken: string, otp: string) =>
       Effect.gen(function*() {
-        const outcome = yield* inTransaction(Effect.gen(function*() {
-          const registration = yield* findRegistration(claimToken, true)
+        const outcome = yield* transactional(sql, Effect.gen(function*() {
+          const registration = yield* lockRegistration(claimToken)
           yield* checkWindow(registration)
           if (registration.status === "claimed") return { _tag: "Refused" } as const
           const sandbox = yield* sandboxOf(registration)
-          const codes = yield* sql<{ id: string; email: string; code_hash: string; expires_at: Date; wrong_tries: number }>`
-            select id, email, code_hash, expires_at, wrong_tries from otp_codes
-            where registration_id = ${registration.id} and used_at is null and voided_at is null
-            order by created_at desc limit 1 for update`
-          const code = codes[0]
-          if (code === undefined) return { _tag: "Refused" } as const
+          const latest = yield* repo.lockLatestOpenCode(registration.id)
+          if (Option.isNone(latest)) return { _tag: "Refused" } as const
+          const code = latest.value
           for (const key of wrongTryKeys(registration.id, code.email)) {
             if ((yield* rateLimits.count(key, Duration.days(1))) >= OTP_WRONG_TRIES_PER_DAY) {
               return { _tag: "Capped" } as const
@@ -360,7 +352,7 @@ export const RegistrationsLive = Layer.effect(
           const matches = OTP.test(otp) && sameHash(expected, code.code_hash)
           if (!matches || code.expires_at.getTime() <= at.getTime() || code.wrong_tries >= OTP_WRONG_TRIES_PER_CODE) {
             if (!matches) {
-              yield* sql`update otp_codes set wrong_tries = wrong_tries + 1 where id = ${code.id}`
+              yield* repo.countWrongTry(code.id)
               for (const key of wrongTryKeys(registration.id, code.email)) {
                 yield* rateLimits.hit({ key, limit: Number.MAX_SAFE_INTEGER, window: Duration.days(1), message: "" })
                   .pipe(Effect.orDie)
@@ -368,10 +360,9 @@ export const RegistrationsLive = Layer.effect(
             }
             return { _tag: "Refused" } as const
           }
-          yield* sql`update otp_codes set used_at = ${at} where id = ${code.id}`
+          yield* repo.markCodeUsed(code.id, at)
           const account = yield* accountFor(code.email)
-          yield* sql`update registrations set status = 'claimed', claimed_user_id = ${account.id}, claimed_at = ${at}
-            where id = ${registration.id}`
+          yield* repo.markClaimed(registration.id, account.id, at)
           const principal = userPrincipal({ id: account.id, username: account.username }, {
             tokenId: registration.token_id,
             agentLabel: registration.agent_label
@@ -386,7 +377,7 @@ export const RegistrationsLive = Layer.effect(
               allowedBucketIds: null,
               expiresAt: new Date(at.getTime() + Duration.toMillis(limits.claimedTokenTtl))
             }).pipe(Effect.orDie)
-            yield* sql`update registrations set token_id = ${token.id} where id = ${registration.id}`
+            yield* repo.recordIssuedToken(registration.id, token.id)
             return {
               _tag: "Issued",
               answer: new CredentialIssued({
@@ -408,12 +399,9 @@ export const RegistrationsLive = Layer.effect(
 
           // An anonymous sandbox: the Dock, and the very token the agent holds, move to the person.
           const tokenExpiry = new Date(at.getTime() + Duration.toMillis(limits.claimedTokenTtl))
-          yield* sql`update docks set owner_id = ${account.id}, sandbox = false, updated_at = ${at}
-            where id = ${registration.dock_id}`
-          yield* sql`update tokens set user_id = ${account.id}, kind = 'claimed_from_anonymous', expires_at = ${tokenExpiry}
-            where id = ${registration.token_id}`
-          // The anonymous user stays (earlier activity is attributed to it) but no longer points at the Dock.
-          yield* sql`update users set default_dock_id = null where id = ${registration.user_id} and kind = 'anonymous'`
+          yield* repo.handDockToClaimant(registration.dock_id, account.id, at)
+          yield* repo.handTokenToClaimant(registration.token_id, account.id, tokenExpiry)
+          yield* repo.detachAnonymousUser(registration.user_id)
           yield* activity.record({
             dockId: registration.dock_id,
             action: "sandbox.claimed",
@@ -457,16 +445,7 @@ export const RegistrationsLive = Layer.effect(
     })
 
     const list = Effect.fn("Registrations.list")(function*(status?: SandboxStatus) {
-      const rows = yield* sql<{
-        status: SandboxStatus
-        bucket_id: DockId | null
-        bucket_slug: string | null
-        created_at: Date
-        expires_at: Date
-      }>`select r.status, r.dock_id as bucket_id, d.slug as bucket_slug, r.created_at, r.expires_at
-        from registrations r left join docks d on d.id = r.dock_id
-        where r.kind = 'anonymous' ${status === undefined ? sql`` : sql`and r.status = ${status}`}
-        order by r.created_at, r.id`.pipe(Effect.orDie)
+      const rows = yield* repo.listSandboxes(status)
       return rows.map((row) =>
         new SandboxSummary({ ...row, created_at: row.created_at.toISOString(), expires_at: row.expires_at.toISOString() })
       )
@@ -475,29 +454,16 @@ export const RegistrationsLive = Layer.effect(
     const sweep = Effect.gen(function*() {
       const at = yield* now
       const purgeBefore = new Date(at.getTime() - Duration.toMillis(limits.sandboxRetention))
-      return yield* inTransaction(Effect.gen(function*() {
-        // One sweep at a time across all instances: the periodic job and `dock sandboxes sweep` queue up here.
-        yield* sql`select pg_advisory_xact_lock(${SWEEP_LOCK})`
-        const expired = yield* sql<{ kind: string; token_id: TokenId | null; dock_id: DockId | null }>`update registrations
-          set status = 'expired', expired_at = ${at}
-          where status = 'unclaimed' and expires_at <= ${at}
-          returning kind, token_id, dock_id`
-        const tokenIds = expired.flatMap((row) => (row.token_id === null ? [] : [row.token_id]))
-        const dockIds = expired.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id]))
-        if (tokenIds.length > 0) {
-          yield* sql`update tokens set revoked_at = coalesce(revoked_at, ${at}) where ${sql.in("id", tokenIds)}`
-        }
-        if (dockIds.length > 0) {
-          yield* sql`update docks set hidden_at = ${at} where ${sql.in("id", dockIds)}`
-        }
+      return yield* transactional(sql, Effect.gen(function*() {
+        yield* repo.lockSweep
+        const expired = yield* repo.expireUnclaimed(at)
+        yield* repo.revokeTokens(expired.flatMap((row) => (row.token_id === null ? [] : [row.token_id])), at)
+        yield* repo.hideDocks(expired.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id])), at)
         // Deleting the anonymous user cascades to its token and registration; the sandbox Dock goes first.
-        const purged = yield* sql<{ id: string; kind: string; user_id: UserId | null; dock_id: DockId | null }>`
-          select id, kind, user_id, dock_id from registrations where status = 'expired' and expired_at <= ${purgeBefore}`
-        const purgeDocks = purged.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id]))
-        const purgeUsers = purged.flatMap((row) => (row.user_id === null ? [] : [row.user_id]))
-        if (purgeDocks.length > 0) yield* sql`delete from docks where ${sql.in("id", purgeDocks)} and sandbox`
-        if (purged.length > 0) yield* sql`delete from registrations where ${sql.in("id", purged.map((row) => row.id))}`
-        if (purgeUsers.length > 0) yield* sql`delete from users where ${sql.in("id", purgeUsers)} and kind = 'anonymous'`
+        const purged = yield* repo.listExpiredBefore(purgeBefore)
+        yield* repo.deleteSandboxDocks(purged.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id])))
+        yield* repo.deleteRegistrations(purged.map((row) => row.id))
+        yield* repo.deleteAnonymousUsers(purged.flatMap((row) => (row.user_id === null ? [] : [row.user_id])))
         yield* rateLimits.prune(new Date(at.getTime() - Duration.toMillis(Duration.days(2))))
         // The counts are of sandboxes (what `dock sandboxes sweep` reports); verified-email claim tokens that
         // lapsed are expired and purged alongside without being counted.
