@@ -12,7 +12,8 @@ import { ImagesLive } from "./Images/Images.ts"
 import { MembersLive } from "./Members/Members.ts"
 import { MicroDbLive } from "./MicroDb/MicroDb.ts"
 import { ContentWorkersLive } from "./Pages/ContentWorkers.ts"
-import { PagesLive } from "./Pages/Pages.ts"
+import { PagesLive } from "./Pages/PagesLive.ts"
+import { PartsLive } from "./Parts/PartsLive.ts"
 import { RateLimitsLive } from "./RateLimits/RateLimits.ts"
 import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
 import { WriteRulesLive } from "./WriteRules.ts"
@@ -20,7 +21,7 @@ import { SourcesLive } from "./Sources/Sources.ts"
 import { TokensLive } from "./Tokens/TokensLive.ts"
 
 const Base = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive, ContentWorkersLive)
-const Rules = WriteRulesLive.pipe(Layer.provideMerge(Base))
+const Rules = Layer.mergeAll(WriteRulesLive, PartsLive).pipe(Layer.provideMerge(Base))
 const Services = Layer.mergeAll(AccountsLive, DocksLive).pipe(Layer.provideMerge(Rules))
 /** Images over their two ports: the decoder (sharp) and the object store (PostgreSQL `blobs` by default). */
 const ImagesWithPorts = ImagesLive.pipe(Layer.provideMerge(Layer.mergeAll(ImageProcessorLive, PostgresObjectStore)))

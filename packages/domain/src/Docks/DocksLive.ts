@@ -10,8 +10,8 @@ import { PublicBaseUrl } from "../Settings.ts"
 import { canRead, checkCreateDock, checkDeleteDock, checkOwner, checkPublish, checkSandboxExposure, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
-import { authorOf, makePagesRepo } from "../Pages/PagesRepo.ts"
-import { makeMicroDbRepo } from "../MicroDb/MicroDbRepo.ts"
+import { Parts } from "../Parts/Parts.ts"
+import { authorOf } from "../Parts/PartRow.ts"
 import {
   ActivityItem,
   DESCRIPTION_MAX,
@@ -147,8 +147,7 @@ export const DocksLive = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* makeDocksRepo
-    const pagesRepo = yield* makePagesRepo
-    const microDbRepo = yield* makeMicroDbRepo
+    const parts = yield* Parts
     const detailsRepo = yield* makeDockDetailsRepo
     const activity = yield* Activity
     const limits = yield* Limits
@@ -455,9 +454,8 @@ export const DocksLive = Layer.effect(
           tags: source.tags,
           topics: source.topics
         })
-        const copied = yield* pagesRepo.copyDock(source.id, id, ownerId, author, now)
-        const rowBytes = yield* microDbRepo.copyMicroDb(source.id, id, now)
-        yield* writeRules.reserveContent(id, { artifacts: copied.pages, bytes: copied.bytes + rowBytes })
+        // A fork is never a sandbox (a sandbox token cannot fork).
+        const copied = yield* parts.copyForFork(source.id, { id, sandbox: false }, ownerId, author, now)
         yield* repo.markFork(id, { id: source.id, path }, copied.pages, now)
         yield* activity.record({
           dockId: id,
@@ -518,7 +516,7 @@ export const DocksLive = Layer.effect(
       const { access, row } = yield* readable(ref)
       yield* checkOwner(principal, access)
       yield* writeRules.admitWrite(principal)
-      const part = yield* pagesRepo.findInDock(row.id, page)
+      const part = yield* parts.findInDock(row.id, page)
       if (part === undefined || part.page_kind === "micro_db") {
         return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${row.owner_username}/${row.slug}` })
       }

@@ -20,9 +20,10 @@ import {
   ValidationError
 } from "../Errors.ts"
 import { isUuid } from "../Ids.ts"
-import { artifactBaseUrl } from "../Pages/Pages.ts"
+import { artifactBaseUrl } from "../Pages/Part.ts"
 import { checkWrite } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
+import { Parts } from "../Parts/Parts.ts"
 import { WriteRules } from "../WriteRules.ts"
 import {
   ALT_TEXT_MAX,
@@ -108,6 +109,7 @@ export const ImagesLive = Layer.effect(
     const docks = yield* Docks
     const activity = yield* Activity
     const writeRules = yield* WriteRules
+    const parts = yield* Parts
     const processor = yield* ImageProcessor
     const store = yield* ObjectStore
     const baseUrl = yield* artifactBaseUrl
@@ -125,7 +127,7 @@ export const ImagesLive = Layer.effect(
       const key = imageKey(access.dockId, id, image.format)
       yield* sql.withTransaction(Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: image.data.byteLength })
+        yield* parts.reserve(access.dockId, { artifacts: 0, bytes: image.data.byteLength })
         yield* store.put(key, image.data, { dockId: access.dockId, contentType: CONTENT_TYPE[image.format] })
         yield* repo.insert({
           id,

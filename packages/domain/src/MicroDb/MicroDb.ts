@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
+import { transactional } from "../Database/Transactional.ts"
 import type { DockTarget } from "../Docks/Dock.ts"
 import { Docks } from "../Docks/Docks.ts"
 import {
@@ -21,9 +22,9 @@ import {
 } from "../Errors.ts"
 import type { DockId, UserId } from "../Ids.ts"
 import { Limits } from "../Limits.ts"
-import { artifactBaseUrl, newPublicSlug, toPart } from "../Pages/Pages.ts"
-import { authorOf, makePagesRepo, type PartFields, type PartRow } from "../Pages/PagesRepo.ts"
-import { type Part, utf8Bytes } from "../Pages/Part.ts"
+import { artifactBaseUrl, newPublicSlug, type Part, toPart, utf8Bytes } from "../Pages/Part.ts"
+import { Parts } from "../Parts/Parts.ts"
+import { authorOf, type PartFields, type PartRow } from "../Parts/PartRow.ts"
 import { checkPublish, checkWrite, type DockAccess, roleOf, setsPublishing } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { WriteRules } from "../WriteRules.ts"
@@ -180,26 +181,25 @@ export const MicroDbLive = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const pg = yield* PgClient.PgClient
     const repo = yield* makeMicroDbRepo
-    const pages = yield* makePagesRepo
+    const parts = yield* Parts
     const docks = yield* Docks
     const activity = yield* Activity
     const writeRules = yield* WriteRules
     const limits = yield* Limits
     const baseUrl = yield* artifactBaseUrl
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
-    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => transactional(sql, effect)
 
-    /** The named Dock, readable by the caller, and its shell; a private shell is visible to members only. */
+    /** The named Dock, readable by the caller; a private shell is visible to members only. */
     const readable = (target: DockTarget) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
         const access = yield* docks.access(yield* docks.named(target))
-        const shell = yield* pages.findKind(access.dockId, "micro_db")
+        const shell = yield* parts.visibilityOfKind(access.dockId, "micro_db")
         if (shell?.visibility === "private" && roleOf(principal, access) === null) {
           return yield* new NotFound({ message: "This Dock has no Micro DB you can read" })
         }
-        return { access, shell }
+        return { access }
       })
 
     /** The named Dock, writable by the caller (owner or editor, token scope and Dock restriction), one write counted. */
@@ -247,7 +247,7 @@ export const MicroDbLive = Layer.effect(
     const shellSlug = (dockId: DockId, input: ShellInput, except: string | null) =>
       Effect.gen(function*() {
         const taken = (slug: string) =>
-          Effect.map(pages.findInDock(dockId, slug), (row) => row !== undefined && row.id !== except)
+          Effect.map(parts.findInDock(dockId, slug), (row) => row !== undefined && row.id !== except)
         if (input.slug !== undefined && input.slug !== null) {
           const slug = input.slug.trim()
           if (!isSlug(slug)) {
@@ -291,8 +291,8 @@ export const MicroDbLive = Layer.effect(
     const ensureShell = (dockId: DockId, input: ShellInput) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        yield* sql`select id from docks where id = ${dockId} for no key update`.pipe(Effect.orDie)
-        const existing = yield* pages.findKind(dockId, "micro_db", true)
+        yield* parts.lockDock(dockId)
+        const existing = yield* parts.findKind(dockId, "micro_db", true)
         if (existing !== undefined) return { shell: existing, created: false }
         const at = yield* now
         const slug = yield* shellSlug(dockId, input, null)
@@ -315,14 +315,16 @@ export const MicroDbLive = Layer.effect(
           sizeBytes: utf8Bytes(document.content)
         }
         // The shell is one artifact of the Dock; its versions (snapshots) are stored history and count by their bytes.
-        yield* writeRules.reserveContent(dockId, { artifacts: 1, bytes: fields.sizeBytes })
-        const id = yield* pages.insert(dockId, principal.userId as UserId, newPublicSlug(slug), fields, at)
-        yield* pages.insertVersion(id, 1, fields, authorOf(principal), "created", at)
-        if (input.visibility !== undefined) {
-          yield* repo.updateShell(id, { ...fields, visibility: input.visibility }, at)
-        }
-        yield* record(dockId, "micro_db.created", { type: "page", id }, { slug })
-        return { shell: (yield* pages.findById(id))!, created: true }
+        const shell = yield* parts.create(dockId, {
+          ownerId: principal.userId as UserId,
+          publicSlug: newPublicSlug(slug),
+          fields,
+          author: authorOf(principal),
+          visibility: input.visibility,
+          now: at
+        })
+        yield* record(dockId, "micro_db.created", { type: "page", id: shell.id }, { slug })
+        return { shell, created: true }
       })
 
     /**
@@ -338,14 +340,13 @@ export const MicroDbLive = Layer.effect(
         const document = yield* snapshotDocument(dockId, at)
         const version = shell.version + 1
         const fields: PartFields = {
-          ...(yield* pages.fieldsOf(shell.id)),
+          ...(yield* parts.fieldsOf(shell.id)),
           content: document.content,
           bodyText: describeTables(document.tables),
           sizeBytes: utf8Bytes(document.content)
         }
-        yield* pages.update(shell.id, version, fields, at)
-        yield* pages.insertVersion(shell.id, version, fields, authorOf(principal), "snapshot", at)
-        const pruned = yield* repo.pruneSnapshots(shell.id, limits.planSnapshotRetention)
+        yield* parts.newVersion(shell.id, version, fields, authorOf(principal), "snapshot", at)
+        const pruned = yield* parts.pruneVersions(shell.id, "snapshot", limits.planSnapshotRetention)
         yield* record(dockId, "micro_db.snapshot", { type: "page", id: shell.id }, {
           version,
           tables: document.tables.length,
@@ -364,13 +365,13 @@ export const MicroDbLive = Layer.effect(
 
     /** The shell, locked for a snapshot (first in the lock order), or not_found. */
     const lockedShell = (dockId: DockId) =>
-      Effect.flatMap(pages.findKind(dockId, "micro_db", true), (shell) =>
+      Effect.flatMap(parts.findKind(dockId, "micro_db", true), (shell) =>
         shell === undefined ? Effect.fail(shellMissing()) : Effect.succeed(shell))
 
     /** The shell, then the table (the lock order), for a change that snapshots first; no shell means no table. */
     const lockedForSnapshot = (dockId: DockId, ref: string) =>
       Effect.gen(function*() {
-        const shell = yield* pages.findKind(dockId, "micro_db", true)
+        const shell = yield* parts.findKind(dockId, "micro_db", true)
         const table = yield* tableIn(dockId, ref, true)
         return { shell: shell!, table }
       })
@@ -391,14 +392,14 @@ export const MicroDbLive = Layer.effect(
         const { created, shell } = yield* ensureShell(access.dockId, input)
         if (created) return shell
         const at = yield* now
-        yield* repo.updateShell(shell.id, {
+        const updated = yield* parts.updateShell(shell.id, {
           title: input.title === undefined ? shell.title : input.title?.trim() || "Micro DB",
           slug: input.slug === undefined ? shell.slug! : yield* shellSlug(access.dockId, input, shell.id),
           summary: input.summary === undefined ? shell.summary : input.summary?.trim() ?? "",
           visibility: input.visibility === undefined ? shell.visibility : input.visibility
         }, at)
         yield* record(access.dockId, "micro_db.updated", { type: "page", id: shell.id })
-        return (yield* pages.findById(shell.id))!
+        return updated
       }))
       return toPart(written, baseUrl)
     })
@@ -407,7 +408,7 @@ export const MicroDbLive = Layer.effect(
       const access = yield* writable(target)
       return yield* transaction(Effect.gen(function*() {
         const { bytes, snapshot } = yield* takeSnapshot(access.dockId, yield* lockedShell(access.dockId))
-        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes })
+        yield* parts.reserve(access.dockId, { artifacts: 0, bytes })
         return snapshot
       }))
     })
@@ -500,7 +501,7 @@ export const MicroDbLive = Layer.effect(
         const { shell, table } = yield* lockedForSnapshot(access.dockId, ref)
         const { bytes: snapshotBytes, snapshot } = yield* takeSnapshot(access.dockId, shell)
         const bytes = yield* repo.deleteTable(access.dockId, table.id)
-        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: snapshotBytes - bytes })
+        yield* parts.reserve(access.dockId, { artifacts: 0, bytes: snapshotBytes - bytes })
         yield* record(access.dockId, "micro_db.table.deleted", { type: "micro_db_table", id: table.id }, {
           slug: table.slug,
           rows: table.row_count,
@@ -522,7 +523,7 @@ export const MicroDbLive = Layer.effect(
       details: Record<string, unknown>
     ) =>
       Effect.gen(function*() {
-        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes })
+        yield* parts.reserve(access.dockId, { artifacts: 0, bytes })
         yield* repo.updateTable(table.id, { columns: columns.map((column, position) => new MicroDbColumn({ ...column, position })) }, yield* now)
         yield* record(access.dockId, action, { type: "micro_db_table", id: table.id }, { table: table.slug, ...details })
       })
@@ -723,7 +724,7 @@ export const MicroDbLive = Layer.effect(
           })
         }
         const inserted = yield* repo.insertRows(table.id, rows.map((row) => row.data), yield* now)
-        yield* writeRules.reserveContent(access.dockId, {
+        yield* parts.reserve(access.dockId, {
           artifacts: 0,
           bytes: inserted.reduce((sum, row) => sum + row.size_bytes, 0)
         })
@@ -746,7 +747,7 @@ export const MicroDbLive = Layer.effect(
         const problems = yield* uniqueProblems(table, [{ data: checked.data, keys: Object.keys(data) }], row.id)
         if (problems.length > 0) return yield* invalid("Invalid row", problems.map(({ row: _row, ...problem }) => problem))
         const updated = yield* repo.updateRow(row.id, checked.data, yield* now)
-        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: updated.size_bytes - row.size_bytes })
+        yield* parts.reserve(access.dockId, { artifacts: 0, bytes: updated.size_bytes - row.size_bytes })
         yield* record(access.dockId, "micro_db.row.updated", { type: "micro_db_row", id: row.id }, { table: table.slug })
         return toRow(updated)
       }))
@@ -759,7 +760,7 @@ export const MicroDbLive = Layer.effect(
         const row = yield* rowIn(table, rowId, true)
         yield* repo.deleteRow(row.id)
         yield* repo.changeRowCount(table.id, -1)
-        yield* writeRules.reserveContent(access.dockId, { artifacts: 0, bytes: -row.size_bytes })
+        yield* parts.reserve(access.dockId, { artifacts: 0, bytes: -row.size_bytes })
         yield* record(access.dockId, "micro_db.row.deleted", { type: "micro_db_row", id: row.id }, { table: table.slug })
       }))
     })

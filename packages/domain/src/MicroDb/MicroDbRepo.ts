@@ -241,63 +241,10 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       return Number(change!.bytes)
     }).pipe(Effect.orDie)
 
-  /** Keeps the newest `keep` snapshots of a shell; versions made otherwise (version 1) stay. Returns what went. */
-  const pruneSnapshots = (partId: string, keep: number) =>
-    sql<{ version: number; size_bytes: number }>`delete from part_versions
-      where part_id = ${partId} and reason = 'snapshot' and version not in (
-        select version from part_versions where part_id = ${partId} and reason = 'snapshot'
-        order by version desc limit ${keep}
-      )
-      returning version, size_bytes`.pipe(
-      Effect.map((rows) => ({
-        versions: rows.map((row) => row.version),
-        bytes: rows.reduce((sum, row) => sum + Number(row.size_bytes), 0)
-      })),
-      Effect.orDie
-    )
-
-  /** push_micro_db on an existing shell: its fields change in place (versions are snapshots). */
-  const updateShell = (
-    id: string,
-    fields: { readonly title: string | null; readonly slug: string; readonly summary: string; readonly visibility: string | null },
-    now: Date
-  ) =>
-    sql`update parts set title = ${fields.title}, slug = ${fields.slug}, summary = ${fields.summary},
-        visibility = ${fields.visibility}, updated_at = ${now}
-      where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
-
-  /**
-   * A fork's copy of the Micro DB (when its shell was copied, i.e. not private): every table and row, new ids, the
-   * rows' times and order kept. Returns the bytes the rows hold.
-   */
-  const copyMicroDb = (from: DockId, to: DockId, now: Date) =>
-    Effect.gen(function*() {
-      yield* sql`insert into micro_db_tables (dock_id, name, slug, description, position, columns, row_count, created_at,
-          updated_at)
-        select ${to}, name, slug, description, position, columns, row_count, ${now}, ${now}
-        from micro_db_tables where dock_id = ${from}
-          and exists(select 1 from parts where dock_id = ${to} and page_kind = 'micro_db')`
-      const [copied] = yield* sql<{ bytes: string }>`with copied as (
-          insert into micro_db_rows (table_id, data, size_bytes, created_at, updated_at)
-          select copy.id, r.data, r.size_bytes, r.created_at, r.updated_at
-          from micro_db_rows r
-            join micro_db_tables original on original.id = r.table_id
-            join micro_db_tables copy on copy.dock_id = ${to} and copy.slug = original.slug
-          where original.dock_id = ${from}
-          order by r.seq
-          returning size_bytes
-        )
-        select coalesce(sum(size_bytes), 0)::bigint as bytes from copied`
-      return Number(copied!.bytes)
-    }).pipe(Effect.orDie)
-
   return {
-    copyMicroDb,
     changeRowCount,
     fillColumn,
     dropColumnData,
-    pruneSnapshots,
-    updateShell,
     tables,
     findTable,
     insertTable,

@@ -22,7 +22,7 @@ import { refusalError } from "../Pages/ContentJobs.ts"
 import { ContentWorkers } from "../Pages/ContentWorkers.ts"
 import { utf8Bytes } from "../Pages/Part.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
-import { WriteRules } from "../WriteRules.ts"
+import { Parts } from "../Parts/Parts.ts"
 import { type AddSourceRequest, type Source, type SourceId, SOURCES_PER_DOCK_MAX, type SourceWithText } from "./Source.ts"
 import { sourceMediaType, sourceOrigin, sourceTitle } from "./SourceText.ts"
 import { makeSourcesRepo } from "./SourcesRepo.ts"
@@ -69,7 +69,7 @@ export const SourcesLive = Layer.effect(
     const repo = yield* makeSourcesRepo
     const docks = yield* Docks
     const activity = yield* Activity
-    const writeRules = yield* WriteRules
+    const parts = yield* Parts
     const workers = yield* ContentWorkers
     const findDock = yield* makeOperatorDocks
 
@@ -112,7 +112,7 @@ export const SourcesLive = Layer.effect(
         }
         // The stored text counts against the Dock's content (a sandbox's 10 MB, the plan's 100 MiB); a source is
         // not an artifact.
-        yield* writeRules.reserveContent(dock.id, { artifacts: 0, bytes: utf8Bytes(extracted.text) })
+        yield* parts.reserve(dock.id, { artifacts: 0, bytes: utf8Bytes(extracted.text) })
         const source = yield* repo.insert({ dockId: dock.id, title, origin, mediaType, text: extracted.text, now })
         yield* activity.record({
           dockId: dock.id,
