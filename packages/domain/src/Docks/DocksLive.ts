@@ -35,9 +35,16 @@ import {
   type ForkOptions,
   LIST_MAX,
   type MetadataPatch,
+  type ResolvedDock,
   type WritableFilter
 } from "./Docks.ts"
-import { type DockRow, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
+import { type DockRow, type DockWithGrant, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
+
+/** A resolved Dock and the row it came from (fields only this layer's rules read). */
+interface Found {
+  readonly row: DockRow
+  readonly resolved: ResolvedDock
+}
 
 /** How long a set_grounding_bucket choice lasts without being set again. */
 export const GROUNDING_TTL = Duration.hours(24)
@@ -154,14 +161,17 @@ export const DocksLive = Layer.effect(
     const baseUrl = yield* PublicBaseUrl
     const writeRules = yield* WriteRules
 
-    /** The one resolver's lookup: by id, by owner/slug, or a bare slug among own, collaborations, then public. */
-    const findRow = (ref: DockRef, principal: Principal) => {
+    /**
+     * The one resolver's lookup, one statement for the row and the caller's grant: by id, by owner/slug, or a
+     * bare slug among own, collaborations, then public.
+     */
+    const findRow = (ref: DockRef, principal: Principal): Effect.Effect<Option.Option<DockWithGrant>, BadRequest> => {
       const userId = principal.userId
       switch (ref._tag) {
         case "ByPath":
-          return repo.findByPath(ref.owner.toLowerCase(), ref.slug)
+          return repo.findByPathWithGrant(userId, ref.owner.toLowerCase(), ref.slug)
         case "ById":
-          return Schema.is(DockId)(ref.id) ? repo.findById(ref.id) : Effect.succeedNone
+          return Schema.is(DockId)(ref.id) ? repo.findByIdWithGrant(userId, ref.id) : Effect.succeedNone
         case "BySlug":
           return Effect.flatMap(repo.findBySlugForCaller(userId, ref.slug), (all) => {
             // A sandbox token weighs only its sandbox, so an ambiguity cannot reveal other users' Docks to it.
@@ -177,7 +187,7 @@ export const DocksLive = Layer.effect(
                 })
               )
             }
-            return Effect.succeed(Option.fromNullable(best[0]?.dock))
+            return Effect.succeed(Option.fromNullable(best[0]))
           })
       }
     }
@@ -194,14 +204,25 @@ export const DocksLive = Layer.effect(
         }
       })
 
-    /** The caller's access to a Dock row when the caller may read it: the one read rule of every lookup. */
-    const readAccess = (principal: Principal, row: DockRow, grant: DockAccess["grant"]): DockAccess | undefined => {
+    /**
+     * The one read rule of every lookup: the resolved Dock when the caller may read the row, else undefined.
+     * The row stays beside it for this layer's own rules (fields the Dock object does not show).
+     */
+    const resolution = (principal: Principal, { dock: row, grant }: DockWithGrant): Found | undefined => {
       const access: DockAccess = { dockId: row.id, ownerId: row.owner_id, visibility: row.visibility, grant }
       if (!canRead(principal, access)) return undefined
       // A sandbox token sees its sandbox and nothing else (public Docks are readable anonymously instead).
       if (principal.sandbox && !(principal.allowedBucketIds ?? []).includes(row.id)) return undefined
-      return access
+      const resolved: ResolvedDock = {
+        dock: toDock(row, baseUrl),
+        access,
+        role: roleOf(principal, access),
+        sandbox: row.sandbox
+      }
+      return { row, resolved }
     }
+
+    const notFound = () => new NotFound({ message: "Dock not found" })
 
     /**
      * A Dock as the caller's transaction just wrote it. Answers are read before commit: after it the Dock may
@@ -209,34 +230,126 @@ export const DocksLive = Layer.effect(
      */
     const writtenRow = (id: DockId) => repo.findById(id).pipe(Effect.map(Option.getOrThrow))
 
-    /** The row and the caller's access, or not_found when it is missing or not readable. */
+    /** The Dock a reference names, or not_found when it is missing or not readable. */
     const readable = (ref: DockRef) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const row = yield* findRow(ref, principal).pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.fail(new NotFound({ message: "Dock not found" })),
-            onSome: Effect.succeed
-          }))
-        )
-        const grant = principal.userId === null ? null : yield* repo.grantOf(row.id, principal.userId)
-        const access = readAccess(principal, row, grant)
-        if (access === undefined) return yield* new NotFound({ message: "Dock not found" })
-        return { row, access }
+        const found = yield* findRow(ref, principal)
+        const readable = Option.isSome(found) ? resolution(principal, found.value) : undefined
+        if (readable === undefined) return yield* notFound()
+        return readable
       })
+
+    /** A row found by a fallback (grounding, default Dock) when the caller may still read it. */
+    const readableFallback = (principal: Principal, found: Option.Option<DockWithGrant>) =>
+      Option.isSome(found) ? resolution(principal, found.value) : undefined
+
+    const findTarget = (target: DockTarget) =>
+      Effect.gen(function*() {
+        if (target.owner_username !== undefined && target.bucket_slug === undefined) {
+          return yield* new BadRequest({
+            message: "owner_username names whose Dock bucket_slug is; give bucket_slug too, or use bucket: owner/slug",
+            details: { fields: ["owner_username"] }
+          })
+        }
+        const found = yield* Effect.forEach(targetRefs(target), readable)
+        if (found.length === 0) return Option.none<Found>()
+        const ids = new Set(found.map(({ row }) => row.id))
+        if (ids.size > 1) {
+          return yield* new BadRequest({
+            message: "The Dock parameters name different Docks; give one of bucket, bucket_id, bucket_path or bucket_slug",
+            details: { fields: Object.keys(target).filter((key) => target[key as keyof DockTarget] !== undefined) }
+          })
+        }
+        return Option.some(found[0]!)
+      })
+
+    const namedTarget = (target: DockTarget) =>
+      Effect.flatMap(findTarget(target), Option.match({
+        onNone: () => Effect.fail(new BadRequest({ message: "Name the Dock with `bucket` (or bucket_path / bucket_id)" })),
+        onSome: Effect.succeed
+      }))
+
+    /** The token's grounding Dock while it is set, unexpired and still readable. */
+    const groundingDock = (principal: Principal) =>
+      Effect.gen(function*() {
+        if (principal.tokenId === null) return undefined
+        const now = new Date(yield* Clock.currentTimeMillis)
+        return readableFallback(principal, yield* repo.findGroundingWithGrant(principal.userId, principal.tokenId, now))
+      })
+
+    /** The caller's default Dock while it exists and is readable (a sandbox token's: its sandbox). */
+    const defaultDock = (principal: Principal) =>
+      Effect.gen(function*() {
+        if (principal.userId === null) return undefined
+        return readableFallback(principal, yield* repo.findDefaultWithGrant(principal.userId))
+      })
+
+    const readTarget = (target: DockTarget) =>
+      Effect.gen(function*() {
+        const found = yield* findTarget(target)
+        if (Option.isSome(found)) return found.value
+        const principal = yield* CurrentPrincipal
+        const fallback = (yield* groundingDock(principal)) ?? (yield* defaultDock(principal))
+        if (fallback === undefined) {
+          return yield* new BadRequest({
+            message: "Name the Dock with `bucket` (a Dock id, owner_username/dock_slug or slug), or set one with " +
+              "set_grounding_bucket"
+          })
+        }
+        return fallback
+      })
+
+    const writeTarget = (target: DockTarget) =>
+      Effect.gen(function*() {
+        const found = yield* findTarget(target)
+        if (Option.isSome(found)) return found.value
+        const principal = yield* CurrentPrincipal
+        const fallback = yield* defaultDock(principal)
+        if (fallback === undefined) {
+          return yield* new NotFound({
+            message: principal.userId === null
+              ? "No Dock named and no default Dock"
+              : "You have no default Dock: name one with `bucket`"
+          })
+        }
+        return fallback
+      })
+
+    const byIdFound = (id: DockId) => readable({ _tag: "ById", id }).pipe(Effect.catchTag("BadRequest", notFound))
+
+    const find = Effect.fn("Docks.find")(function*(target: DockTarget) {
+      return Option.map(yield* findTarget(target), ({ resolved }) => resolved)
+    })
+    const named = Effect.fn("Docks.named")(function*(target: DockTarget) {
+      return (yield* namedTarget(target)).resolved
+    })
+    const forRead = Effect.fn("Docks.forRead")(function*(target: DockTarget) {
+      return (yield* readTarget(target)).resolved
+    })
+    const forWrite = Effect.fn("Docks.forWrite")(function*(target: DockTarget) {
+      return (yield* writeTarget(target)).resolved
+    })
+    const byId = Effect.fn("Docks.byId")(function*(id: DockId) {
+      return (yield* byIdFound(id)).resolved
+    })
+
+    /** The deprecated reference lookups; a ResolvedDock is answered as it is. */
+    const resolvedOf = (ref: DockRef | ResolvedDock) =>
+      "dock" in ref ? Effect.succeed(ref) : Effect.map(readable(ref), ({ resolved }) => resolved)
 
     const readableAt = Effect.fn("Docks.readableAt")(function*(paths: ReadonlyArray<string>) {
       const principal = yield* CurrentPrincipal
-      const found = new Map<string, { readonly dock: Dock; readonly access: DockAccess }>()
+      const found = new Map<string, ResolvedDock>()
       // As the one resolver reads `bucket: owner/slug`: the owner case-insensitively, the slug as written.
       const refs = paths.flatMap((path) => {
         const ref = dockRefOf(path)
         return ref._tag === "ByPath" ? [{ owner: ref.owner.toLowerCase(), slug: ref.slug }] : []
       })
       if (refs.length === 0) return found
-      for (const { dock: row, grant } of yield* repo.findByPathsWithGrant(principal.userId, refs)) {
-        const access = readAccess(principal, row, grant)
-        if (access !== undefined) found.set(`${row.owner_username}/${row.slug}`, { dock: toDock(row, baseUrl), access })
+      for (const row of yield* repo.findByPathsWithGrant(principal.userId, refs)) {
+        const readable = resolution(principal, row)
+        if (readable !== undefined) found.set(`${row.dock.owner_username}/${row.dock.slug}`, readable.resolved)
       }
       return found
     })
@@ -273,33 +386,12 @@ export const DocksLive = Layer.effect(
       return toDock(row, baseUrl)
     })
 
-    const get = Effect.fn("Docks.get")(function*(ref: DockRef) {
-      const { row } = yield* readable(ref)
-      return toDock(row, baseUrl)
+    const get = Effect.fn("Docks.get")(function*(ref: DockRef | ResolvedDock) {
+      return (yield* resolvedOf(ref)).dock
     })
 
-    const access = Effect.fn("Docks.access")(function*(ref: DockRef) {
-      return (yield* readable(ref)).access
-    })
-
-    const resolve = Effect.fn("Docks.resolve")(function*(target: DockTarget) {
-      if (target.owner_username !== undefined && target.bucket_slug === undefined) {
-        return yield* new BadRequest({
-          message: "owner_username names whose Dock bucket_slug is; give bucket_slug too, or use bucket: owner/slug",
-          details: { fields: ["owner_username"] }
-        })
-      }
-      const found = yield* Effect.forEach(targetRefs(target), readable)
-      if (found.length === 0) return Option.none()
-      const ids = new Set(found.map(({ row }) => row.id))
-      if (ids.size > 1) {
-        return yield* new BadRequest({
-          message: "The Dock parameters name different Docks; give one of bucket, bucket_id, bucket_path or bucket_slug",
-          details: { fields: Object.keys(target).filter((key) => target[key as keyof DockTarget] !== undefined) }
-        })
-      }
-      const { access, row } = found[0]!
-      return Option.some({ dock: toDock(row, baseUrl), access })
+    const access = Effect.fn("Docks.access")(function*(ref: DockRef | ResolvedDock) {
+      return (yield* resolvedOf(ref)).access
     })
 
     const listWritable = Effect.fn("Docks.listWritable")(function*(filter: WritableFilter) {
@@ -315,7 +407,7 @@ export const DocksLive = Layer.effect(
 
     const update = Effect.fn("Docks.update")(function*(ref: DockRef, patch: DockPatch) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readable(ref)
+      const { resolved: { access }, row } = yield* readable(ref)
       yield* checkPublish(principal, access, { visibility: patch.visibility })
       yield* writeRules.admitWrite(principal)
       const title = patch.title === undefined ? row.title : yield* normalizeTitle({ title: patch.title })
@@ -341,7 +433,7 @@ export const DocksLive = Layer.effect(
 
     const remove = Effect.fn("Docks.remove")(function*(ref: DockRef) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readable(ref)
+      const { resolved: { access }, row } = yield* readable(ref)
       yield* checkDeleteDock(principal, access)
       yield* writeRules.admitWrite(principal)
       // The owner's default Dock may go too; the user then has none until one is made the default again.
@@ -372,7 +464,7 @@ export const DocksLive = Layer.effect(
 
     const details = Effect.fn("Docks.details")(function*(ref: DockRef) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readable(ref)
+      const { resolved: { access }, row } = yield* readable(ref)
       const role = roleOf(principal, access)
       const member = role !== null
       const counts = yield* detailsRepo.counts(row.id, member)
@@ -429,7 +521,7 @@ export const DocksLive = Layer.effect(
       const principal = yield* CurrentPrincipal
       yield* checkSandboxExposure(principal, { fork: true })
       yield* checkCreateDock(principal)
-      const { row: source } = yield* readable(yield* named(upstream))
+      const { row: source } = yield* namedTarget(upstream)
       const path = `${source.owner_username}/${source.slug}`
       if (source.visibility !== "public") {
         return yield* new Forbidden({ message: `${path} is not public: only public Docks can be forked` })
@@ -471,7 +563,7 @@ export const DocksLive = Layer.effect(
 
     const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(ref: DockRef, patch: MetadataPatch) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readable(ref)
+      const { resolved: { access }, row } = yield* readable(ref)
       yield* checkPublish(principal, access, {
         visibility: patch.visibility,
         discoverable: patch.discoverable,
@@ -513,7 +605,7 @@ export const DocksLive = Layer.effect(
 
     const setCover = Effect.fn("Docks.setCover")(function*(ref: DockRef, page: string) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readable(ref)
+      const { resolved: { access }, row } = yield* readable(ref)
       yield* checkOwner(principal, access)
       yield* writeRules.admitWrite(principal)
       const part = yield* parts.findInDock(row.id, page)
@@ -551,73 +643,19 @@ export const DocksLive = Layer.effect(
       return `${row.owner_username}/${row.slug}`
     })
 
-    /** The token's grounding Dock while it is set, unexpired and still readable. */
-    const groundingDock = (principal: { readonly tokenId: string | null }) =>
-      Effect.gen(function*() {
-        if (principal.tokenId === null) return undefined
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const rows = yield* sql<{ dock_id: DockId }>`select dock_id from grounding
-          where token_id = ${principal.tokenId} and expires_at > ${now}`.pipe(Effect.orDie)
-        const dockId = rows[0]?.dock_id
-        if (dockId === undefined) return undefined
-        return yield* readable({ _tag: "ById", id: dockId }).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
-      })
-
-    /** The caller's default Dock while it exists and is readable (a sandbox token's: its sandbox). */
-    const defaultDock = (principal: Principal) =>
-      Effect.gen(function*() {
-        if (principal.userId === null) return undefined
-        const rows = yield* sql<{ default_dock_id: DockId | null }>`select default_dock_id from users
-          where id = ${principal.userId}`.pipe(Effect.orDie)
-        const dockId = rows[0]?.default_dock_id ?? null
-        if (dockId === null) return undefined
-        return yield* readable({ _tag: "ById", id: dockId }).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
-      })
-
-    const named = Effect.fn("Docks.named")(function*(target: DockTarget) {
-      const found = yield* resolve(target)
-      if (Option.isNone(found)) {
-        return yield* new BadRequest({ message: "Name the Dock with `bucket` (or bucket_path / bucket_id)" })
-      }
-      const ref: DockRef = { _tag: "ById", id: found.value.dock.id }
-      return ref
-    })
-
-    const resolveRead = Effect.fn("Docks.resolveRead")(function*(target: DockTarget) {
-      const found = yield* resolve(target)
-      if (Option.isSome(found)) return found.value
-      const principal = yield* CurrentPrincipal
-      const fallback = (yield* groundingDock(principal)) ?? (yield* defaultDock(principal))
-      if (fallback === undefined) {
-        return yield* new BadRequest({
-          message: "Name the Dock with `bucket` (a Dock id, owner_username/dock_slug or slug), or set one with " +
-            "set_grounding_bucket"
-        })
-      }
-      return { dock: toDock(fallback.row, baseUrl), access: fallback.access }
-    })
-
-    const resolveWrite = Effect.fn("Docks.resolveWrite")(function*(target: DockTarget) {
-      const found = yield* resolve(target)
-      if (Option.isSome(found)) return found.value
-      const principal = yield* CurrentPrincipal
-      const fallback = yield* defaultDock(principal)
-      if (fallback === undefined) {
-        return yield* new NotFound({
-          message: principal.userId === null
-            ? "No Dock named and no default Dock"
-            : "You have no default Dock: name one with `bucket`"
-        })
-      }
-      return { dock: toDock(fallback.row, baseUrl), access: fallback.access }
-    })
-
     return {
       create,
+      find,
+      named,
+      forRead,
+      forWrite,
+      byId,
+      readableAt,
       get,
       access,
-      resolve,
-      readableAt,
+      resolve: find,
+      resolveRead: forRead,
+      resolveWrite: forWrite,
       listWritable,
       update,
       remove,
@@ -627,10 +665,7 @@ export const DocksLive = Layer.effect(
       fork,
       updateMetadata,
       setCover,
-      setGrounding,
-      named,
-      resolveRead,
-      resolveWrite
+      setGrounding
     }
   })
 )
