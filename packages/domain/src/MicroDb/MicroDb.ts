@@ -24,7 +24,7 @@ import type { DockId, UserId } from "../Ids.ts"
 import { Limits } from "../Limits.ts"
 import { artifactBaseUrl, newPublicSlug, type Part, toPart, utf8Bytes } from "../Pages/Part.ts"
 import { Parts } from "../Parts/Parts.ts"
-import { authorOf, type PartFields, type PartRow } from "../Parts/PartRow.ts"
+import { authorOf, type ContentDock, contentDock, type PartFields, type PartRow } from "../Parts/PartRow.ts"
 import { checkPublish, checkWrite, type DockAccess, roleOf, setsPublishing } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { WriteRules } from "../WriteRules.ts"
@@ -136,6 +136,9 @@ export class MicroDb extends Context.Tag("@dock/domain/MicroDb")<MicroDb, {
   readonly snapshot: (target: DockTarget) => Write<MicroDbSnapshot>
 }>() {}
 
+/** The Dock a Micro DB write changes: the caller's access to it and its content side (the caps). */
+type WriteTarget = DockAccess & ContentDock
+
 const toTable = (row: TableRow, rowCount = row.row_count) =>
   new MicroDbTable({
     id: row.id,
@@ -194,7 +197,7 @@ export const MicroDbLive = Layer.effect(
     const readable = (target: DockTarget) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const access = yield* docks.access(yield* docks.named(target))
+        const { access } = yield* docks.named(target)
         const shell = yield* parts.visibilityOfKind(access.dockId, "micro_db")
         if (shell?.visibility === "private" && roleOf(principal, access) === null) {
           return yield* new NotFound({ message: "This Dock has no Micro DB you can read" })
@@ -206,10 +209,10 @@ export const MicroDbLive = Layer.effect(
     const writable = (target: DockTarget) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const access = yield* docks.access(yield* docks.named(target))
-        yield* checkWrite(principal, access)
+        const resolved = yield* docks.named(target)
+        yield* checkWrite(principal, resolved.access)
         yield* writeRules.admitWrite(principal)
-        return access
+        return { ...resolved.access, ...contentDock(resolved) }
       })
 
     /** One activity entry about a Micro DB subject: its page (the shell), a table or a row. */
@@ -288,8 +291,9 @@ export const MicroDbLive = Layer.effect(
       })
 
     /** Creates the Dock's shell when it has none (inside the caller's transaction, which now holds the Dock). */
-    const ensureShell = (dockId: DockId, input: ShellInput) =>
+    const ensureShell = (dock: ContentDock, input: ShellInput) =>
       Effect.gen(function*() {
+        const dockId = dock.id
         const principal = yield* CurrentPrincipal
         yield* parts.lockDock(dockId)
         const existing = yield* parts.findKind(dockId, "micro_db", true)
@@ -315,7 +319,7 @@ export const MicroDbLive = Layer.effect(
           sizeBytes: utf8Bytes(document.content)
         }
         // The shell is one artifact of the Dock; its versions (snapshots) are stored history and count by their bytes.
-        const shell = yield* parts.create(dockId, {
+        const shell = yield* parts.create(dock, {
           ownerId: principal.userId as UserId,
           publicSlug: newPublicSlug(slug),
           fields,
@@ -378,7 +382,8 @@ export const MicroDbLive = Layer.effect(
 
     const push = Effect.fn("MicroDb.push")(function*(target: DockTarget, input: ShellInput) {
       const principal = yield* CurrentPrincipal
-      const { access } = yield* docks.resolveWrite(target)
+      const resolved = yield* docks.forWrite(target)
+      const { access } = resolved
       yield* checkWrite(principal, access)
       if (setsPublishing(input)) yield* checkPublish(principal, access, { visibility: input.visibility })
       const problems = [
@@ -389,7 +394,7 @@ export const MicroDbLive = Layer.effect(
       yield* writeRules.admitWrite(principal)
       // Answers are read inside the writing transaction: after commit another write (or a delete) may have come.
       const written = yield* transaction(Effect.gen(function*() {
-        const { created, shell } = yield* ensureShell(access.dockId, input)
+        const { created, shell } = yield* ensureShell(contentDock(resolved), input)
         if (created) return shell
         const at = yield* now
         const updated = yield* parts.updateShell(shell.id, {
@@ -408,7 +413,7 @@ export const MicroDbLive = Layer.effect(
       const access = yield* writable(target)
       return yield* transaction(Effect.gen(function*() {
         const { bytes, snapshot } = yield* takeSnapshot(access.dockId, yield* lockedShell(access.dockId))
-        yield* parts.reserve(access.dockId, { artifacts: 0, bytes })
+        yield* parts.reserve(access, { artifacts: 0, bytes })
         return snapshot
       }))
     })
@@ -447,7 +452,7 @@ export const MicroDbLive = Layer.effect(
       })
       if (errors.length > 0) return yield* invalid("Invalid table", errors)
       const created = yield* transaction(Effect.gen(function*() {
-        yield* ensureShell(access.dockId, {})
+        yield* ensureShell(access, {})
         const existing = yield* repo.tables(access.dockId)
         if (existing.length >= MAX_TABLES_PER_DOCK) {
           return yield* new TierLimitExceeded({
@@ -501,7 +506,7 @@ export const MicroDbLive = Layer.effect(
         const { shell, table } = yield* lockedForSnapshot(access.dockId, ref)
         const { bytes: snapshotBytes, snapshot } = yield* takeSnapshot(access.dockId, shell)
         const bytes = yield* repo.deleteTable(access.dockId, table.id)
-        yield* parts.reserve(access.dockId, { artifacts: 0, bytes: snapshotBytes - bytes })
+        yield* parts.reserve(access, { artifacts: 0, bytes: snapshotBytes - bytes })
         yield* record(access.dockId, "micro_db.table.deleted", { type: "micro_db_table", id: table.id }, {
           slug: table.slug,
           rows: table.row_count,
@@ -515,7 +520,7 @@ export const MicroDbLive = Layer.effect(
 
     /** Saves a table's new column list and the rows rewritten for it, counting the change in bytes. */
     const saveColumns = (
-      access: DockAccess,
+      access: WriteTarget,
       table: TableRow,
       columns: ReadonlyArray<MicroDbColumn>,
       bytes: number,
@@ -523,7 +528,7 @@ export const MicroDbLive = Layer.effect(
       details: Record<string, unknown>
     ) =>
       Effect.gen(function*() {
-        yield* parts.reserve(access.dockId, { artifacts: 0, bytes })
+        yield* parts.reserve(access, { artifacts: 0, bytes })
         yield* repo.updateTable(table.id, { columns: columns.map((column, position) => new MicroDbColumn({ ...column, position })) }, yield* now)
         yield* record(access.dockId, action, { type: "micro_db_table", id: table.id }, { table: table.slug, ...details })
       })
@@ -724,7 +729,7 @@ export const MicroDbLive = Layer.effect(
           })
         }
         const inserted = yield* repo.insertRows(table.id, rows.map((row) => row.data), yield* now)
-        yield* parts.reserve(access.dockId, {
+        yield* parts.reserve(access, {
           artifacts: 0,
           bytes: inserted.reduce((sum, row) => sum + row.size_bytes, 0)
         })
@@ -747,7 +752,7 @@ export const MicroDbLive = Layer.effect(
         const problems = yield* uniqueProblems(table, [{ data: checked.data, keys: Object.keys(data) }], row.id)
         if (problems.length > 0) return yield* invalid("Invalid row", problems.map(({ row: _row, ...problem }) => problem))
         const updated = yield* repo.updateRow(row.id, checked.data, yield* now)
-        yield* parts.reserve(access.dockId, { artifacts: 0, bytes: updated.size_bytes - row.size_bytes })
+        yield* parts.reserve(access, { artifacts: 0, bytes: updated.size_bytes - row.size_bytes })
         yield* record(access.dockId, "micro_db.row.updated", { type: "micro_db_row", id: row.id }, { table: table.slug })
         return toRow(updated)
       }))
@@ -760,7 +765,7 @@ export const MicroDbLive = Layer.effect(
         const row = yield* rowIn(table, rowId, true)
         yield* repo.deleteRow(row.id)
         yield* repo.changeRowCount(table.id, -1)
-        yield* parts.reserve(access.dockId, { artifacts: 0, bytes: -row.size_bytes })
+        yield* parts.reserve(access, { artifacts: 0, bytes: -row.size_bytes })
         yield* record(access.dockId, "micro_db.row.deleted", { type: "micro_db_row", id: row.id }, { table: table.slug })
       }))
     })

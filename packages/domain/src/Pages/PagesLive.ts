@@ -8,11 +8,11 @@ import { Clock, Effect, Layer, Option } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { transactional } from "../Database/Transactional.ts"
 import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
-import { Docks } from "../Docks/Docks.ts"
+import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
 import { BadRequest, type InvalidFrontMatter, type InvalidSlug, NotFound, type Unavailable, ValidationError } from "../Errors.ts"
 import { type DockId, isUuid, type UserId } from "../Ids.ts"
 import { Parts } from "../Parts/Parts.ts"
-import { authorOf, type ContentDock, partFields, type PartRow } from "../Parts/PartRow.ts"
+import { authorOf, contentDock, partFields, type PartRow } from "../Parts/PartRow.ts"
 import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
@@ -71,8 +71,9 @@ export const PagesLive = Layer.effect(
      * nothing differs). The answer is read inside the transaction that wrote: after commit a concurrent push (or
      * a delete) would already have changed the page, and the caller would be told another write's version.
      */
-    const saveIn = (dock: ContentDock | DockId, access: DockAccess, input: PageContent) =>
+    const saveIn = (resolved: ResolvedDock, input: PageContent) =>
       Effect.gen(function*() {
+        const { access } = resolved
         const principal = yield* CurrentPrincipal
         yield* checkWrite(principal, access)
         yield* writeRules.admitWrite(principal)
@@ -94,7 +95,7 @@ export const PagesLive = Layer.effect(
             })
           }
           if (existing === undefined) {
-            const row = yield* parts.create(dock, {
+            const row = yield* parts.create(contentDock(resolved), {
               ownerId: principal.userId!,
               publicSlug: newPublicSlug(slug),
               fields,
@@ -117,7 +118,7 @@ export const PagesLive = Layer.effect(
             return { action: "unchanged" as const, row: existing }
           }
           // History counts (docs/decisions.md): the old version stays stored, so the new one's bytes are all new.
-          yield* parts.reserve(dock, { artifacts: 0, bytes: fields.sizeBytes })
+          yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
           const version = existing.version + 1
           const row = yield* parts.newVersion(existing.id, version, fields, author, "updated", now)
           yield* activity.record({
@@ -133,8 +134,7 @@ export const PagesLive = Layer.effect(
       })
 
     const save = Effect.fn("Pages.save")(function*(dockId: DockId, input: PageContent) {
-      const access = yield* docks.access({ _tag: "ById", id: dockId })
-      return yield* saveIn(dockId, access, input)
+      return yield* saveIn(yield* docks.byId(dockId), input)
     })
 
     const push = Effect.fn("Pages.push")(function*(
@@ -149,8 +149,7 @@ export const PagesLive = Layer.effect(
           pageKind: kind === "web_page" ? "web_page" : "markdown_file"
         })).pipe(Effect.provideService(ContentWorkers, workers))
       if (kind === "markdown" && targetRefs(target).length === 0) return yield* pushStandalone(prepared)
-      const { access } = yield* docks.resolveWrite(target)
-      const saved = yield* saveIn(access.dockId, access, prepared.content)
+      const saved = yield* saveIn(yield* docks.forWrite(target), prepared.content)
       return {
         part: saved.part,
         action: saved.action,
@@ -228,14 +227,12 @@ export const PagesLive = Layer.effect(
     /** A readable page of the Dock the target names or, for reads, the grounding or default Dock. */
     const readablePage = (target: DockTarget, page: string | PageNames, dock: "read" | "named" = "read") =>
       Effect.gen(function*() {
-        const access = dock === "read"
-          ? (yield* docks.resolveRead(target)).access
-          : yield* docks.access(yield* docks.named(target))
-        return { row: yield* pageIn(access, page), access }
+        const resolved = dock === "read" ? yield* docks.forRead(target) : yield* docks.named(target)
+        return { row: yield* pageIn(resolved.access, page), resolved, access: resolved.access }
       })
 
     const read = Effect.fn("Pages.read")(function*(target: DockTarget, page: string | PageNames) {
-      const { access } = yield* docks.resolveRead(target)
+      const { access } = yield* docks.forRead(target)
       const { record, ...row } = yield* pageIn(access, page, repo.findWithRecord)
       // Native reads sanitize stored HTML again: a stricter configuration applies to old content too.
       const content = row.content_type === "html" ? yield* sanitizedHtml(row) : row.content
@@ -247,7 +244,7 @@ export const PagesLive = Layer.effect(
       options: { readonly limit: number; readonly sort: "alphabetical" | "recent"; readonly kinds: ReadonlyArray<PageKind> }
     ) {
       const principal = yield* CurrentPrincipal
-      const { access } = yield* docks.resolveRead(target)
+      const { access } = yield* docks.forRead(target)
       const rows = yield* repo.listInDock(access.dockId, {
         ...options,
         includePrivate: roleOf(principal, access) !== null
@@ -285,7 +282,7 @@ export const PagesLive = Layer.effect(
 
     const restore = Effect.fn("Pages.restore")(function*(target: DockTarget, page: string | PageNames, number: number) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readablePage(target, page)
+      const { access, resolved, row } = yield* readablePage(target, page)
       yield* checkWrite(principal, access)
       if (row.page_kind === "micro_db") return yield* microDbShellRefused("restored")
       yield* writeRules.admitWrite(principal)
@@ -318,7 +315,7 @@ export const PagesLive = Layer.effect(
         const current = yield* parts.findInDock(access.dockId, row.id, true)
         if (current === undefined) return yield* new NotFound({ message: `No page "${row.slug ?? row.id}" in this Dock` })
         const next = current.version + 1
-        yield* parts.reserve(access.dockId, { artifacts: 0, bytes: fields.sizeBytes })
+        yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
         const restored = yield* parts.newVersion(row.id, next, fields, author, "restored", now, number)
         yield* activity.record({
           dockId: access.dockId,
@@ -334,13 +331,13 @@ export const PagesLive = Layer.effect(
 
     const remove = Effect.fn("Pages.remove")(function*(target: DockTarget, page: string | PageNames) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readablePage(target, page, "named")
+      const { access, resolved, row } = yield* readablePage(target, page, "named")
       yield* checkWrite(principal, access)
       if (row.page_kind === "micro_db") return yield* microDbShellRefused("deleted")
       yield* writeRules.admitWrite(principal)
       yield* transactional(sql, Effect.gen(function*() {
         // The page goes with its versions: every stored version's bytes are released.
-        yield* parts.remove(access.dockId, row.id)
+        yield* parts.remove(contentDock(resolved), row.id)
         yield* activity.record({
           dockId: access.dockId,
           action: "page.deleted",
@@ -363,7 +360,7 @@ export const PagesLive = Layer.effect(
       // owner_username alone names no Dock here: it limits the search to that owner's Docks.
       const named = targetRefs(options.target).length > 0
       const dock = named
-        ? yield* docks.resolve(options.target).pipe(Effect.catchTag("NotFound", () => Effect.succeed(Option.none())))
+        ? yield* docks.find(options.target).pipe(Effect.catchTag("NotFound", () => Effect.succeed(Option.none())))
         : Option.none()
       if (named && Option.isNone(dock)) return []
       const hits = yield* repo.search(principal, text, {
@@ -387,7 +384,7 @@ export const PagesLive = Layer.effect(
     })
 
     const pageLinks = Effect.fn("Pages.links")(function*(target: DockTarget, page: string) {
-      const resolved = yield* docks.resolveRead(target)
+      const resolved = yield* docks.forRead(target)
       const row = yield* pageIn(resolved.access, page)
       const source = yield* linkDockOf(resolved)
       const targets = yield* repo.linksOf(row.id)
@@ -425,8 +422,8 @@ export const PagesLive = Layer.effect(
             Effect.map(workers.run("sanitizeHtml", { html: `<pre>${escapeHtml(row.content)}</pre>` }), (out) => out.html)
           )
         }
-        const source = row.dock_id === null ? null : yield* docks.resolve({ bucket: row.dock_id }).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.succeed(null), onSome: linkDockOf })),
+        const source = row.dock_id === null ? null : yield* docks.byId(row.dock_id).pipe(
+          Effect.flatMap(linkDockOf),
           Effect.orElseSucceed(() => null)
         )
         const resolved = yield* links.resolve(source, yield* repo.linksOf(row.id, WIKILINKS_MAX))

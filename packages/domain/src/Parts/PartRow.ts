@@ -59,6 +59,12 @@ export interface ContentDock {
   readonly sandbox: boolean
 }
 
+/** The content side of a resolved Dock (the resolver's answer: its access and sandbox state). */
+export const contentDock = (resolved: {
+  readonly access: { readonly dockId: DockId }
+  readonly sandbox: boolean
+}): ContentDock => ({ id: resolved.access.dockId, sandbox: resolved.sandbox })
+
 /** Change in a Dock's content: +1 artifact and its bytes for a new page, 0 and the size difference for an edit. */
 export interface ContentChange {
   readonly artifacts: number
