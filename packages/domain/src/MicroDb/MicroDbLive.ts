@@ -11,7 +11,7 @@ import { transactional } from "../Database/Transactional.ts"
 import type { DockTarget } from "../Docks/Dock.ts"
 import { Docks } from "../Docks/Docks.ts"
 import { NotFound, TierLimitExceeded, ValidationError } from "../Errors.ts"
-import type { DockId, UserId } from "../Ids.ts"
+import type { DockId, RowId, UserId } from "../Ids.ts"
 import { Limits } from "../Limits.ts"
 import { artifactBaseUrl, newPublicSlug, toPart, utf8Bytes } from "../Pages/Part.ts"
 import { Parts } from "../Parts/Parts.ts"
@@ -511,7 +511,7 @@ export const MicroDbLive = Layer.effect(
         if (check && table.row_count > 0) {
           const rows = yield* repo.allRows(table.id)
           const problems: Array<FieldError> = []
-          const changed: Array<{ id: string; data: Record<string, unknown> }> = []
+          const changed: Array<{ id: RowId; data: Record<string, unknown> }> = []
           const seen = new Map<string, string>()
           for (const row of rows) {
             const value = row.data[old.slug]
@@ -582,7 +582,7 @@ export const MicroDbLive = Layer.effect(
     // ---- rows ----
 
     /** Unique columns' values: none used twice in `rows` nor by another row of the table. */
-    const uniqueProblems = (table: TableRow, rows: ReadonlyArray<{ readonly data: Record<string, unknown>; readonly keys: ReadonlyArray<string> }>, except: string | null) =>
+    const uniqueProblems = (table: TableRow, rows: ReadonlyArray<{ readonly data: Record<string, unknown>; readonly keys: ReadonlyArray<string> }>, except: RowId | null) =>
       Effect.gen(function*() {
         const problems: Array<FieldError> = []
         for (const column of table.columns.filter((column) => column.unique)) {
