@@ -197,7 +197,7 @@ export const PagesLive = Layer.effect(
     const pageIn = <Row extends PartRow>(
       access: DockAccess,
       page: string | PageNames,
-      find: (dockId: DockId, ref: string) => Effect.Effect<Row | undefined> = parts.findInDock as never
+      find: (dockId: DockId, ref: string) => Effect.Effect<Row | undefined>
     ) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
@@ -228,7 +228,7 @@ export const PagesLive = Layer.effect(
     const readablePage = (target: DockTarget, page: string | PageNames, dock: "read" | "named" = "read") =>
       Effect.gen(function*() {
         const resolved = dock === "read" ? yield* docks.forRead(target) : yield* docks.named(target)
-        return { row: yield* pageIn(resolved.access, page), resolved, access: resolved.access }
+        return { row: yield* pageIn(resolved.access, page, parts.findInDock), resolved, access: resolved.access }
       })
 
     const read = Effect.fn("Pages.read")(function*(target: DockTarget, page: string | PageNames) {
@@ -385,7 +385,7 @@ export const PagesLive = Layer.effect(
 
     const pageLinks = Effect.fn("Pages.links")(function*(target: DockTarget, page: string) {
       const resolved = yield* docks.forRead(target)
-      const row = yield* pageIn(resolved.access, page)
+      const row = yield* pageIn(resolved.access, page, parts.findInDock)
       const source = yield* linkDockOf(resolved)
       const targets = yield* repo.linksOf(row.id)
       return { outbound: yield* links.outbound(source, targets), inbound: yield* links.inbound(source, row) }
