@@ -103,6 +103,11 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
   readonly readableAt: (
     paths: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyMap<string, ResolvedDock>, never, CurrentPrincipal>
+  /**
+   * How the operator names a Dock (admin API, `dock members`, `dock sources`): its id or `owner/slug`, any Dock
+   * but a hidden one; a bare slug is `validation_error` (the operator acts for no user whose Docks it could mean).
+   */
+  readonly forOperator: (name: string) => Effect.Effect<Dock, NotFound | ValidationError>
   /** @deprecated use `named`/`byId`: the Dock a reference names, as the caller may read it. */
   readonly get: (ref: DockRef | ResolvedDock) => Effect.Effect<Dock, NotFound | BadRequest, CurrentPrincipal>
   /** @deprecated use `named`/`byId` and `.access` (given a ResolvedDock, answers its access without a lookup). */
@@ -117,27 +122,30 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
   readonly listWritable: (filter: WritableFilter) => Effect.Effect<ReadonlyArray<Dock>, Unauthorized, CurrentPrincipal>
   /** Owner only; a sandbox token cannot make its Dock public. */
   readonly update: (
-    ref: DockRef,
+    dock: ResolvedDock,
     patch: DockPatch
   ) => Effect.Effect<Dock, NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | RateLimited, CurrentPrincipal>
   /** Owner only; deletes the Dock and everything in it. */
   readonly remove: (
-    ref: DockRef
+    dock: ResolvedDock
   ) => Effect.Effect<void, NotFound | BadRequest | Unauthorized | PermissionDenied | RateLimited, CurrentPrincipal>
   /** search_buckets: Docks the caller can find whose title, description, slug, tags or topics match. */
   readonly search: (query: string, limit: number) => Effect.Effect<ReadonlyArray<Dock>, ValidationError, CurrentPrincipal>
   /** list_buckets */
   readonly list: (filter: DockListFilter) => Effect.Effect<ReadonlyArray<Dock>, Unauthorized, CurrentPrincipal>
-  /** get_bucket: the Dock with counts, activity, breakdown, entities, concepts and fork tracking. */
-  readonly details: (ref: DockRef) => Effect.Effect<DockDetails, NotFound | BadRequest, CurrentPrincipal>
+  /**
+   * get_bucket: the Dock a read means (as `forRead`) with counts, activity, breakdown, entities, concepts and
+   * fork tracking.
+   */
+  readonly details: (target: DockTarget) => Effect.Effect<DockDetails, NotFound | BadRequest, CurrentPrincipal>
   /** fork_bucket: a copy of a public Dock that allows forks, owned by the caller. */
   readonly fork: (
     upstream: DockTarget,
     options: ForkOptions
   ) => Effect.Effect<Dock, NotFound | BadRequest | Forbidden | TierLimitExceeded | WriteError, CurrentPrincipal>
-  readonly updateMetadata: (ref: DockRef, patch: MetadataPatch) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
+  readonly updateMetadata: (dock: ResolvedDock, patch: MetadataPatch) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
   /** set_cover_web_page: owner only; the page by UUID or slug in that Dock. */
-  readonly setCover: (ref: DockRef, page: string) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
+  readonly setCover: (dock: ResolvedDock, page: string) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
   /** set_grounding_bucket: remembers a readable Dock for the calling token; answers its owner/slug path. */
-  readonly setGrounding: (ref: DockRef) => Effect.Effect<string, WriteError, CurrentPrincipal>
+  readonly setGrounding: (dock: ResolvedDock) => Effect.Effect<string, WriteError, CurrentPrincipal>
 }>() {}

@@ -28,6 +28,7 @@ import {
   TITLE_MAX
 } from "./Dock.ts"
 import { makeDockDetailsRepo } from "./DockDetailsRepo.ts"
+import { makeOperatorDocks } from "./OperatorDock.ts"
 import {
   type DockListFilter,
   type DockPatch,
@@ -161,6 +162,7 @@ export const DocksLive = Layer.effect(
     const limits = yield* Limits
     const baseUrl = yield* PublicBaseUrl
     const writeRules = yield* WriteRules
+    const operatorDock = yield* makeOperatorDocks
 
     /**
      * The one resolver's lookup, one statement for the row and the caller's grant: by id, by owner/slug, or a
@@ -406,39 +408,38 @@ export const DocksLive = Layer.effect(
         .map((row) => toDock(row, baseUrl))
     })
 
-    const update = Effect.fn("Docks.update")(function*(ref: DockRef, patch: DockPatch) {
+    const update = Effect.fn("Docks.update")(function*(resolved: ResolvedDock, patch: DockPatch) {
       const principal = yield* CurrentPrincipal
-      const { resolved: { access }, row } = yield* readable(ref)
+      const { access, dock } = resolved
       yield* checkPublish(principal, access, { visibility: patch.visibility })
       yield* writeRules.admitWrite(principal)
-      const title = patch.title === undefined ? row.title : yield* normalizeTitle({ title: patch.title })
-      const description = patch.description === undefined ? row.description : patch.description?.trim() || null
+      const title = patch.title === undefined ? dock.title : yield* normalizeTitle({ title: patch.title })
+      const description = patch.description === undefined ? dock.description : patch.description?.trim() || null
       if (description !== null && description.length > DESCRIPTION_MAX) {
         return yield* invalid("description", `description is longer than ${DESCRIPTION_MAX} characters`)
       }
-      const tags = patch.tags === undefined ? row.tags : yield* normalizeTags(patch.tags)
+      const tags = patch.tags === undefined ? dock.tags : yield* normalizeTags(patch.tags)
       const now = new Date(yield* Clock.currentTimeMillis)
       const written = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* repo.update(row.id, { title, description, visibility: patch.visibility ?? row.visibility, tags, now })
+        yield* repo.update(dock.id, { title, description, visibility: patch.visibility ?? dock.visibility, tags, now })
         yield* activity.record({
-          dockId: row.id,
+          dockId: dock.id,
           action: "dock.updated",
           subjectType: "dock",
-          subjectId: row.id,
+          subjectId: dock.id,
           details: { fields: changedFields(patch) }
         })
-        return yield* writtenRow(row.id)
+        return yield* writtenRow(dock.id)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       return toDock(written, baseUrl)
     })
 
-    const remove = Effect.fn("Docks.remove")(function*(ref: DockRef) {
+    const remove = Effect.fn("Docks.remove")(function*({ access, dock }: ResolvedDock) {
       const principal = yield* CurrentPrincipal
-      const { resolved: { access }, row } = yield* readable(ref)
       yield* checkDeleteDock(principal, access)
       yield* writeRules.admitWrite(principal)
       // The owner's default Dock may go too; the user then has none until one is made the default again.
-      yield* repo.remove(row.id)
+      yield* repo.remove(dock.id)
     })
 
     const sandboxDocks = (principal: { readonly sandbox: boolean; readonly allowedBucketIds: ReadonlyArray<DockId> | null }) =>
@@ -463,10 +464,8 @@ export const DocksLive = Layer.effect(
       return rows.map((row) => toDock(row, baseUrl))
     })
 
-    const details = Effect.fn("Docks.details")(function*(ref: DockRef) {
-      const principal = yield* CurrentPrincipal
-      const { resolved: { access }, row } = yield* readable(ref)
-      const role = roleOf(principal, access)
+    const details = Effect.fn("Docks.details")(function*(target: DockTarget) {
+      const { resolved: { role }, row } = yield* readTarget(target)
       const member = role !== null
       const counts = yield* detailsRepo.counts(row.id, member)
       const entities = yield* detailsRepo.ranked(row.id, member, "entities")
@@ -563,86 +562,85 @@ export const DocksLive = Layer.effect(
       return toDock(yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
     })
 
-    const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(ref: DockRef, patch: MetadataPatch) {
+    const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(resolved: ResolvedDock, patch: MetadataPatch) {
       const principal = yield* CurrentPrincipal
-      const { resolved: { access }, row } = yield* readable(ref)
+      const { access, dock } = resolved
       yield* checkPublish(principal, access, {
         visibility: patch.visibility,
         discoverable: patch.discoverable,
         allowForks: patch.allowForks
       })
       yield* writeRules.admitWrite(principal)
-      const title = patch.name === undefined ? row.title : yield* normalizeTitle({ name: patch.name }, "name")
-      const description = patch.description === undefined ? row.description : patch.description?.trim() || null
+      const title = patch.name === undefined ? dock.title : yield* normalizeTitle({ name: patch.name }, "name")
+      const description = patch.description === undefined ? dock.description : patch.description?.trim() || null
       if (description !== null && description.length > DESCRIPTION_MAX) {
         return yield* invalid("description", `description is longer than ${DESCRIPTION_MAX} characters`)
       }
       const added = yield* normalizeTopics(patch.addTopics ?? [], "add_topics")
       const removed = new Set((patch.removeTopics ?? []).map((topic) => topic.trim().toLowerCase()))
-      const topics = yield* normalizeTopics([...row.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
+      const topics = yield* normalizeTopics([...dock.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
       const now = new Date(yield* Clock.currentTimeMillis)
       const written = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* repo.updateMetadata(row.id, {
+        yield* repo.updateMetadata(dock.id, {
           title,
           description,
-          visibility: patch.visibility ?? row.visibility,
-          discoverable: patch.discoverable ?? row.discoverable,
-          allowForks: patch.allowForks ?? row.allow_forks,
+          visibility: patch.visibility ?? dock.visibility,
+          discoverable: patch.discoverable ?? dock.discoverable,
+          allowForks: patch.allowForks ?? dock.allow_forks,
           topics,
           now
         })
         yield* activity.record({
-          dockId: row.id,
+          dockId: dock.id,
           action: "dock.updated",
           subjectType: "dock",
-          subjectId: row.id,
+          subjectId: dock.id,
           details: {
             fields: changedFields(patch, { allowForks: "allow_forks", addTopics: "add_topics", removeTopics: "remove_topics" })
           }
         })
-        return yield* writtenRow(row.id)
+        return yield* writtenRow(dock.id)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       return toDock(written, baseUrl)
     })
 
-    const setCover = Effect.fn("Docks.setCover")(function*(ref: DockRef, page: string) {
+    const setCover = Effect.fn("Docks.setCover")(function*(resolved: ResolvedDock, page: string) {
       const principal = yield* CurrentPrincipal
-      const { resolved: { access }, row } = yield* readable(ref)
+      const { access, dock } = resolved
       yield* checkOwner(principal, access)
       yield* writeRules.admitWrite(principal)
-      const part = yield* pagesRepo.findInDock(row.id, page)
+      const part = yield* pagesRepo.findInDock(dock.id, page)
       if (part === undefined || part.page_kind === "micro_db") {
-        return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${row.owner_username}/${row.slug}` })
+        return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${dock.owner.username}/${dock.slug}` })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
       const written = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* repo.setCover(row.id, part.id, now)
+        yield* repo.setCover(dock.id, part.id, now)
         yield* activity.record({
-          dockId: row.id,
+          dockId: dock.id,
           action: "dock.cover_set",
           subjectType: "page",
           subjectId: part.id,
           details: { slug: part.slug }
         })
-        return yield* writtenRow(row.id)
+        return yield* writtenRow(dock.id)
       })).pipe(Effect.catchTag("SqlError", Effect.die))
       return toDock(written, baseUrl)
     })
 
-    const setGrounding = Effect.fn("Docks.setGrounding")(function*(ref: DockRef) {
+    const setGrounding = Effect.fn("Docks.setGrounding")(function*({ dock }: ResolvedDock) {
       const principal = yield* CurrentPrincipal
       if (principal.tokenId === null) {
         return yield* new Unauthorized({ message: "set_grounding_bucket needs a bearer token: the choice is kept per token" })
       }
-      const { row } = yield* readable(ref)
       yield* writeRules.admitWrite(principal)
       const now = new Date(yield* Clock.currentTimeMillis)
       const expires = new Date(now.getTime() + Duration.toMillis(GROUNDING_TTL))
       yield* sql`insert into grounding (token_id, dock_id, expires_at, updated_at)
-        values (${principal.tokenId}, ${row.id}, ${expires}, ${now})
+        values (${principal.tokenId}, ${dock.id}, ${expires}, ${now})
         on conflict (token_id) do update set dock_id = excluded.dock_id, expires_at = excluded.expires_at,
           updated_at = excluded.updated_at`.pipe(Effect.orDie)
-      return `${row.owner_username}/${row.slug}`
+      return `${dock.owner.username}/${dock.slug}`
     })
 
     return {
@@ -653,6 +651,7 @@ export const DocksLive = Layer.effect(
       forWrite,
       byId,
       readableAt,
+      forOperator: (name: string) => Effect.map(operatorDock(name), (row) => toDock(row, baseUrl)),
       get,
       access,
       resolve: find,

@@ -114,7 +114,7 @@ export const ImagesLive = Layer.effect(
 
     const push = Effect.fn("Images.push")(function*(target: DockTarget, input: ImageInput) {
       const principal = yield* CurrentPrincipal
-      const { access } = yield* docks.resolveWrite(target)
+      const { access } = yield* docks.forWrite(target)
       yield* checkWrite(principal, access)
       const fields = yield* checkFields(input)
       const bytes = yield* decodeImageBase64(input.imageBase64)
@@ -170,7 +170,7 @@ export const ImagesLive = Layer.effect(
       if (!isUuid(ref.id)) return yield* missing
       const row = yield* repo.findById(ref.id.toLowerCase())
       if (row === undefined || EXTENSION[row.format] !== ref.extension) return yield* missing
-      const access = yield* docks.access({ _tag: "ById", id: row.dock_id }).pipe(Effect.mapError(() => missing))
+      const { access } = yield* docks.byId(row.dock_id).pipe(Effect.mapError(() => missing))
       const stored = yield* store.get(row.blob_key)
       if (Option.isNone(stored)) return yield* missing
       return {

@@ -5,7 +5,7 @@
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { PgClient } from "@effect/sql-pg"
 import { Accounts } from "../Accounts/Accounts.ts"
-import { makeOperatorDocks } from "../Docks/OperatorDock.ts"
+import { Docks } from "../Docks/Docks.ts"
 import { NotFound, ValidationError } from "../Errors.ts"
 import { DockId, UserId } from "../Ids.ts"
 
@@ -31,7 +31,7 @@ export const MembersLive = Layer.effect(
   Members,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    const findDock = yield* makeOperatorDocks
+    const docks = yield* Docks
     const accounts = yield* Accounts
 
     const findUser = (name: string) =>
@@ -41,9 +41,9 @@ export const MembersLive = Layer.effect(
       )
 
     const add = Effect.fn("Members.add")(function*(dockName: string, userName: string, role: Role) {
-      const dock = yield* findDock(dockName)
+      const dock = yield* docks.forOperator(dockName)
       const user = yield* findUser(userName)
-      if (user.id === dock.owner_id) {
+      if (user.id === dock.owner.id) {
         return yield* new ValidationError({ message: `${user.username} owns this Dock already`, details: { field: "user" } })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -53,7 +53,7 @@ export const MembersLive = Layer.effect(
     })
 
     const list = Effect.fn("Members.list")(function*(dockName: string) {
-      const dock = yield* findDock(dockName)
+      const dock = yield* docks.forOperator(dockName)
       const rows = yield* sql<{ user_id: UserId; username: string; role: Role }>`select m.user_id, u.username, m.role
         from dock_members m join users u on u.id = m.user_id where m.dock_id = ${dock.id}
         order by m.created_at, u.username`.pipe(Effect.orDie)
@@ -61,7 +61,7 @@ export const MembersLive = Layer.effect(
     })
 
     const remove = Effect.fn("Members.remove")(function*(dockName: string, userName: string) {
-      const dock = yield* findDock(dockName)
+      const dock = yield* docks.forOperator(dockName)
       const user = yield* findUser(userName)
       const rows = yield* sql<{ role: Role }>`delete from dock_members where dock_id = ${dock.id} and user_id = ${user.id}
         returning role`.pipe(Effect.orDie)

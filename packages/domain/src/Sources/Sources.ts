@@ -8,7 +8,6 @@ import { Clock, Context, Effect, Layer } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import type { Dock, DockTarget } from "../Docks/Dock.ts"
 import { Docks } from "../Docks/Docks.ts"
-import { makeOperatorDocks } from "../Docks/OperatorDock.ts"
 import {
   type BadRequest,
   type InvalidFrontMatter,
@@ -71,15 +70,14 @@ export const SourcesLive = Layer.effect(
     const activity = yield* Activity
     const writeRules = yield* WriteRules
     const workers = yield* ContentWorkers
-    const findDock = yield* makeOperatorDocks
 
     const list = Effect.fn("Sources.list")(function*(target: DockTarget) {
-      const { access, dock } = yield* docks.resolveRead(target)
+      const { access, dock } = yield* docks.forRead(target)
       return { dock, sources: yield* repo.listInDock(access.dockId, false) }
     })
 
     const read = Effect.fn("Sources.read")(function*(target: DockTarget, sourceId: string) {
-      const { access, dock } = yield* docks.resolveRead(target)
+      const { access, dock } = yield* docks.forRead(target)
       const id = sourceId.trim()
       // Another Dock's source, an archived one and an unknown id all read the same.
       const source = isUuid(id) ? yield* repo.findInDock(access.dockId, id.toLowerCase() as SourceId) : undefined
@@ -90,7 +88,7 @@ export const SourcesLive = Layer.effect(
     })
 
     const add = Effect.fn("Sources.add")(function*(input: AddSourceRequest) {
-      const dock = yield* findDock(input.dock)
+      const dock = yield* docks.forOperator(input.dock)
       const mediaType = yield* sourceMediaType(input.media_type)
       const origin = yield* sourceOrigin(input.origin)
       // In a content worker under its deadline (5 MiB of HTML holds a thread for a second or more).
@@ -148,7 +146,7 @@ export const SourcesLive = Layer.effect(
     })
 
     const listAll = Effect.fn("Sources.listAll")(function*(dockName: string) {
-      const dock = yield* findDock(dockName)
+      const dock = yield* docks.forOperator(dockName)
       return yield* repo.listInDock(dock.id, true)
     })
 
