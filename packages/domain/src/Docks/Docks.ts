@@ -10,7 +10,7 @@ import type {
   Unauthorized,
   ValidationError
 } from "../Errors.ts"
-import type { DockId } from "../Ids.ts"
+import type { DockId, UserId } from "../Ids.ts"
 import type { DockAccess, Role } from "../Policy.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
 import type { Option } from "effect"
@@ -64,6 +64,21 @@ export interface ForkOptions {
   readonly visibility?: "private" | "public" | undefined
 }
 
+/** A Dock made for an owner by a flow that has already decided (account creation, an anonymous registration). */
+export interface OwnedDock {
+  readonly title: string
+  /** taken: validation_error; absent: derived from the title, with -2, -3… appended until free */
+  readonly slug: string | undefined
+  readonly description: string | null
+  readonly visibility: "private" | "public"
+  readonly discoverable: boolean
+  readonly allowForks: boolean
+  readonly tags: ReadonlyArray<string>
+  readonly topics: ReadonlyArray<string>
+  /** An anonymous registration's sandbox (the sandbox rules apply while it is unclaimed). */
+  readonly sandbox?: boolean | undefined
+}
+
 /** At most this many Docks in one list answer (most recently updated first). */
 export const LIST_MAX = 200
 
@@ -108,6 +123,13 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
    * but a hidden one; a bare slug is `validation_error` (the operator acts for no user whose Docks it could mean).
    */
   readonly forOperator: (name: string) => Effect.Effect<Dock, NotFound | ValidationError>
+  /**
+   * Inserts a Dock for `ownerId` with no policy check, inside the caller's transaction: for account creation and
+   * registration, which have already decided. Answers its id.
+   */
+  readonly createOwned: (ownerId: UserId, fields: OwnedDock) => Effect.Effect<DockId, ValidationError>
+  /** A Dock by id as stored, whoever asks (no policy): for the account and registration flows. Hidden is None. */
+  readonly storedById: (id: DockId) => Effect.Effect<Option.Option<Dock>>
   /** @deprecated use `named`/`byId`: the Dock a reference names, as the caller may read it. */
   readonly get: (ref: DockRef | ResolvedDock) => Effect.Effect<Dock, NotFound | BadRequest, CurrentPrincipal>
   /** @deprecated use `named`/`byId` and `.access` (given a ResolvedDock, answers its access without a lookup). */

@@ -1,5 +1,6 @@
 /** The Docks rules: validation, slug choice, the plan cap, permission checks and attribution. */
 import { SqlClient } from "@effect/sql"
+import { transactional } from "../Database/Transactional.ts"
 import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { WriteRules } from "../WriteRules.ts"
@@ -15,9 +16,8 @@ import { makeMicroDbRepo } from "../MicroDb/MicroDbRepo.ts"
 import {
   ActivityItem,
   DESCRIPTION_MAX,
-  Dock,
   DockDetails,
-  DockOwner,
+  type DockRow,
   type DockRef,
   dockRefOf,
   type DockTarget,
@@ -25,10 +25,10 @@ import {
   targetRefs,
   TAG_MAX,
   TAGS_MAX,
-  TITLE_MAX
+  TITLE_MAX,
+  toDock
 } from "./Dock.ts"
 import { makeDockDetailsRepo } from "./DockDetailsRepo.ts"
-import { makeOperatorDocks } from "./OperatorDock.ts"
 import {
   type DockListFilter,
   type DockPatch,
@@ -36,10 +36,11 @@ import {
   type ForkOptions,
   LIST_MAX,
   type MetadataPatch,
+  type OwnedDock,
   type ResolvedDock,
   type WritableFilter
 } from "./Docks.ts"
-import { type DockRow, type DockWithGrant, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
+import { type DockWithGrant, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
 
 /** A resolved Dock and the row it came from (fields only this layer's rules read). */
 interface Found {
@@ -49,25 +50,6 @@ interface Found {
 
 /** How long a set_grounding_bucket choice lasts without being set again. */
 export const GROUNDING_TTL = Duration.hours(24)
-
-export const toDock = (row: DockRow, baseUrl: string): Dock =>
-  new Dock({
-    id: row.id,
-    slug: row.slug,
-    title: row.title,
-    owner: new DockOwner({ id: row.owner_id, username: row.owner_username }),
-    visibility: row.visibility,
-    discoverable: row.discoverable,
-    description: row.description,
-    tags: row.tags,
-    topics: row.topics,
-    allow_forks: row.allow_forks,
-    cover_page_id: row.cover_part_id,
-    forked_from: row.forked_from_path === null ? null : { id: row.forked_from_id, path: row.forked_from_path },
-    url: `${baseUrl}/b/${row.slug}`,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString()
-  })
 
 const invalid = (field: string, message: string) => new ValidationError({ message, details: { field } })
 
@@ -104,20 +86,10 @@ const changedFields = (patch: object, wireNames: Record<string, string> = {}) =>
  * Inserts a Dock under the first free slug: the requested one (taken → validation_error) or one derived from
  * the title with -2, -3… appended. Runs inside the caller's transaction.
  */
-export const insertDock = (
+const insertDock = (
   repo: DocksRepo,
   ownerId: UserId,
-  fields: {
-    readonly title: string
-    readonly slug: string | undefined
-    readonly description: string | null
-    readonly visibility: "private" | "public"
-    readonly discoverable: boolean
-    readonly allowForks: boolean
-    readonly tags: ReadonlyArray<string>
-    readonly topics: ReadonlyArray<string>
-    readonly sandbox?: boolean | undefined
-  }
+  fields: OwnedDock
 ) =>
   Effect.gen(function*() {
     const now = new Date(yield* Clock.currentTimeMillis)
@@ -162,7 +134,6 @@ export const DocksLive = Layer.effect(
     const limits = yield* Limits
     const baseUrl = yield* PublicBaseUrl
     const writeRules = yield* WriteRules
-    const operatorDock = yield* makeOperatorDocks
 
     /**
      * The one resolver's lookup, one statement for the row and the caller's grant: by id, by owner/slug, or a
@@ -226,6 +197,29 @@ export const DocksLive = Layer.effect(
     }
 
     const notFound = () => new NotFound({ message: "Dock not found" })
+
+    /**
+     * How the operator names a Dock: its id or `owner/slug`. A bare slug is refused, since an operator acts for
+     * no user whose Docks it could mean. Hidden Docks are not found.
+     */
+    const forOperator = Effect.fn("Docks.forOperator")(function*(name: string) {
+      const ref = dockRefOf(name)
+      if (ref._tag === "BySlug") {
+        return yield* new ValidationError({
+          message: `Name the Dock by its id or as owner/slug, not "${name}"`,
+          details: { field: "dock" }
+        })
+      }
+      const found = ref._tag === "ById"
+        ? (Schema.is(DockId)(ref.id) ? yield* repo.findById(ref.id) : Option.none())
+        : yield* repo.findByPath(ref.owner.toLowerCase(), ref.slug)
+      if (Option.isNone(found)) return yield* new NotFound({ message: `No Dock "${name}"`, details: { field: "dock" } })
+      return toDock(found.value, baseUrl)
+    })
+
+    const createOwned = (ownerId: UserId, fields: OwnedDock) => insertDock(repo, ownerId, fields)
+
+    const storedById = (id: DockId) => Effect.map(repo.findById(id), Option.map((row) => toDock(row, baseUrl)))
 
     /**
      * A Dock as the caller's transaction just wrote it. Answers are read before commit: after it the Dock may
@@ -370,7 +364,7 @@ export const DocksLive = Layer.effect(
       }
       const tags = yield* normalizeTags(input.tags ?? [])
       const topics = yield* normalizeTopics(input.topics ?? [])
-      const id = yield* sql.withTransaction(Effect.gen(function*() {
+      const id = yield* transactional(sql, Effect.gen(function*() {
         yield* reserveDockSlot(ownerId)
         const id = yield* insertDock(repo, ownerId, {
           title,
@@ -384,7 +378,7 @@ export const DocksLive = Layer.effect(
         })
         yield* activity.record({ dockId: id, action: "dock.created", subjectType: "dock", subjectId: id })
         return id
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       const row = yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow))
       return toDock(row, baseUrl)
     })
@@ -420,7 +414,7 @@ export const DocksLive = Layer.effect(
       }
       const tags = patch.tags === undefined ? dock.tags : yield* normalizeTags(patch.tags)
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
+      const written = yield* transactional(sql, Effect.gen(function*() {
         yield* repo.update(dock.id, { title, description, visibility: patch.visibility ?? dock.visibility, tags, now })
         yield* activity.record({
           dockId: dock.id,
@@ -430,7 +424,7 @@ export const DocksLive = Layer.effect(
           details: { fields: changedFields(patch) }
         })
         return yield* writtenRow(dock.id)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       return toDock(written, baseUrl)
     })
 
@@ -533,7 +527,7 @@ export const DocksLive = Layer.effect(
       const title = yield* normalizeTitle({ title: options.newName ?? source.title }, "new_name")
       const ownerId = principal.userId!
       const author = authorOf(principal)
-      const id = yield* sql.withTransaction(Effect.gen(function*() {
+      const id = yield* transactional(sql, Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         yield* reserveDockSlot(ownerId)
         const id = yield* insertDock(repo, ownerId, {
@@ -558,7 +552,7 @@ export const DocksLive = Layer.effect(
           details: { upstream_id: source.id, upstream_path: path, pages: copied.pages }
         })
         return id
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       return toDock(yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
     })
 
@@ -580,7 +574,7 @@ export const DocksLive = Layer.effect(
       const removed = new Set((patch.removeTopics ?? []).map((topic) => topic.trim().toLowerCase()))
       const topics = yield* normalizeTopics([...dock.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
+      const written = yield* transactional(sql, Effect.gen(function*() {
         yield* repo.updateMetadata(dock.id, {
           title,
           description,
@@ -600,7 +594,7 @@ export const DocksLive = Layer.effect(
           }
         })
         return yield* writtenRow(dock.id)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       return toDock(written, baseUrl)
     })
 
@@ -614,7 +608,7 @@ export const DocksLive = Layer.effect(
         return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${dock.owner.username}/${dock.slug}` })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
+      const written = yield* transactional(sql, Effect.gen(function*() {
         yield* repo.setCover(dock.id, part.id, now)
         yield* activity.record({
           dockId: dock.id,
@@ -624,7 +618,7 @@ export const DocksLive = Layer.effect(
           details: { slug: part.slug }
         })
         return yield* writtenRow(dock.id)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       return toDock(written, baseUrl)
     })
 
@@ -636,10 +630,7 @@ export const DocksLive = Layer.effect(
       yield* writeRules.admitWrite(principal)
       const now = new Date(yield* Clock.currentTimeMillis)
       const expires = new Date(now.getTime() + Duration.toMillis(GROUNDING_TTL))
-      yield* sql`insert into grounding (token_id, dock_id, expires_at, updated_at)
-        values (${principal.tokenId}, ${dock.id}, ${expires}, ${now})
-        on conflict (token_id) do update set dock_id = excluded.dock_id, expires_at = excluded.expires_at,
-          updated_at = excluded.updated_at`.pipe(Effect.orDie)
+      yield* repo.setGrounding(principal.tokenId, dock.id, expires, now)
       return `${dock.owner.username}/${dock.slug}`
     })
 
@@ -651,7 +642,9 @@ export const DocksLive = Layer.effect(
       forWrite,
       byId,
       readableAt,
-      forOperator: (name: string) => Effect.map(operatorDock(name), (row) => toDock(row, baseUrl)),
+      forOperator,
+      createOwned,
+      storedById,
       get,
       access,
       resolve: find,

@@ -7,32 +7,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Option, Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
 import { DockId, UserId } from "../Ids.ts"
+import { DockRow } from "./Dock.ts"
 import type { Role } from "../Policy.ts"
-
-export class DockRow extends Schema.Class<DockRow>("DockRow")({
-  id: DockId,
-  owner_id: UserId,
-  owner_username: Schema.String,
-  slug: Schema.String,
-  title: Schema.String,
-  description: Schema.NullOr(Schema.String),
-  visibility: Schema.Literal("private", "public"),
-  discoverable: Schema.Boolean,
-  allow_forks: Schema.Boolean,
-  tags: Schema.Array(Schema.String),
-  topics: Schema.Array(Schema.String),
-  /** the cover as anyone may see it (null when it is marked private) */
-  cover_part_id: Schema.NullOr(Schema.UUID),
-  /** the cover as members see it */
-  member_cover_part_id: Schema.NullOr(Schema.UUID),
-  forked_from_id: Schema.NullOr(DockId),
-  forked_from_path: Schema.NullOr(Schema.String),
-  forked_at: Schema.NullOr(Schema.DateFromSelf),
-  forked_page_count: Schema.NullOr(Schema.Number),
-  sandbox: Schema.Boolean,
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-}) {}
 
 /** A Dock row with the caller's collaborator grant on it (null: none). */
 export interface DockWithGrant {
@@ -249,10 +225,12 @@ export const makeDocksRepo = Effect.gen(function*() {
       return rows[0]?.n ?? 0
     })
 
-  const grantOf = (dockId: DockId, userId: UserId) =>
-    sql<{ role: Role }>`select role from dock_members where dock_id = ${dockId} and user_id = ${userId}`.pipe(
-      Effect.map((rows) => rows[0]?.role ?? null)
-    )
+  /** Remembers the token's grounding Dock until `expires` (set_grounding_bucket); a later choice replaces it. */
+  const setGrounding = (tokenId: string, dockId: DockId, expires: Date, now: Date) =>
+    sql`insert into grounding (token_id, dock_id, expires_at, updated_at)
+      values (${tokenId}, ${dockId}, ${expires}, ${now})
+      on conflict (token_id) do update set dock_id = excluded.dock_id, expires_at = excluded.expires_at,
+        updated_at = excluded.updated_at`.pipe(Effect.asVoid, Effect.orDie)
 
   return {
     findById: (id: DockId) => Effect.orDie(findById(id)),
@@ -272,7 +250,7 @@ export const makeDocksRepo = Effect.gen(function*() {
     insert: (dock: InsertDock) => Effect.orDie(insert(dock)),
     slugTaken: (ownerId: UserId, slug: string) => Effect.orDie(slugTaken(ownerId, slug)),
     lockAndCountOwned: (ownerId: UserId) => Effect.orDie(lockAndCountOwned(ownerId)),
-    grantOf: (dockId: DockId, userId: UserId) => Effect.orDie(grantOf(dockId, userId)),
+    setGrounding,
     search,
     list,
     updateMetadata,
