@@ -5,7 +5,7 @@
  */
 import { Effect, Schema } from "effect"
 import { ValidationError } from "../Errors.ts"
-import { DockId } from "../Ids.ts"
+import { DockId, ImageId } from "../Ids.ts"
 
 /** What the decoder may find; nothing else is stored. */
 export const ImageFormat = Schema.Literal("jpeg", "png", "webp")
@@ -38,7 +38,7 @@ export class PushedImage extends Schema.Class<PushedImage>("PushedImage")({
   /** the Dock's id (UUID) */
   workspace_id: DockId,
   /** the image's id (UUID) */
-  image_id: Schema.UUID,
+  image_id: ImageId,
   /** `<artifact base>/images/<image_id>.<ext>`: what to embed */
   public_url: Schema.String,
   /** where to fetch the image: the same address as public_url */

@@ -15,6 +15,7 @@ import type {
   ValidationError
 } from "../Errors.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
+import type { ImageId } from "../Ids.ts"
 import type { ImageFormat, PushedImage } from "./Image.ts"
 
 export interface ImageInput {
@@ -28,7 +29,7 @@ export interface ImageInput {
 
 /** An image as the route serves it. */
 export interface ImageFile {
-  readonly id: string
+  readonly id: ImageId
   readonly format: ImageFormat
   readonly contentType: string
   readonly filename: string

@@ -11,7 +11,7 @@ import { transactional } from "../Database/Transactional.ts"
 import type { DockTarget } from "../Docks/Dock.ts"
 import { Docks } from "../Docks/Docks.ts"
 import { NotFound, ValidationError } from "../Errors.ts"
-import { isUuid } from "../Ids.ts"
+import { ImageId, isUuid } from "../Ids.ts"
 import { artifactBaseUrl } from "../Pages/Pages.ts"
 import { checkWrite } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
@@ -70,7 +70,7 @@ export const ImagesLive = Layer.effect(
       // Counted before the decoder runs: the write rate also bounds how much decoding a token can ask for.
       yield* writeRules.admitWrite(principal)
       const image = yield* processor.process(bytes)
-      const id = crypto.randomUUID()
+      const id = ImageId.make(crypto.randomUUID())
       const key = imageKey(access.dockId, id, image.format)
       yield* transactional(sql, Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
@@ -117,7 +117,7 @@ export const ImagesLive = Layer.effect(
     const view = Effect.fn("Images.view")(function*(ref: { readonly id: string; readonly extension: string }) {
       const missing = new NotFound({ message: "No such image, or it is not visible to you" })
       if (!isUuid(ref.id)) return yield* missing
-      const row = yield* repo.findById(ref.id.toLowerCase())
+      const row = yield* repo.findById(ImageId.make(ref.id.toLowerCase()))
       if (row === undefined || EXTENSION[row.format] !== ref.extension) return yield* missing
       const { access } = yield* docks.byId(row.dock_id).pipe(Effect.mapError(() => missing))
       const stored = yield* store.get(row.blob_key)

@@ -4,8 +4,8 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
-import { DockId } from "../Ids.ts"
-import { Source, SourceId, SourceWithText } from "./Source.ts"
+import { DockId, SourceId } from "../Ids.ts"
+import { Source, SourceWithText } from "./Source.ts"
 
 const SourceRow = Schema.Struct({
   id: SourceId,
