@@ -237,9 +237,6 @@ export const DocksLive = Layer.effect(
         return readable
       })
 
-    /** A row found by a fallback (grounding, default Dock) when the caller may still read it. */
-    const readableFallback = (principal: Principal, found: Option.Option<DockWithGrant>) =>
-      Option.isSome(found) ? resolution(principal, found.value) : undefined
 
     const findTarget = (target: DockTarget) =>
       Effect.gen(function*() {
@@ -267,19 +264,24 @@ export const DocksLive = Layer.effect(
         onSome: Effect.succeed
       }))
 
-    /** The token's grounding Dock while it is set, unexpired and still readable. */
-    const groundingDock = (principal: Principal) =>
+    /**
+     * The token's grounding Dock while it is set, unexpired and still readable, else the caller's default Dock
+     * while it exists and is readable: both looked up in one statement.
+     */
+    const readFallback = (principal: Principal) =>
       Effect.gen(function*() {
-        if (principal.tokenId === null) return undefined
+        if (principal.tokenId === null && principal.userId === null) return undefined
         const now = new Date(yield* Clock.currentTimeMillis)
-        return readableFallback(principal, yield* repo.findGroundingWithGrant(principal.userId, principal.tokenId, now))
+        const found = yield* repo.findReadFallbacksWithGrant(principal.userId, principal.tokenId, now)
+        return found.map((row) => resolution(principal, row)).find((readable) => readable !== undefined)
       })
 
     /** The caller's default Dock while it exists and is readable (a sandbox token's: its sandbox). */
     const defaultDock = (principal: Principal) =>
       Effect.gen(function*() {
         if (principal.userId === null) return undefined
-        return readableFallback(principal, yield* repo.findDefaultWithGrant(principal.userId))
+        const found = yield* repo.findDefaultWithGrant(principal.userId)
+        return Option.isSome(found) ? resolution(principal, found.value) : undefined
       })
 
     const readTarget = (target: DockTarget) =>
@@ -287,7 +289,7 @@ export const DocksLive = Layer.effect(
         const found = yield* findTarget(target)
         if (Option.isSome(found)) return found.value
         const principal = yield* CurrentPrincipal
-        const fallback = (yield* groundingDock(principal)) ?? (yield* defaultDock(principal))
+        const fallback = yield* readFallback(principal)
         if (fallback === undefined) {
           return yield* new BadRequest({
             message: "Name the Dock with `bucket` (a Dock id, owner_username/dock_slug or slug), or set one with " +

@@ -81,12 +81,18 @@ export const makeDocksRepo = Effect.gen(function*() {
   const findByPathWithGrant = (userId: UserId | null, owner: string, slug: string) =>
     withGrant(userId, sql`u.username = ${owner} and d.slug = ${slug}`).pipe(Effect.map(first))
 
-  /** The token's grounding Dock while it is set and unexpired, with the caller's grant. */
-  const findGroundingWithGrant = (userId: UserId | null, tokenId: string, now: Date) =>
-    withGrant(
-      userId,
-      sql`d.id = (select g.dock_id from grounding g where g.token_id = ${tokenId} and g.expires_at > ${now})`
-    ).pipe(Effect.map(first))
+  /**
+   * The Docks an untargeted read falls back to, in one statement and in order: the token's grounding Dock while
+   * it is set and unexpired, then the user's default Dock; each with the caller's grant.
+   */
+  const findReadFallbacksWithGrant = (userId: UserId | null, tokenId: string | null, now: Date) =>
+    sql<DockRow & { member_role: Role | null }>`select ${dockColumns}, m.role as member_role
+      from (select g.dock_id, 1 as rank from grounding g where g.token_id = ${tokenId} and g.expires_at > ${now}
+          union all select me.default_dock_id, 2 from users me where me.id = ${userId}) f
+        join docks d on d.id = f.dock_id join users u on u.id = d.owner_id
+        left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
+      where d.hidden_at is null
+      order by f.rank`.pipe(Effect.flatMap(decodeWithGrant))
 
   /** The user's default Dock, with the user's grant on it. */
   const findDefaultWithGrant = (userId: UserId) =>
@@ -239,8 +245,8 @@ export const makeDocksRepo = Effect.gen(function*() {
     findByIdWithGrant: (userId: UserId | null, id: DockId) => Effect.orDie(findByIdWithGrant(userId, id)),
     findByPathWithGrant: (userId: UserId | null, owner: string, slug: string) =>
       Effect.orDie(findByPathWithGrant(userId, owner, slug)),
-    findGroundingWithGrant: (userId: UserId | null, tokenId: string, now: Date) =>
-      Effect.orDie(findGroundingWithGrant(userId, tokenId, now)),
+    findReadFallbacksWithGrant: (userId: UserId | null, tokenId: string | null, now: Date) =>
+      Effect.orDie(findReadFallbacksWithGrant(userId, tokenId, now)),
     findDefaultWithGrant: (userId: UserId) => Effect.orDie(findDefaultWithGrant(userId)),
     findByPathsWithGrant: (userId: UserId | null, paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>) =>
       Effect.orDie(findByPathsWithGrant(userId, paths)),
