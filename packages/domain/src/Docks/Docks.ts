@@ -1,4 +1,8 @@
-/** The Docks port. Every method acts as the CurrentPrincipal and applies the policy after resolving the Dock. */
+/**
+ * The Docks port. Lookups and actions act as the CurrentPrincipal and apply the policy after resolving the Dock;
+ * forOperator, createOwned and storedById serve flows that act for no caller (operator, account creation,
+ * registration) and check nothing.
+ */
 import { Context, type Effect } from "effect"
 import type {
   BadRequest,
