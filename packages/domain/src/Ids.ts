@@ -10,6 +10,12 @@ export type DockId = typeof DockId.Type
 export const TokenId = Schema.UUID.pipe(Schema.brand("TokenId"))
 export type TokenId = typeof TokenId.Type
 
+export const ImageId = Schema.UUID.pipe(Schema.brand("ImageId"))
+export type ImageId = typeof ImageId.Type
+
+export const SourceId = Schema.UUID.pipe(Schema.brand("SourceId"))
+export type SourceId = typeof SourceId.Type
+
 /** A UUID in any letter case: how targeting tells an id from a slug. */
 export const isUuid = (value: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
 

@@ -2,8 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { isUniqueViolation } from "../Database/SqlErrors.ts"
-import { insertDock } from "../Docks/DocksLive.ts"
-import { makeDocksRepo } from "../Docks/DocksRepo.ts"
+import { Docks } from "../Docks/Docks.ts"
 import { Conflict, NotFound, ValidationError } from "../Errors.ts"
 import { UserId } from "../Ids.ts"
 import { isSlug, slugify } from "../Slug.ts"
@@ -32,7 +31,7 @@ export const AccountsLive = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* makeAccountsRepo
-    const docks = yield* makeDocksRepo
+    const docks = yield* Docks
 
     const insertWithDefaultDock = (input: NewUser, email: string | null, username: string) =>
       sql.withTransaction(Effect.gen(function*() {
@@ -46,7 +45,7 @@ export const AccountsLive = Layer.effect(
           now
         })
         if (inserted._tag !== "Inserted") return inserted
-        const dockId = yield* insertDock(docks, inserted.id, {
+        const dockId = yield* docks.createOwned(inserted.id, {
           title: `${username}'s Dock`,
           slug: username,
           description: null,

@@ -1,4 +1,8 @@
-/** The Docks port. Every method acts as the CurrentPrincipal and applies the policy after resolving the Dock. */
+/**
+ * The Docks port. Lookups and actions act as the CurrentPrincipal and apply the policy after resolving the Dock;
+ * forOperator, createOwned and storedById serve flows that act for no caller (operator, account creation,
+ * registration) and check nothing.
+ */
 import { Context, type Effect } from "effect"
 import type {
   BadRequest,
@@ -10,7 +14,7 @@ import type {
   Unauthorized,
   ValidationError
 } from "../Errors.ts"
-import type { DockId } from "../Ids.ts"
+import type { DockId, UserId } from "../Ids.ts"
 import type { DockAccess, Role } from "../Policy.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
 import type { Option } from "effect"
@@ -64,6 +68,21 @@ export interface ForkOptions {
   readonly visibility?: "private" | "public" | undefined
 }
 
+/** A Dock made for an owner by a flow that has already decided (account creation, an anonymous registration). */
+export interface OwnedDock {
+  readonly title: string
+  /** taken: validation_error; absent: derived from the title, with -2, -3… appended until free */
+  readonly slug: string | undefined
+  readonly description: string | null
+  readonly visibility: "private" | "public"
+  readonly discoverable: boolean
+  readonly allowForks: boolean
+  readonly tags: ReadonlyArray<string>
+  readonly topics: ReadonlyArray<string>
+  /** An anonymous registration's sandbox (the sandbox rules apply while it is unclaimed). */
+  readonly sandbox?: boolean | undefined
+}
+
 /** At most this many Docks in one list answer (most recently updated first). */
 export const LIST_MAX = 200
 
@@ -103,6 +122,18 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
   readonly readableAt: (
     paths: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyMap<string, ResolvedDock>, never, CurrentPrincipal>
+  /**
+   * How the operator names a Dock (admin API, `dock members`, `dock sources`): its id or `owner/slug`, any Dock
+   * but a hidden one; a bare slug is `validation_error` (the operator acts for no user whose Docks it could mean).
+   */
+  readonly forOperator: (name: string) => Effect.Effect<Dock, NotFound | ValidationError>
+  /**
+   * Inserts a Dock for `ownerId` with no policy check, inside the caller's transaction: for account creation and
+   * registration, which have already decided. Answers its id.
+   */
+  readonly createOwned: (ownerId: UserId, fields: OwnedDock) => Effect.Effect<DockId, ValidationError>
+  /** A Dock by id as stored, whoever asks (no policy): for the account and registration flows. Hidden is None. */
+  readonly storedById: (id: DockId) => Effect.Effect<Option.Option<Dock>>
   /** @deprecated use `named`/`byId`: the Dock a reference names, as the caller may read it. */
   readonly get: (ref: DockRef | ResolvedDock) => Effect.Effect<Dock, NotFound | BadRequest, CurrentPrincipal>
   /** @deprecated use `named`/`byId` and `.access` (given a ResolvedDock, answers its access without a lookup). */
@@ -117,27 +148,30 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
   readonly listWritable: (filter: WritableFilter) => Effect.Effect<ReadonlyArray<Dock>, Unauthorized, CurrentPrincipal>
   /** Owner only; a sandbox token cannot make its Dock public. */
   readonly update: (
-    ref: DockRef,
+    dock: ResolvedDock,
     patch: DockPatch
   ) => Effect.Effect<Dock, NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | RateLimited, CurrentPrincipal>
   /** Owner only; deletes the Dock and everything in it. */
   readonly remove: (
-    ref: DockRef
+    dock: ResolvedDock
   ) => Effect.Effect<void, NotFound | BadRequest | Unauthorized | PermissionDenied | RateLimited, CurrentPrincipal>
   /** search_buckets: Docks the caller can find whose title, description, slug, tags or topics match. */
   readonly search: (query: string, limit: number) => Effect.Effect<ReadonlyArray<Dock>, ValidationError, CurrentPrincipal>
   /** list_buckets */
   readonly list: (filter: DockListFilter) => Effect.Effect<ReadonlyArray<Dock>, Unauthorized, CurrentPrincipal>
-  /** get_bucket: the Dock with counts, activity, breakdown, entities, concepts and fork tracking. */
-  readonly details: (ref: DockRef) => Effect.Effect<DockDetails, NotFound | BadRequest, CurrentPrincipal>
+  /**
+   * get_bucket: the Dock a read means (as `forRead`) with counts, activity, breakdown, entities, concepts and
+   * fork tracking.
+   */
+  readonly details: (target: DockTarget) => Effect.Effect<DockDetails, NotFound | BadRequest, CurrentPrincipal>
   /** fork_bucket: a copy of a public Dock that allows forks, owned by the caller. */
   readonly fork: (
     upstream: DockTarget,
     options: ForkOptions
   ) => Effect.Effect<Dock, NotFound | BadRequest | Forbidden | TierLimitExceeded | WriteError, CurrentPrincipal>
-  readonly updateMetadata: (ref: DockRef, patch: MetadataPatch) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
+  readonly updateMetadata: (dock: ResolvedDock, patch: MetadataPatch) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
   /** set_cover_web_page: owner only; the page by UUID or slug in that Dock. */
-  readonly setCover: (ref: DockRef, page: string) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
+  readonly setCover: (dock: ResolvedDock, page: string) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
   /** set_grounding_bucket: remembers a readable Dock for the calling token; answers its owner/slug path. */
-  readonly setGrounding: (ref: DockRef) => Effect.Effect<string, WriteError, CurrentPrincipal>
+  readonly setGrounding: (dock: ResolvedDock) => Effect.Effect<string, WriteError, CurrentPrincipal>
 }>() {}

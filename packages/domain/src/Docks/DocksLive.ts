@@ -1,5 +1,6 @@
 /** The Docks rules: validation, slug choice, the plan cap, permission checks and attribution. */
 import { SqlClient } from "@effect/sql"
+import { transactional } from "../Database/Transactional.ts"
 import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { WriteRules } from "../WriteRules.ts"
@@ -15,9 +16,8 @@ import { authorOf } from "../Parts/PartRow.ts"
 import {
   ActivityItem,
   DESCRIPTION_MAX,
-  Dock,
   DockDetails,
-  DockOwner,
+  type DockRow,
   type DockRef,
   dockRefOf,
   type DockTarget,
@@ -25,7 +25,8 @@ import {
   targetRefs,
   TAG_MAX,
   TAGS_MAX,
-  TITLE_MAX
+  TITLE_MAX,
+  toDock
 } from "./Dock.ts"
 import { makeDockDetailsRepo } from "./DockDetailsRepo.ts"
 import {
@@ -35,10 +36,11 @@ import {
   type ForkOptions,
   LIST_MAX,
   type MetadataPatch,
+  type OwnedDock,
   type ResolvedDock,
   type WritableFilter
 } from "./Docks.ts"
-import { type DockRow, type DockWithGrant, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
+import { type DockWithGrant, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
 
 /** A resolved Dock and the row it came from (fields only this layer's rules read). */
 interface Found {
@@ -48,25 +50,6 @@ interface Found {
 
 /** How long a set_grounding_bucket choice lasts without being set again. */
 export const GROUNDING_TTL = Duration.hours(24)
-
-export const toDock = (row: DockRow, baseUrl: string): Dock =>
-  new Dock({
-    id: row.id,
-    slug: row.slug,
-    title: row.title,
-    owner: new DockOwner({ id: row.owner_id, username: row.owner_username }),
-    visibility: row.visibility,
-    discoverable: row.discoverable,
-    description: row.description,
-    tags: row.tags,
-    topics: row.topics,
-    allow_forks: row.allow_forks,
-    cover_page_id: row.cover_part_id,
-    forked_from: row.forked_from_path === null ? null : { id: row.forked_from_id, path: row.forked_from_path },
-    url: `${baseUrl}/b/${row.slug}`,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString()
-  })
 
 const invalid = (field: string, message: string) => new ValidationError({ message, details: { field } })
 
@@ -103,20 +86,10 @@ const changedFields = (patch: object, wireNames: Record<string, string> = {}) =>
  * Inserts a Dock under the first free slug: the requested one (taken → validation_error) or one derived from
  * the title with -2, -3… appended. Runs inside the caller's transaction.
  */
-export const insertDock = (
+const insertDock = (
   repo: DocksRepo,
   ownerId: UserId,
-  fields: {
-    readonly title: string
-    readonly slug: string | undefined
-    readonly description: string | null
-    readonly visibility: "private" | "public"
-    readonly discoverable: boolean
-    readonly allowForks: boolean
-    readonly tags: ReadonlyArray<string>
-    readonly topics: ReadonlyArray<string>
-    readonly sandbox?: boolean | undefined
-  }
+  fields: OwnedDock
 ) =>
   Effect.gen(function*() {
     const now = new Date(yield* Clock.currentTimeMillis)
@@ -225,6 +198,29 @@ export const DocksLive = Layer.effect(
     const notFound = () => new NotFound({ message: "Dock not found" })
 
     /**
+     * How the operator names a Dock: its id or `owner/slug`. A bare slug is refused, since an operator acts for
+     * no user whose Docks it could mean. Hidden Docks are not found.
+     */
+    const forOperator = Effect.fn("Docks.forOperator")(function*(name: string) {
+      const ref = dockRefOf(name)
+      if (ref._tag === "BySlug") {
+        return yield* new ValidationError({
+          message: `Name the Dock by its id or as owner/slug, not "${name}"`,
+          details: { field: "dock" }
+        })
+      }
+      const found = ref._tag === "ById"
+        ? (Schema.is(DockId)(ref.id) ? yield* repo.findById(ref.id) : Option.none())
+        : yield* repo.findByPath(ref.owner.toLowerCase(), ref.slug)
+      if (Option.isNone(found)) return yield* new NotFound({ message: `No Dock "${name}"`, details: { field: "dock" } })
+      return toDock(found.value, baseUrl)
+    })
+
+    const createOwned = (ownerId: UserId, fields: OwnedDock) => insertDock(repo, ownerId, fields)
+
+    const storedById = (id: DockId) => Effect.map(repo.findById(id), Option.map((row) => toDock(row, baseUrl)))
+
+    /**
      * A Dock as the caller's transaction just wrote it. Answers are read before commit: after it the Dock may
      * already be changed again, or deleted.
      */
@@ -240,9 +236,6 @@ export const DocksLive = Layer.effect(
         return readable
       })
 
-    /** A row found by a fallback (grounding, default Dock) when the caller may still read it. */
-    const readableFallback = (principal: Principal, found: Option.Option<DockWithGrant>) =>
-      Option.isSome(found) ? resolution(principal, found.value) : undefined
 
     const findTarget = (target: DockTarget) =>
       Effect.gen(function*() {
@@ -270,19 +263,24 @@ export const DocksLive = Layer.effect(
         onSome: Effect.succeed
       }))
 
-    /** The token's grounding Dock while it is set, unexpired and still readable. */
-    const groundingDock = (principal: Principal) =>
+    /**
+     * The token's grounding Dock while it is set, unexpired and still readable, else the caller's default Dock
+     * while it exists and is readable: both looked up in one statement.
+     */
+    const readFallback = (principal: Principal) =>
       Effect.gen(function*() {
-        if (principal.tokenId === null) return undefined
+        if (principal.tokenId === null && principal.userId === null) return undefined
         const now = new Date(yield* Clock.currentTimeMillis)
-        return readableFallback(principal, yield* repo.findGroundingWithGrant(principal.userId, principal.tokenId, now))
+        const found = yield* repo.findReadFallbacksWithGrant(principal.userId, principal.tokenId, now)
+        return found.map((row) => resolution(principal, row)).find((readable) => readable !== undefined)
       })
 
     /** The caller's default Dock while it exists and is readable (a sandbox token's: its sandbox). */
     const defaultDock = (principal: Principal) =>
       Effect.gen(function*() {
         if (principal.userId === null) return undefined
-        return readableFallback(principal, yield* repo.findDefaultWithGrant(principal.userId))
+        const found = yield* repo.findDefaultWithGrant(principal.userId)
+        return Option.isSome(found) ? resolution(principal, found.value) : undefined
       })
 
     const readTarget = (target: DockTarget) =>
@@ -290,7 +288,7 @@ export const DocksLive = Layer.effect(
         const found = yield* findTarget(target)
         if (Option.isSome(found)) return found.value
         const principal = yield* CurrentPrincipal
-        const fallback = (yield* groundingDock(principal)) ?? (yield* defaultDock(principal))
+        const fallback = yield* readFallback(principal)
         if (fallback === undefined) {
           return yield* new BadRequest({
             message: "Name the Dock with `bucket` (a Dock id, owner_username/dock_slug or slug), or set one with " +
@@ -367,7 +365,7 @@ export const DocksLive = Layer.effect(
       }
       const tags = yield* normalizeTags(input.tags ?? [])
       const topics = yield* normalizeTopics(input.topics ?? [])
-      const id = yield* sql.withTransaction(Effect.gen(function*() {
+      const id = yield* transactional(sql, Effect.gen(function*() {
         yield* reserveDockSlot(ownerId)
         const id = yield* insertDock(repo, ownerId, {
           title,
@@ -381,7 +379,7 @@ export const DocksLive = Layer.effect(
         })
         yield* activity.record({ dockId: id, action: "dock.created", subjectType: "dock", subjectId: id })
         return id
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       const row = yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow))
       return toDock(row, baseUrl)
     })
@@ -405,39 +403,38 @@ export const DocksLive = Layer.effect(
         .map((row) => toDock(row, baseUrl))
     })
 
-    const update = Effect.fn("Docks.update")(function*(ref: DockRef, patch: DockPatch) {
+    const update = Effect.fn("Docks.update")(function*(resolved: ResolvedDock, patch: DockPatch) {
       const principal = yield* CurrentPrincipal
-      const { resolved: { access }, row } = yield* readable(ref)
+      const { access, dock } = resolved
       yield* checkPublish(principal, access, { visibility: patch.visibility })
       yield* writeRules.admitWrite(principal)
-      const title = patch.title === undefined ? row.title : yield* normalizeTitle({ title: patch.title })
-      const description = patch.description === undefined ? row.description : patch.description?.trim() || null
+      const title = patch.title === undefined ? dock.title : yield* normalizeTitle({ title: patch.title })
+      const description = patch.description === undefined ? dock.description : patch.description?.trim() || null
       if (description !== null && description.length > DESCRIPTION_MAX) {
         return yield* invalid("description", `description is longer than ${DESCRIPTION_MAX} characters`)
       }
-      const tags = patch.tags === undefined ? row.tags : yield* normalizeTags(patch.tags)
+      const tags = patch.tags === undefined ? dock.tags : yield* normalizeTags(patch.tags)
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* repo.update(row.id, { title, description, visibility: patch.visibility ?? row.visibility, tags, now })
+      const written = yield* transactional(sql, Effect.gen(function*() {
+        yield* repo.update(dock.id, { title, description, visibility: patch.visibility ?? dock.visibility, tags, now })
         yield* activity.record({
-          dockId: row.id,
+          dockId: dock.id,
           action: "dock.updated",
           subjectType: "dock",
-          subjectId: row.id,
+          subjectId: dock.id,
           details: { fields: changedFields(patch) }
         })
-        return yield* writtenRow(row.id)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return yield* writtenRow(dock.id)
+      }))
       return toDock(written, baseUrl)
     })
 
-    const remove = Effect.fn("Docks.remove")(function*(ref: DockRef) {
+    const remove = Effect.fn("Docks.remove")(function*({ access, dock }: ResolvedDock) {
       const principal = yield* CurrentPrincipal
-      const { resolved: { access }, row } = yield* readable(ref)
       yield* checkDeleteDock(principal, access)
       yield* writeRules.admitWrite(principal)
       // The owner's default Dock may go too; the user then has none until one is made the default again.
-      yield* repo.remove(row.id)
+      yield* repo.remove(dock.id)
     })
 
     const sandboxDocks = (principal: { readonly sandbox: boolean; readonly allowedBucketIds: ReadonlyArray<DockId> | null }) =>
@@ -462,10 +459,8 @@ export const DocksLive = Layer.effect(
       return rows.map((row) => toDock(row, baseUrl))
     })
 
-    const details = Effect.fn("Docks.details")(function*(ref: DockRef) {
-      const principal = yield* CurrentPrincipal
-      const { resolved: { access }, row } = yield* readable(ref)
-      const role = roleOf(principal, access)
+    const details = Effect.fn("Docks.details")(function*(target: DockTarget) {
+      const { resolved: { role }, row } = yield* readTarget(target)
       const member = role !== null
       const counts = yield* detailsRepo.counts(row.id, member)
       const entities = yield* detailsRepo.ranked(row.id, member, "entities")
@@ -533,7 +528,7 @@ export const DocksLive = Layer.effect(
       const title = yield* normalizeTitle({ title: options.newName ?? source.title }, "new_name")
       const ownerId = principal.userId!
       const author = authorOf(principal)
-      const id = yield* sql.withTransaction(Effect.gen(function*() {
+      const id = yield* transactional(sql, Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         yield* reserveDockSlot(ownerId)
         const id = yield* insertDock(repo, ownerId, {
@@ -557,90 +552,86 @@ export const DocksLive = Layer.effect(
           details: { upstream_id: source.id, upstream_path: path, pages: copied.pages }
         })
         return id
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       return toDock(yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
     })
 
-    const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(ref: DockRef, patch: MetadataPatch) {
+    const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(resolved: ResolvedDock, patch: MetadataPatch) {
       const principal = yield* CurrentPrincipal
-      const { resolved: { access }, row } = yield* readable(ref)
+      const { access, dock } = resolved
       yield* checkPublish(principal, access, {
         visibility: patch.visibility,
         discoverable: patch.discoverable,
         allowForks: patch.allowForks
       })
       yield* writeRules.admitWrite(principal)
-      const title = patch.name === undefined ? row.title : yield* normalizeTitle({ name: patch.name }, "name")
-      const description = patch.description === undefined ? row.description : patch.description?.trim() || null
+      const title = patch.name === undefined ? dock.title : yield* normalizeTitle({ name: patch.name }, "name")
+      const description = patch.description === undefined ? dock.description : patch.description?.trim() || null
       if (description !== null && description.length > DESCRIPTION_MAX) {
         return yield* invalid("description", `description is longer than ${DESCRIPTION_MAX} characters`)
       }
       const added = yield* normalizeTopics(patch.addTopics ?? [], "add_topics")
       const removed = new Set((patch.removeTopics ?? []).map((topic) => topic.trim().toLowerCase()))
-      const topics = yield* normalizeTopics([...row.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
+      const topics = yield* normalizeTopics([...dock.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* repo.updateMetadata(row.id, {
+      const written = yield* transactional(sql, Effect.gen(function*() {
+        yield* repo.updateMetadata(dock.id, {
           title,
           description,
-          visibility: patch.visibility ?? row.visibility,
-          discoverable: patch.discoverable ?? row.discoverable,
-          allowForks: patch.allowForks ?? row.allow_forks,
+          visibility: patch.visibility ?? dock.visibility,
+          discoverable: patch.discoverable ?? dock.discoverable,
+          allowForks: patch.allowForks ?? dock.allow_forks,
           topics,
           now
         })
         yield* activity.record({
-          dockId: row.id,
+          dockId: dock.id,
           action: "dock.updated",
           subjectType: "dock",
-          subjectId: row.id,
+          subjectId: dock.id,
           details: {
             fields: changedFields(patch, { allowForks: "allow_forks", addTopics: "add_topics", removeTopics: "remove_topics" })
           }
         })
-        return yield* writtenRow(row.id)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return yield* writtenRow(dock.id)
+      }))
       return toDock(written, baseUrl)
     })
 
-    const setCover = Effect.fn("Docks.setCover")(function*(ref: DockRef, page: string) {
+    const setCover = Effect.fn("Docks.setCover")(function*(resolved: ResolvedDock, page: string) {
       const principal = yield* CurrentPrincipal
-      const { resolved: { access }, row } = yield* readable(ref)
+      const { access, dock } = resolved
       yield* checkOwner(principal, access)
       yield* writeRules.admitWrite(principal)
-      const part = yield* parts.findInDock(row.id, page)
+      const part = yield* parts.findInDock(dock.id, page)
       if (part === undefined || part.page_kind === "micro_db") {
-        return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${row.owner_username}/${row.slug}` })
+        return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${dock.owner.username}/${dock.slug}` })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* repo.setCover(row.id, part.id, now)
+      const written = yield* transactional(sql, Effect.gen(function*() {
+        yield* repo.setCover(dock.id, part.id, now)
         yield* activity.record({
-          dockId: row.id,
+          dockId: dock.id,
           action: "dock.cover_set",
           subjectType: "page",
           subjectId: part.id,
           details: { slug: part.slug }
         })
-        return yield* writtenRow(row.id)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return yield* writtenRow(dock.id)
+      }))
       return toDock(written, baseUrl)
     })
 
-    const setGrounding = Effect.fn("Docks.setGrounding")(function*(ref: DockRef) {
+    const setGrounding = Effect.fn("Docks.setGrounding")(function*({ dock }: ResolvedDock) {
       const principal = yield* CurrentPrincipal
       if (principal.tokenId === null) {
         return yield* new Unauthorized({ message: "set_grounding_bucket needs a bearer token: the choice is kept per token" })
       }
-      const { row } = yield* readable(ref)
       yield* writeRules.admitWrite(principal)
       const now = new Date(yield* Clock.currentTimeMillis)
       const expires = new Date(now.getTime() + Duration.toMillis(GROUNDING_TTL))
-      yield* sql`insert into grounding (token_id, dock_id, expires_at, updated_at)
-        values (${principal.tokenId}, ${row.id}, ${expires}, ${now})
-        on conflict (token_id) do update set dock_id = excluded.dock_id, expires_at = excluded.expires_at,
-          updated_at = excluded.updated_at`.pipe(Effect.orDie)
-      return `${row.owner_username}/${row.slug}`
+      yield* repo.setGrounding(principal.tokenId, dock.id, expires, now)
+      return `${dock.owner.username}/${dock.slug}`
     })
 
     return {
@@ -651,6 +642,9 @@ export const DocksLive = Layer.effect(
       forWrite,
       byId,
       readableAt,
+      forOperator,
+      createOwned,
+      storedById,
       get,
       access,
       resolve: find,

@@ -7,32 +7,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Option, Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
 import { DockId, UserId } from "../Ids.ts"
+import { DockRow } from "./Dock.ts"
 import type { Role } from "../Policy.ts"
-
-export class DockRow extends Schema.Class<DockRow>("DockRow")({
-  id: DockId,
-  owner_id: UserId,
-  owner_username: Schema.String,
-  slug: Schema.String,
-  title: Schema.String,
-  description: Schema.NullOr(Schema.String),
-  visibility: Schema.Literal("private", "public"),
-  discoverable: Schema.Boolean,
-  allow_forks: Schema.Boolean,
-  tags: Schema.Array(Schema.String),
-  topics: Schema.Array(Schema.String),
-  /** the cover as anyone may see it (null when it is marked private) */
-  cover_part_id: Schema.NullOr(Schema.UUID),
-  /** the cover as members see it */
-  member_cover_part_id: Schema.NullOr(Schema.UUID),
-  forked_from_id: Schema.NullOr(DockId),
-  forked_from_path: Schema.NullOr(Schema.String),
-  forked_at: Schema.NullOr(Schema.DateFromSelf),
-  forked_page_count: Schema.NullOr(Schema.Number),
-  sandbox: Schema.Boolean,
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-}) {}
 
 /** A Dock row with the caller's collaborator grant on it (null: none). */
 export interface DockWithGrant {
@@ -105,12 +81,18 @@ export const makeDocksRepo = Effect.gen(function*() {
   const findByPathWithGrant = (userId: UserId | null, owner: string, slug: string) =>
     withGrant(userId, sql`u.username = ${owner} and d.slug = ${slug}`).pipe(Effect.map(first))
 
-  /** The token's grounding Dock while it is set and unexpired, with the caller's grant. */
-  const findGroundingWithGrant = (userId: UserId | null, tokenId: string, now: Date) =>
-    withGrant(
-      userId,
-      sql`d.id = (select g.dock_id from grounding g where g.token_id = ${tokenId} and g.expires_at > ${now})`
-    ).pipe(Effect.map(first))
+  /**
+   * The Docks an untargeted read falls back to, in one statement and in order: the token's grounding Dock while
+   * it is set and unexpired, then the user's default Dock; each with the caller's grant.
+   */
+  const findReadFallbacksWithGrant = (userId: UserId | null, tokenId: string | null, now: Date) =>
+    sql<DockRow & { member_role: Role | null }>`select ${dockColumns}, m.role as member_role
+      from (select g.dock_id, 1 as rank from grounding g where g.token_id = ${tokenId} and g.expires_at > ${now}
+          union all select me.default_dock_id, 2 from users me where me.id = ${userId}) f
+        join docks d on d.id = f.dock_id join users u on u.id = d.owner_id
+        left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
+      where d.hidden_at is null
+      order by f.rank`.pipe(Effect.flatMap(decodeWithGrant))
 
   /** The user's default Dock, with the user's grant on it. */
   const findDefaultWithGrant = (userId: UserId) =>
@@ -249,10 +231,12 @@ export const makeDocksRepo = Effect.gen(function*() {
       return rows[0]?.n ?? 0
     })
 
-  const grantOf = (dockId: DockId, userId: UserId) =>
-    sql<{ role: Role }>`select role from dock_members where dock_id = ${dockId} and user_id = ${userId}`.pipe(
-      Effect.map((rows) => rows[0]?.role ?? null)
-    )
+  /** Remembers the token's grounding Dock until `expires` (set_grounding_bucket); a later choice replaces it. */
+  const setGrounding = (tokenId: string, dockId: DockId, expires: Date, now: Date) =>
+    sql`insert into grounding (token_id, dock_id, expires_at, updated_at)
+      values (${tokenId}, ${dockId}, ${expires}, ${now})
+      on conflict (token_id) do update set dock_id = excluded.dock_id, expires_at = excluded.expires_at,
+        updated_at = excluded.updated_at`.pipe(Effect.asVoid, Effect.orDie)
 
   return {
     findById: (id: DockId) => Effect.orDie(findById(id)),
@@ -261,8 +245,8 @@ export const makeDocksRepo = Effect.gen(function*() {
     findByIdWithGrant: (userId: UserId | null, id: DockId) => Effect.orDie(findByIdWithGrant(userId, id)),
     findByPathWithGrant: (userId: UserId | null, owner: string, slug: string) =>
       Effect.orDie(findByPathWithGrant(userId, owner, slug)),
-    findGroundingWithGrant: (userId: UserId | null, tokenId: string, now: Date) =>
-      Effect.orDie(findGroundingWithGrant(userId, tokenId, now)),
+    findReadFallbacksWithGrant: (userId: UserId | null, tokenId: string | null, now: Date) =>
+      Effect.orDie(findReadFallbacksWithGrant(userId, tokenId, now)),
     findDefaultWithGrant: (userId: UserId) => Effect.orDie(findDefaultWithGrant(userId)),
     findByPathsWithGrant: (userId: UserId | null, paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>) =>
       Effect.orDie(findByPathsWithGrant(userId, paths)),
@@ -272,7 +256,7 @@ export const makeDocksRepo = Effect.gen(function*() {
     insert: (dock: InsertDock) => Effect.orDie(insert(dock)),
     slugTaken: (ownerId: UserId, slug: string) => Effect.orDie(slugTaken(ownerId, slug)),
     lockAndCountOwned: (ownerId: UserId) => Effect.orDie(lockAndCountOwned(ownerId)),
-    grantOf: (dockId: DockId, userId: UserId) => Effect.orDie(grantOf(dockId, userId)),
+    setGrounding,
     search,
     list,
     updateMetadata,

@@ -8,8 +8,7 @@ import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { Accounts } from "../Accounts/Accounts.ts"
 import { normalizeEmail } from "../Accounts/User.ts"
 import { Activity } from "../Activity/Activity.ts"
-import { toDock } from "../Docks/DocksLive.ts"
-import { makeDocksRepo } from "../Docks/DocksRepo.ts"
+import { Docks } from "../Docks/Docks.ts"
 import { Forbidden, NotFound, RateLimited, Unavailable, ValidationError } from "../Errors.ts"
 import type { DockId, TokenId, UserId } from "../Ids.ts"
 import { describeDuration, Limits } from "../Limits.ts"
@@ -77,7 +76,7 @@ export const RegistrationsLive = Layer.effect(
     const tokens = yield* Tokens
     const accounts = yield* Accounts
     const activity = yield* Activity
-    const docks = yield* makeDocksRepo
+    const docks = yield* Docks
 
     const claimUrl = `${baseUrl}/agent/auth/claim`
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
@@ -158,19 +157,17 @@ export const RegistrationsLive = Layer.effect(
         const userId = userRows[0]!.id
         const slug = `anonymous-sandbox-${randomBase62(10).toLowerCase()}`
         const givenLabel = agentLabel?.trim() || null
-        const dockId = yield* docks.insert({
-          owner_id: userId,
+        const dockId = yield* docks.createOwned(userId, {
           slug,
           title: givenLabel === null ? "Anonymous sandbox" : `Sandbox of ${givenLabel}`,
           description: null,
           visibility: "private",
           discoverable: false,
-          allow_forks: false,
+          allowForks: false,
           tags: [],
           topics: [],
-          sandbox: true,
-          now: at
-        })
+          sandbox: true
+        }).pipe(Effect.orDie) // a fresh user has no Dock whose slug could be taken
         yield* sql`update users set default_dock_id = ${dockId!} where id = ${userId}`
         yield* sql`insert into dock_usage (dock_id) values (${dockId!})`
         const label = givenLabel ?? "anonymous agent"
@@ -277,7 +274,7 @@ export const RegistrationsLive = Layer.effect(
     const sandboxOf = (registration: RegistrationRow) =>
       Effect.gen(function*() {
         if (registration.kind !== "anonymous") return Option.none()
-        const dock = registration.dock_id === null ? Option.none() : yield* docks.findById(registration.dock_id)
+        const dock = registration.dock_id === null ? Option.none() : yield* docks.storedById(registration.dock_id)
         if (Option.isNone(dock)) {
           return yield* new NotFound({
             message: "The sandbox of this registration no longer exists: there is nothing to claim",
@@ -421,13 +418,13 @@ export const RegistrationsLive = Layer.effect(
             subjectId: registration.dock_id ?? undefined
           }).pipe(Effect.provideService(CurrentPrincipal, principal))
           // Read again: the claim just moved it to the person.
-          const dock = yield* docks.findById(Option.getOrThrow(sandbox).id).pipe(Effect.map(Option.getOrThrow))
+          const dock = yield* docks.storedById(Option.getOrThrow(sandbox).id).pipe(Effect.map(Option.getOrThrow))
           return {
             _tag: "Claimed",
             answer: new ClaimCompleted({
               status: "claimed",
               registration_id: claimToken,
-              bucket: toDock(dock, baseUrl),
+              bucket: dock,
               account,
               token: { id: registration.token_id!, expires_at: tokenExpiry.toISOString() }
             })

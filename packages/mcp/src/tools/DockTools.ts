@@ -1,5 +1,5 @@
 /** The Dock tools of spec §4.3: catalogue entries, one domain call each. */
-import { Dock, DockDetails, type DockRef, type DockTarget, Docks } from "@dock/domain"
+import { Dock, DockDetails, type DockTarget, Docks } from "@dock/domain"
 import { Effect, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
 import { Bucket, BucketSlug, optional, OwnerUsername, PathTarget, Text, Visibility } from "./Params.ts"
@@ -9,8 +9,7 @@ const Tags = Schema.Array(Text(64)).pipe(Schema.maxItems(32))
 const withDocks = <A, E, R>(f: (docks: Docks["Type"]) => Effect.Effect<A, E, R>) => Effect.flatMap(Docks, f)
 
 /** The one resolver, for tools that act on one named Dock. */
-const namedDock = (target: DockTarget) =>
-  withDocks((docks) => Effect.map(docks.named(target), ({ dock }): DockRef => ({ _tag: "ById", id: dock.id })))
+const namedDock = (target: DockTarget) => withDocks((docks) => docks.named(target))
 
 const OneDock = Schema.Struct({ bucket: Dock })
 const DockList = Schema.Struct({ buckets: Schema.Array(Dock) })
@@ -68,9 +67,7 @@ export const getBucket = tool({
   annotations: READ,
   scope: "mcp:read",
   run: (input) =>
-    withDocks((docks) =>
-      Effect.flatMap(docks.resolveRead(input), ({ dock }) => docks.details({ _tag: "ById", id: dock.id }))
-    ).pipe(Effect.map((bucket) => ({ bucket })))
+    withDocks((docks) => docks.details(input)).pipe(Effect.map((bucket) => ({ bucket })))
 })
 
 export const createBucket = tool({
