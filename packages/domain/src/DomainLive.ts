@@ -8,20 +8,22 @@ import { ActivityLive } from "./Activity/ActivityLive.ts"
 import { PostgresObjectStore } from "./Blobs/ObjectStore.ts"
 import { DocksLive } from "./Docks/DocksLive.ts"
 import { ImageProcessorLive } from "./Images/ImageProcessor.ts"
-import { ImagesLive } from "./Images/Images.ts"
-import { MembersLive } from "./Members/Members.ts"
-import { MicroDbLive } from "./MicroDb/MicroDb.ts"
+import { ImagesLive } from "./Images/ImagesLive.ts"
+import { MembersLive } from "./Members/MembersLive.ts"
+import { MicroDbLive } from "./MicroDb/MicroDbLive.ts"
 import { ContentWorkersLive } from "./Content/ContentWorkers.ts"
-import { PagesLive } from "./Pages/Pages.ts"
+import { PagesLive } from "./Pages/PagesLive.ts"
+import { PartsLive } from "./Parts/PartsLive.ts"
 import { RateLimitsLive } from "./RateLimits/RateLimitsLive.ts"
 import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
 import { WriteRulesLive } from "./WriteRules.ts"
-import { SourcesLive } from "./Sources/Sources.ts"
+import { SourcesLive } from "./Sources/SourcesLive.ts"
 import { TokensLive } from "./Tokens/TokensLive.ts"
 
 const Base = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive, ContentWorkersLive)
-const Rules = WriteRulesLive.pipe(Layer.provideMerge(Base))
-const Services = Layer.mergeAll(AccountsLive, DocksLive).pipe(Layer.provideMerge(Rules))
+const Rules = Layer.mergeAll(WriteRulesLive, PartsLive).pipe(Layer.provideMerge(Base))
+// Accounts create each new user's default Dock through the Docks port.
+const Services = AccountsLive.pipe(Layer.provideMerge(DocksLive), Layer.provideMerge(Rules))
 /** Images over their two ports: the decoder (sharp) and the object store (PostgreSQL `blobs` by default). */
 const ImagesWithPorts = ImagesLive.pipe(Layer.provideMerge(Layer.mergeAll(ImageProcessorLive, PostgresObjectStore)))
 

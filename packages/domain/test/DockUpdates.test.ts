@@ -18,17 +18,17 @@ import {
   type WritableFilter
 } from "../src/index.ts"
 import { DomainTest } from "../src/testing.ts"
-import { as, createDock, grant, newUser, NOT_FOUND_BODY, unique } from "./support/Fixtures.ts"
+import { as, createDock, grant, newUser, NOT_FOUND_BODY, resolvedAt, unique } from "./support/Fixtures.ts"
 
 const byId = (dock: Dock): DockRef => ({ _tag: "ById", id: dock.id })
 const byPath = (dock: Dock): DockRef => ({ _tag: "ByPath", owner: dock.owner.username, slug: dock.slug })
 const bySlug = (dock: Dock): DockRef => ({ _tag: "BySlug", slug: dock.slug })
 
 const update = (principal: Principal, ref: DockRef, patch: DockPatch) =>
-  Effect.flatMap(Docks, (docks) => docks.update(ref, patch)).pipe(as(principal))
+  Effect.flatMap(Docks, (docks) => Effect.flatMap(resolvedAt(ref), (dock) => docks.update(dock, patch))).pipe(as(principal))
 
 const remove = (principal: Principal, ref: DockRef) =>
-  Effect.flatMap(Docks, (docks) => docks.remove(ref)).pipe(as(principal))
+  Effect.flatMap(Docks, (docks) => Effect.flatMap(resolvedAt(ref), docks.remove)).pipe(as(principal))
 
 const get = (principal: Principal, ref: DockRef) =>
   Effect.flatMap(Docks, (docks) => docks.get(ref)).pipe(as(principal))

@@ -17,7 +17,7 @@ import {
   type ValidationError
 } from "../src/index.ts"
 import { DomainTest } from "../src/testing.ts"
-import { as, createDock, newUser, NOT_FOUND_BODY, pathOf, unique } from "./support/Fixtures.ts"
+import { as, createDock, newUser, NOT_FOUND_BODY, pathOf, resolvedAt, unique } from "./support/Fixtures.ts"
 
 const add = (dock: string, user: string, role: "owner" | "editor" | "viewer") =>
   Effect.flatMap(Members, (service) => service.add(dock, user, role))
@@ -172,13 +172,13 @@ layer(DomainTest)("Members", (it) => {
       for (const [user, role] of [[alice, "editor"], [bob, "viewer"]] as const) {
         expect(yield* docks.get(byId(dock)).pipe(as(userPrincipal(user)))).toEqual(dock)
         expect((yield* docks.access(byId(dock)).pipe(as(userPrincipal(user)))).grant).toBe(role)
-        const update = yield* Effect.flip(docks.update(byId(dock), { title: "Changed" }).pipe(as(userPrincipal(user))))
+        const update = yield* Effect.flip(Effect.flatMap(resolvedAt(byId(dock)), (resolved) => docks.update(resolved, { title: "Changed" })).pipe(as(userPrincipal(user))))
         expect(update.code).toBe("permission_denied")
-        const remove = yield* Effect.flip(docks.remove(byId(dock)).pipe(as(userPrincipal(user))))
+        const remove = yield* Effect.flip(Effect.flatMap(resolvedAt(byId(dock)), docks.remove).pipe(as(userPrincipal(user))))
         expect(remove.code).toBe("permission_denied")
       }
       expect(errorBody(yield* Effect.flip(docks.get(byId(dock)).pipe(as(userPrincipal(stranger)))))).toEqual(NOT_FOUND_BODY)
-      expect((yield* docks.update(byId(dock), { title: "Owner's change" }).pipe(as(userPrincipal(owner)))).title)
+      expect((yield* Effect.flatMap(resolvedAt(byId(dock)), (resolved) => docks.update(resolved, { title: "Owner's change" })).pipe(as(userPrincipal(owner)))).title)
         .toBe("Owner's change")
 
       yield* removeMember(dock.id, alice.username)
@@ -191,9 +191,9 @@ layer(DomainTest)("Members", (it) => {
       const { alice, dock } = yield* scenario
       const docks = yield* Docks
       yield* add(dock.id, alice.username, "owner")
-      const changed = yield* docks.update(byId(dock), { title: "Co-owner's change" }).pipe(as(userPrincipal(alice)))
+      const changed = yield* Effect.flatMap(resolvedAt(byId(dock)), (resolved) => docks.update(resolved, { title: "Co-owner's change" })).pipe(as(userPrincipal(alice)))
       expect(changed.title).toBe("Co-owner's change")
-      yield* docks.remove(byId(dock)).pipe(as(userPrincipal(alice)))
+      yield* Effect.flatMap(resolvedAt(byId(dock)), docks.remove).pipe(as(userPrincipal(alice)))
       const sql = yield* SqlClient.SqlClient
       expect(yield* sql`select id from docks where id = ${dock.id}`).toEqual([])
     }))
@@ -202,7 +202,7 @@ layer(DomainTest)("Members", (it) => {
     Effect.gen(function*() {
       const { alice, dock, owner } = yield* scenario
       yield* add(dock.id, alice.username, "editor")
-      yield* Effect.flatMap(Docks, (docks) => docks.remove(byId(dock))).pipe(as(userPrincipal(owner)))
+      yield* Effect.flatMap(Docks, (docks) => Effect.flatMap(resolvedAt(byId(dock)), docks.remove)).pipe(as(userPrincipal(owner)))
       const error = yield* Effect.flip(list(dock.id))
       expect(error.code).toBe("not_found")
       expect(yield* grantRows(dock)).toEqual([])

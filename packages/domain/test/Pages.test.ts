@@ -32,7 +32,7 @@ const save = (principal: Principal, dock: Dock, content: PageContent) =>
   Effect.flatMap(Pages, (pages) => pages.save(dock.id as DockId, content)).pipe(as(principal))
 
 const details = (principal: Principal, dock: Dock) =>
-  Effect.flatMap(Docks, (docks) => docks.details({ _tag: "ById", id: dock.id })).pipe(as(principal))
+  Effect.flatMap(Docks, (docks) => docks.details({ bucket: dock.id })).pipe(as(principal))
 
 const versions = (partId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -686,7 +686,7 @@ layer(DomainTest)("Registrations", (it) => {
       const registration = yield* registerAnonymous()
       const principal = yield* authenticate(registration.credential)
       const error = yield* Effect.flip(
-        Effect.flatMap(Docks, (docks) => docks.remove({ _tag: "ById", id: registration.sandbox_bucket.id })).pipe(
+        Effect.flatMap(Docks, (docks) => Effect.flatMap(docks.named({ bucket: registration.sandbox_bucket.id }), docks.remove)).pipe(
           Effect.provideService(CurrentPrincipal, principal)
         )
       )

@@ -10,6 +10,7 @@ import {
   CapturedMail,
   type DockId,
   Limits,
+  Parts,
   Policy,
   type Principal,
   Registrations,
@@ -32,7 +33,7 @@ const principal = (options: { sandbox: boolean; tokenId?: TokenId | null }): Pri
 
 const admit = (who: Principal) => Effect.flatMap(WriteRules, (rules) => rules.admitWrite(who))
 const reserve = (dockId: DockId, artifacts: number, bytes: number) =>
-  Effect.flatMap(WriteRules, (rules) => rules.reserveContent(dockId, { artifacts, bytes }))
+  Effect.flatMap(Parts, (parts) => parts.reserve(dockId, { artifacts, bytes }))
 
 const registerSandbox = Effect.gen(function*() {
   const registration = yield* (yield* Registrations).register(

@@ -2,8 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { transactional } from "../Database/Transactional.ts"
-import { insertDock } from "../Docks/DocksLive.ts"
-import { makeDocksRepo } from "../Docks/DocksRepo.ts"
+import { Docks } from "../Docks/Docks.ts"
 import { Conflict, NotFound, ValidationError } from "../Errors.ts"
 import { UserId } from "../Ids.ts"
 import { isSlug, slugify } from "../Slug.ts"
@@ -32,7 +31,7 @@ export const AccountsLive = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* makeAccountsRepo
-    const docks = yield* makeDocksRepo
+    const docks = yield* Docks
 
     const insertWithDefaultDock = (input: NewUser, email: string | null, username: string) =>
       transactional(
@@ -47,7 +46,7 @@ export const AccountsLive = Layer.effect(
             identity_provider: input.identityProvider ?? null,
             now
           })
-          const dockId = yield* insertDock(docks, userId, {
+          const dockId = yield* docks.createOwned(userId, {
             title: `${username}'s Dock`,
             slug: username,
             description: null,

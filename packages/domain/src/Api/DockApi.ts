@@ -16,7 +16,7 @@ import {
   SweepResult,
   VerifiedEmailRegistration
 } from "../Registrations/Registration.ts"
-import { Member, Role } from "../Members/Members.ts"
+import { Member, Role } from "../Members/Member.ts"
 import { CreatedToken, CreateTokenRequest, TokenInfo } from "../Tokens/Token.ts"
 import { AddSourceRequest, Source } from "../Sources/Source.ts"
 

@@ -73,6 +73,52 @@ export class DockDetails extends Dock.extend<DockDetails>("DockDetails")({
   fork: Schema.NullOr(ForkTracking)
 }) {}
 
+/** A Dock as stored, with its owner's username (what the repo reads; presented by `toDock`). */
+export class DockRow extends Schema.Class<DockRow>("DockRow")({
+  id: DockId,
+  owner_id: UserId,
+  owner_username: Schema.String,
+  slug: Schema.String,
+  title: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  visibility: Schema.Literal("private", "public"),
+  discoverable: Schema.Boolean,
+  allow_forks: Schema.Boolean,
+  tags: Schema.Array(Schema.String),
+  topics: Schema.Array(Schema.String),
+  /** the cover as anyone may see it (null when it is marked private) */
+  cover_part_id: Schema.NullOr(Schema.UUID),
+  /** the cover as members see it */
+  member_cover_part_id: Schema.NullOr(Schema.UUID),
+  forked_from_id: Schema.NullOr(DockId),
+  forked_from_path: Schema.NullOr(Schema.String),
+  forked_at: Schema.NullOr(Schema.DateFromSelf),
+  forked_page_count: Schema.NullOr(Schema.Number),
+  sandbox: Schema.Boolean,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+}) {}
+
+/** The Dock object a stored row presents, its url under the service's public base URL. */
+export const toDock = (row: DockRow, baseUrl: string): Dock =>
+  new Dock({
+    id: row.id,
+    slug: row.slug,
+    title: row.title,
+    owner: new DockOwner({ id: row.owner_id, username: row.owner_username }),
+    visibility: row.visibility,
+    discoverable: row.discoverable,
+    description: row.description,
+    tags: row.tags,
+    topics: row.topics,
+    allow_forks: row.allow_forks,
+    cover_page_id: row.cover_part_id,
+    forked_from: row.forked_from_path === null ? null : { id: row.forked_from_id, path: row.forked_from_path },
+    url: `${baseUrl}/b/${row.slug}`,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString()
+  })
+
 export const TITLE_MAX = 200
 export const DESCRIPTION_MAX = 5_000
 export const TAG_MAX = 64

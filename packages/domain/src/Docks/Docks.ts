@@ -1,4 +1,8 @@
-/** The Docks port. Every method acts as the CurrentPrincipal and applies the policy after resolving the Dock. */
+/**
+ * The Docks port. Lookups and actions act as the CurrentPrincipal and apply the policy after resolving the Dock;
+ * forOperator, createOwned and storedById serve flows that act for no caller (operator, account creation,
+ * registration) and check nothing.
+ */
 import { Context, type Effect } from "effect"
 import type {
   BadRequest,
@@ -10,10 +14,23 @@ import type {
   Unauthorized,
   ValidationError
 } from "../Errors.ts"
-import type { DockAccess } from "../Policy.ts"
+import type { DockId, UserId } from "../Ids.ts"
+import type { DockAccess, Role } from "../Policy.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
 import type { Option } from "effect"
 import type { Dock, DockDetails, DockRef, DockTarget, NewDock } from "./Dock.ts"
+
+/**
+ * A Dock as the one resolver found it for the caller: the Dock, what the policy needs, the caller's effective
+ * role (Policy.roleOf) and whether it is an anonymous sandbox. Services take this value and pass it down
+ * instead of looking the Dock up again.
+ */
+export interface ResolvedDock {
+  readonly dock: Dock
+  readonly access: DockAccess
+  readonly role: Role | null
+  readonly sandbox: boolean
+}
 
 /** A change to a Dock's own fields (update_bucket). */
 export interface DockPatch {
@@ -51,6 +68,21 @@ export interface ForkOptions {
   readonly visibility?: "private" | "public" | undefined
 }
 
+/** A Dock made for an owner by a flow that has already decided (account creation, an anonymous registration). */
+export interface OwnedDock {
+  readonly title: string
+  /** taken: validation_error; absent: derived from the title, with -2, -3… appended until free */
+  readonly slug: string | undefined
+  readonly description: string | null
+  readonly visibility: "private" | "public"
+  readonly discoverable: boolean
+  readonly allowForks: boolean
+  readonly tags: ReadonlyArray<string>
+  readonly topics: ReadonlyArray<string>
+  /** An anonymous registration's sandbox (the sandbox rules apply while it is unclaimed). */
+  readonly sandbox?: boolean | undefined
+}
+
 /** At most this many Docks in one list answer (most recently updated first). */
 export const LIST_MAX = 200
 
@@ -64,66 +96,82 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
     ValidationError | TierLimitExceeded | Unauthorized | PermissionDenied | RateLimited,
     CurrentPrincipal
   >
-  /** A Dock the caller can read; anything else is `not_found`; an ambiguous bare slug is `bad_request`. */
-  readonly get: (ref: DockRef) => Effect.Effect<Dock, NotFound | BadRequest, CurrentPrincipal>
-  /** What the policy needs about a Dock the caller can read, for services that check writes themselves. */
-  readonly access: (ref: DockRef) => Effect.Effect<DockAccess, NotFound | BadRequest, CurrentPrincipal>
   /**
    * The one resolver: every targeting form of a tool call to at most one readable Dock. Forms naming different
-   * Docks are `bad_request`; naming none is `None` (the caller falls back to the default or grounding Dock).
+   * Docks are `bad_request`; naming none is `None`; a missing or unreadable Dock is `not_found`.
    */
-  readonly resolve: (
-    target: DockTarget
-  ) => Effect.Effect<Option.Option<{ readonly dock: Dock; readonly access: DockAccess }>, NotFound | BadRequest, CurrentPrincipal>
+  readonly find: (target: DockTarget) => Effect.Effect<Option.Option<ResolvedDock>, NotFound | BadRequest, CurrentPrincipal>
+  /** The Dock a target names (tools that act on one Dock); naming none is `bad_request`. */
+  readonly named: (target: DockTarget) => Effect.Effect<ResolvedDock, NotFound | BadRequest, CurrentPrincipal>
   /**
-   * The readable Docks at many `owner/slug` paths, by `owner/slug` as stored (lowercase), in a constant number
-   * of queries however many paths (wikilinks): the same rules as `resolve`; a missing or unreadable Dock is
-   * absent.
+   * The Dock an untargeted read means: the target when one is named, else the token's grounding Dock (while it
+   * is set, unexpired and still readable), else the caller's default Dock; with none of these, `bad_request`.
+   */
+  readonly forRead: (target: DockTarget) => Effect.Effect<ResolvedDock, NotFound | BadRequest, CurrentPrincipal>
+  /**
+   * The Dock an untargeted write means: the target when one is named, else the caller's default Dock (a sandbox
+   * token's sandbox); with neither, `not_found`.
+   */
+  readonly forWrite: (target: DockTarget) => Effect.Effect<ResolvedDock, NotFound | BadRequest, CurrentPrincipal>
+  /** A Dock by id for callers that hold one (a page's own Dock), under the same read rule; else `not_found`. */
+  readonly byId: (id: DockId) => Effect.Effect<ResolvedDock, NotFound, CurrentPrincipal>
+  /**
+   * The readable Docks at many `owner/slug` paths, by `owner/slug` as stored (lowercase), in one statement
+   * however many paths (wikilinks): the same rules as `find`; a missing or unreadable Dock is absent.
    */
   readonly readableAt: (
     paths: ReadonlyArray<string>
-  ) => Effect.Effect<ReadonlyMap<string, { readonly dock: Dock; readonly access: DockAccess }>, never, CurrentPrincipal>
+  ) => Effect.Effect<ReadonlyMap<string, ResolvedDock>, never, CurrentPrincipal>
+  /**
+   * How the operator names a Dock (admin API, `dock members`, `dock sources`): its id or `owner/slug`, any Dock
+   * but a hidden one; a bare slug is `validation_error` (the operator acts for no user whose Docks it could mean).
+   */
+  readonly forOperator: (name: string) => Effect.Effect<Dock, NotFound | ValidationError>
+  /**
+   * Inserts a Dock for `ownerId` with no policy check, inside the caller's transaction: for account creation and
+   * registration, which have already decided. Answers its id.
+   */
+  readonly createOwned: (ownerId: UserId, fields: OwnedDock) => Effect.Effect<DockId, ValidationError>
+  /** A Dock by id as stored, whoever asks (no policy): for the account and registration flows. Hidden is None. */
+  readonly storedById: (id: DockId) => Effect.Effect<Option.Option<Dock>>
+  /** @deprecated use `named`/`byId`: the Dock a reference names, as the caller may read it. */
+  readonly get: (ref: DockRef | ResolvedDock) => Effect.Effect<Dock, NotFound | BadRequest, CurrentPrincipal>
+  /** @deprecated use `named`/`byId` and `.access` (given a ResolvedDock, answers its access without a lookup). */
+  readonly access: (ref: DockRef | ResolvedDock) => Effect.Effect<DockAccess, NotFound | BadRequest, CurrentPrincipal>
+  /** @deprecated use `find`. */
+  readonly resolve: (target: DockTarget) => Effect.Effect<Option.Option<ResolvedDock>, NotFound | BadRequest, CurrentPrincipal>
+  /** @deprecated use `forRead`. */
+  readonly resolveRead: (target: DockTarget) => Effect.Effect<ResolvedDock, NotFound | BadRequest, CurrentPrincipal>
+  /** @deprecated use `forWrite`. */
+  readonly resolveWrite: (target: DockTarget) => Effect.Effect<ResolvedDock, NotFound | BadRequest, CurrentPrincipal>
   /** Docks the caller can push to: owned, plus editor collaborations when asked. */
   readonly listWritable: (filter: WritableFilter) => Effect.Effect<ReadonlyArray<Dock>, Unauthorized, CurrentPrincipal>
   /** Owner only; a sandbox token cannot make its Dock public. */
   readonly update: (
-    ref: DockRef,
+    dock: ResolvedDock,
     patch: DockPatch
   ) => Effect.Effect<Dock, NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | RateLimited, CurrentPrincipal>
   /** Owner only; deletes the Dock and everything in it. */
   readonly remove: (
-    ref: DockRef
+    dock: ResolvedDock
   ) => Effect.Effect<void, NotFound | BadRequest | Unauthorized | PermissionDenied | RateLimited, CurrentPrincipal>
   /** search_buckets: Docks the caller can find whose title, description, slug, tags or topics match. */
   readonly search: (query: string, limit: number) => Effect.Effect<ReadonlyArray<Dock>, ValidationError, CurrentPrincipal>
   /** list_buckets */
   readonly list: (filter: DockListFilter) => Effect.Effect<ReadonlyArray<Dock>, Unauthorized, CurrentPrincipal>
-  /** get_bucket: the Dock with counts, activity, breakdown, entities, concepts and fork tracking. */
-  readonly details: (ref: DockRef) => Effect.Effect<DockDetails, NotFound | BadRequest, CurrentPrincipal>
+  /**
+   * get_bucket: the Dock a read means (as `forRead`) with counts, activity, breakdown, entities, concepts and
+   * fork tracking.
+   */
+  readonly details: (target: DockTarget) => Effect.Effect<DockDetails, NotFound | BadRequest, CurrentPrincipal>
   /** fork_bucket: a copy of a public Dock that allows forks, owned by the caller. */
   readonly fork: (
     upstream: DockTarget,
     options: ForkOptions
   ) => Effect.Effect<Dock, NotFound | BadRequest | Forbidden | TierLimitExceeded | WriteError, CurrentPrincipal>
-  readonly updateMetadata: (ref: DockRef, patch: MetadataPatch) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
+  readonly updateMetadata: (dock: ResolvedDock, patch: MetadataPatch) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
   /** set_cover_web_page: owner only; the page by UUID or slug in that Dock. */
-  readonly setCover: (ref: DockRef, page: string) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
+  readonly setCover: (dock: ResolvedDock, page: string) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
   /** set_grounding_bucket: remembers a readable Dock for the calling token; answers its owner/slug path. */
-  readonly setGrounding: (ref: DockRef) => Effect.Effect<string, WriteError, CurrentPrincipal>
-  /** The Dock a target names, as a reference by id; naming none is `bad_request` (tools that act on one Dock). */
-  readonly named: (target: DockTarget) => Effect.Effect<DockRef, NotFound | BadRequest, CurrentPrincipal>
-  /**
-   * The Dock an untargeted write means: the target when one is named, else the caller's default Dock (a sandbox
-   * token's sandbox); with neither, `not_found`.
-   */
-  readonly resolveWrite: (
-    target: DockTarget
-  ) => Effect.Effect<{ readonly dock: Dock; readonly access: DockAccess }, NotFound | BadRequest, CurrentPrincipal>
-  /**
-   * The Dock an untargeted read means: the target when one is named, else the token's grounding Dock (while it
-   * is set, unexpired and still readable), else the caller's default Dock; with none of these, `bad_request`.
-   */
-  readonly resolveRead: (
-    target: DockTarget
-  ) => Effect.Effect<{ readonly dock: Dock; readonly access: DockAccess }, NotFound | BadRequest, CurrentPrincipal>
+  readonly setGrounding: (dock: ResolvedDock) => Effect.Effect<string, WriteError, CurrentPrincipal>
 }>() {}

@@ -1,5 +1,6 @@
 /** The Docks rules: validation, slug choice, the plan cap, permission checks and attribution. */
 import { SqlClient } from "@effect/sql"
+import { transactional } from "../Database/Transactional.ts"
 import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { WriteRules } from "../WriteRules.ts"
@@ -10,14 +11,13 @@ import { PublicBaseUrl } from "../Settings.ts"
 import { canRead, checkCreateDock, checkDeleteDock, checkOwner, checkPublish, checkSandboxExposure, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
-import { authorOf, makePagesRepo } from "../Pages/PagesRepo.ts"
-import { makeMicroDbRepo } from "../MicroDb/MicroDbRepo.ts"
+import { Parts } from "../Parts/Parts.ts"
+import { authorOf } from "../Parts/PartRow.ts"
 import {
   ActivityItem,
   DESCRIPTION_MAX,
-  Dock,
   DockDetails,
-  DockOwner,
+  type DockRow,
   type DockRef,
   dockRefOf,
   type DockTarget,
@@ -25,7 +25,8 @@ import {
   targetRefs,
   TAG_MAX,
   TAGS_MAX,
-  TITLE_MAX
+  TITLE_MAX,
+  toDock
 } from "./Dock.ts"
 import { makeDockDetailsRepo } from "./DockDetailsRepo.ts"
 import {
@@ -35,31 +36,20 @@ import {
   type ForkOptions,
   LIST_MAX,
   type MetadataPatch,
+  type OwnedDock,
+  type ResolvedDock,
   type WritableFilter
 } from "./Docks.ts"
-import { type DockRow, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
+import { type DockWithGrant, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
+
+/** A resolved Dock and the row it came from (fields only this layer's rules read). */
+interface Found {
+  readonly row: DockRow
+  readonly resolved: ResolvedDock
+}
 
 /** How long a set_grounding_bucket choice lasts without being set again. */
 export const GROUNDING_TTL = Duration.hours(24)
-
-export const toDock = (row: DockRow, baseUrl: string): Dock =>
-  new Dock({
-    id: row.id,
-    slug: row.slug,
-    title: row.title,
-    owner: new DockOwner({ id: row.owner_id, username: row.owner_username }),
-    visibility: row.visibility,
-    discoverable: row.discoverable,
-    description: row.description,
-    tags: row.tags,
-    topics: row.topics,
-    allow_forks: row.allow_forks,
-    cover_page_id: row.cover_part_id,
-    forked_from: row.forked_from_path === null ? null : { id: row.forked_from_id, path: row.forked_from_path },
-    url: `${baseUrl}/b/${row.slug}`,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString()
-  })
 
 const invalid = (field: string, message: string) => new ValidationError({ message, details: { field } })
 
@@ -96,20 +86,10 @@ const changedFields = (patch: object, wireNames: Record<string, string> = {}) =>
  * Inserts a Dock under the first free slug: the requested one (taken → validation_error) or one derived from
  * the title with -2, -3… appended. Runs inside the caller's transaction.
  */
-export const insertDock = (
+const insertDock = (
   repo: DocksRepo,
   ownerId: UserId,
-  fields: {
-    readonly title: string
-    readonly slug: string | undefined
-    readonly description: string | null
-    readonly visibility: "private" | "public"
-    readonly discoverable: boolean
-    readonly allowForks: boolean
-    readonly tags: ReadonlyArray<string>
-    readonly topics: ReadonlyArray<string>
-    readonly sandbox?: boolean | undefined
-  }
+  fields: OwnedDock
 ) =>
   Effect.gen(function*() {
     const now = new Date(yield* Clock.currentTimeMillis)
@@ -147,22 +127,24 @@ export const DocksLive = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* makeDocksRepo
-    const pagesRepo = yield* makePagesRepo
-    const microDbRepo = yield* makeMicroDbRepo
+    const parts = yield* Parts
     const detailsRepo = yield* makeDockDetailsRepo
     const activity = yield* Activity
     const limits = yield* Limits
     const baseUrl = yield* PublicBaseUrl
     const writeRules = yield* WriteRules
 
-    /** The one resolver's lookup: by id, by owner/slug, or a bare slug among own, collaborations, then public. */
-    const findRow = (ref: DockRef, principal: Principal) => {
+    /**
+     * The one resolver's lookup, one statement for the row and the caller's grant: by id, by owner/slug, or a
+     * bare slug among own, collaborations, then public.
+     */
+    const findRow = (ref: DockRef, principal: Principal): Effect.Effect<Option.Option<DockWithGrant>, BadRequest> => {
       const userId = principal.userId
       switch (ref._tag) {
         case "ByPath":
-          return repo.findByPath(ref.owner.toLowerCase(), ref.slug)
+          return repo.findByPathWithGrant(userId, ref.owner.toLowerCase(), ref.slug)
         case "ById":
-          return Schema.is(DockId)(ref.id) ? repo.findById(ref.id) : Effect.succeedNone
+          return Schema.is(DockId)(ref.id) ? repo.findByIdWithGrant(userId, ref.id) : Effect.succeedNone
         case "BySlug":
           return Effect.flatMap(repo.findBySlugForCaller(userId, ref.slug), (all) => {
             // A sandbox token weighs only its sandbox, so an ambiguity cannot reveal other users' Docks to it.
@@ -178,7 +160,7 @@ export const DocksLive = Layer.effect(
                 })
               )
             }
-            return Effect.succeed(Option.fromNullable(best[0]?.dock))
+            return Effect.succeed(Option.fromNullable(best[0]))
           })
       }
     }
@@ -195,14 +177,48 @@ export const DocksLive = Layer.effect(
         }
       })
 
-    /** The caller's access to a Dock row when the caller may read it: the one read rule of every lookup. */
-    const readAccess = (principal: Principal, row: DockRow, grant: DockAccess["grant"]): DockAccess | undefined => {
+    /**
+     * The one read rule of every lookup: the resolved Dock when the caller may read the row, else undefined.
+     * The row stays beside it for this layer's own rules (fields the Dock object does not show).
+     */
+    const resolution = (principal: Principal, { dock: row, grant }: DockWithGrant): Found | undefined => {
       const access: DockAccess = { dockId: row.id, ownerId: row.owner_id, visibility: row.visibility, grant }
       if (!canRead(principal, access)) return undefined
       // A sandbox token sees its sandbox and nothing else (public Docks are readable anonymously instead).
       if (principal.sandbox && !(principal.allowedBucketIds ?? []).includes(row.id)) return undefined
-      return access
+      const resolved: ResolvedDock = {
+        dock: toDock(row, baseUrl),
+        access,
+        role: roleOf(principal, access),
+        sandbox: row.sandbox
+      }
+      return { row, resolved }
     }
+
+    const notFound = () => new NotFound({ message: "Dock not found" })
+
+    /**
+     * How the operator names a Dock: its id or `owner/slug`. A bare slug is refused, since an operator acts for
+     * no user whose Docks it could mean. Hidden Docks are not found.
+     */
+    const forOperator = Effect.fn("Docks.forOperator")(function*(name: string) {
+      const ref = dockRefOf(name)
+      if (ref._tag === "BySlug") {
+        return yield* new ValidationError({
+          message: `Name the Dock by its id or as owner/slug, not "${name}"`,
+          details: { field: "dock" }
+        })
+      }
+      const found = ref._tag === "ById"
+        ? (Schema.is(DockId)(ref.id) ? yield* repo.findById(ref.id) : Option.none())
+        : yield* repo.findByPath(ref.owner.toLowerCase(), ref.slug)
+      if (Option.isNone(found)) return yield* new NotFound({ message: `No Dock "${name}"`, details: { field: "dock" } })
+      return toDock(found.value, baseUrl)
+    })
+
+    const createOwned = (ownerId: UserId, fields: OwnedDock) => insertDock(repo, ownerId, fields)
+
+    const storedById = (id: DockId) => Effect.map(repo.findById(id), Option.map((row) => toDock(row, baseUrl)))
 
     /**
      * A Dock as the caller's transaction just wrote it. Answers are read before commit: after it the Dock may
@@ -210,34 +226,128 @@ export const DocksLive = Layer.effect(
      */
     const writtenRow = (id: DockId) => repo.findById(id).pipe(Effect.map(Option.getOrThrow))
 
-    /** The row and the caller's access, or not_found when it is missing or not readable. */
+    /** The Dock a reference names, or not_found when it is missing or not readable. */
     const readable = (ref: DockRef) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const row = yield* findRow(ref, principal).pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.fail(new NotFound({ message: "Dock not found" })),
-            onSome: Effect.succeed
-          }))
-        )
-        const grant = principal.userId === null ? null : yield* repo.grantOf(row.id, principal.userId)
-        const access = readAccess(principal, row, grant)
-        if (access === undefined) return yield* new NotFound({ message: "Dock not found" })
-        return { row, access }
+        const found = yield* findRow(ref, principal)
+        const readable = Option.isSome(found) ? resolution(principal, found.value) : undefined
+        if (readable === undefined) return yield* notFound()
+        return readable
       })
+
+
+    const findTarget = (target: DockTarget) =>
+      Effect.gen(function*() {
+        if (target.owner_username !== undefined && target.bucket_slug === undefined) {
+          return yield* new BadRequest({
+            message: "owner_username names whose Dock bucket_slug is; give bucket_slug too, or use bucket: owner/slug",
+            details: { fields: ["owner_username"] }
+          })
+        }
+        const found = yield* Effect.forEach(targetRefs(target), readable)
+        if (found.length === 0) return Option.none<Found>()
+        const ids = new Set(found.map(({ row }) => row.id))
+        if (ids.size > 1) {
+          return yield* new BadRequest({
+            message: "The Dock parameters name different Docks; give one of bucket, bucket_id, bucket_path or bucket_slug",
+            details: { fields: Object.keys(target).filter((key) => target[key as keyof DockTarget] !== undefined) }
+          })
+        }
+        return Option.some(found[0]!)
+      })
+
+    const namedTarget = (target: DockTarget) =>
+      Effect.flatMap(findTarget(target), Option.match({
+        onNone: () => Effect.fail(new BadRequest({ message: "Name the Dock with `bucket` (or bucket_path / bucket_id)" })),
+        onSome: Effect.succeed
+      }))
+
+    /**
+     * The token's grounding Dock while it is set, unexpired and still readable, else the caller's default Dock
+     * while it exists and is readable: both looked up in one statement.
+     */
+    const readFallback = (principal: Principal) =>
+      Effect.gen(function*() {
+        if (principal.tokenId === null && principal.userId === null) return undefined
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const found = yield* repo.findReadFallbacksWithGrant(principal.userId, principal.tokenId, now)
+        return found.map((row) => resolution(principal, row)).find((readable) => readable !== undefined)
+      })
+
+    /** The caller's default Dock while it exists and is readable (a sandbox token's: its sandbox). */
+    const defaultDock = (principal: Principal) =>
+      Effect.gen(function*() {
+        if (principal.userId === null) return undefined
+        const found = yield* repo.findDefaultWithGrant(principal.userId)
+        return Option.isSome(found) ? resolution(principal, found.value) : undefined
+      })
+
+    const readTarget = (target: DockTarget) =>
+      Effect.gen(function*() {
+        const found = yield* findTarget(target)
+        if (Option.isSome(found)) return found.value
+        const principal = yield* CurrentPrincipal
+        const fallback = yield* readFallback(principal)
+        if (fallback === undefined) {
+          return yield* new BadRequest({
+            message: "Name the Dock with `bucket` (a Dock id, owner_username/dock_slug or slug), or set one with " +
+              "set_grounding_bucket"
+          })
+        }
+        return fallback
+      })
+
+    const writeTarget = (target: DockTarget) =>
+      Effect.gen(function*() {
+        const found = yield* findTarget(target)
+        if (Option.isSome(found)) return found.value
+        const principal = yield* CurrentPrincipal
+        const fallback = yield* defaultDock(principal)
+        if (fallback === undefined) {
+          return yield* new NotFound({
+            message: principal.userId === null
+              ? "No Dock named and no default Dock"
+              : "You have no default Dock: name one with `bucket`"
+          })
+        }
+        return fallback
+      })
+
+    const byIdFound = (id: DockId) => readable({ _tag: "ById", id }).pipe(Effect.catchTag("BadRequest", notFound))
+
+    const find = Effect.fn("Docks.find")(function*(target: DockTarget) {
+      return Option.map(yield* findTarget(target), ({ resolved }) => resolved)
+    })
+    const named = Effect.fn("Docks.named")(function*(target: DockTarget) {
+      return (yield* namedTarget(target)).resolved
+    })
+    const forRead = Effect.fn("Docks.forRead")(function*(target: DockTarget) {
+      return (yield* readTarget(target)).resolved
+    })
+    const forWrite = Effect.fn("Docks.forWrite")(function*(target: DockTarget) {
+      return (yield* writeTarget(target)).resolved
+    })
+    const byId = Effect.fn("Docks.byId")(function*(id: DockId) {
+      return (yield* byIdFound(id)).resolved
+    })
+
+    /** The deprecated reference lookups; a ResolvedDock is answered as it is. */
+    const resolvedOf = (ref: DockRef | ResolvedDock) =>
+      "dock" in ref ? Effect.succeed(ref) : Effect.map(readable(ref), ({ resolved }) => resolved)
 
     const readableAt = Effect.fn("Docks.readableAt")(function*(paths: ReadonlyArray<string>) {
       const principal = yield* CurrentPrincipal
-      const found = new Map<string, { readonly dock: Dock; readonly access: DockAccess }>()
+      const found = new Map<string, ResolvedDock>()
       // As the one resolver reads `bucket: owner/slug`: the owner case-insensitively, the slug as written.
       const refs = paths.flatMap((path) => {
         const ref = dockRefOf(path)
         return ref._tag === "ByPath" ? [{ owner: ref.owner.toLowerCase(), slug: ref.slug }] : []
       })
       if (refs.length === 0) return found
-      for (const { dock: row, grant } of yield* repo.findByPathsWithGrant(principal.userId, refs)) {
-        const access = readAccess(principal, row, grant)
-        if (access !== undefined) found.set(`${row.owner_username}/${row.slug}`, { dock: toDock(row, baseUrl), access })
+      for (const row of yield* repo.findByPathsWithGrant(principal.userId, refs)) {
+        const readable = resolution(principal, row)
+        if (readable !== undefined) found.set(`${row.dock.owner_username}/${row.dock.slug}`, readable.resolved)
       }
       return found
     })
@@ -255,7 +365,7 @@ export const DocksLive = Layer.effect(
       }
       const tags = yield* normalizeTags(input.tags ?? [])
       const topics = yield* normalizeTopics(input.topics ?? [])
-      const id = yield* sql.withTransaction(Effect.gen(function*() {
+      const id = yield* transactional(sql, Effect.gen(function*() {
         yield* reserveDockSlot(ownerId)
         const id = yield* insertDock(repo, ownerId, {
           title,
@@ -269,38 +379,17 @@ export const DocksLive = Layer.effect(
         })
         yield* activity.record({ dockId: id, action: "dock.created", subjectType: "dock", subjectId: id })
         return id
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       const row = yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow))
       return toDock(row, baseUrl)
     })
 
-    const get = Effect.fn("Docks.get")(function*(ref: DockRef) {
-      const { row } = yield* readable(ref)
-      return toDock(row, baseUrl)
+    const get = Effect.fn("Docks.get")(function*(ref: DockRef | ResolvedDock) {
+      return (yield* resolvedOf(ref)).dock
     })
 
-    const access = Effect.fn("Docks.access")(function*(ref: DockRef) {
-      return (yield* readable(ref)).access
-    })
-
-    const resolve = Effect.fn("Docks.resolve")(function*(target: DockTarget) {
-      if (target.owner_username !== undefined && target.bucket_slug === undefined) {
-        return yield* new BadRequest({
-          message: "owner_username names whose Dock bucket_slug is; give bucket_slug too, or use bucket: owner/slug",
-          details: { fields: ["owner_username"] }
-        })
-      }
-      const found = yield* Effect.forEach(targetRefs(target), readable)
-      if (found.length === 0) return Option.none()
-      const ids = new Set(found.map(({ row }) => row.id))
-      if (ids.size > 1) {
-        return yield* new BadRequest({
-          message: "The Dock parameters name different Docks; give one of bucket, bucket_id, bucket_path or bucket_slug",
-          details: { fields: Object.keys(target).filter((key) => target[key as keyof DockTarget] !== undefined) }
-        })
-      }
-      const { access, row } = found[0]!
-      return Option.some({ dock: toDock(row, baseUrl), access })
+    const access = Effect.fn("Docks.access")(function*(ref: DockRef | ResolvedDock) {
+      return (yield* resolvedOf(ref)).access
     })
 
     const listWritable = Effect.fn("Docks.listWritable")(function*(filter: WritableFilter) {
@@ -314,39 +403,38 @@ export const DocksLive = Layer.effect(
         .map((row) => toDock(row, baseUrl))
     })
 
-    const update = Effect.fn("Docks.update")(function*(ref: DockRef, patch: DockPatch) {
+    const update = Effect.fn("Docks.update")(function*(resolved: ResolvedDock, patch: DockPatch) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readable(ref)
+      const { access, dock } = resolved
       yield* checkPublish(principal, access, { visibility: patch.visibility })
       yield* writeRules.admitWrite(principal)
-      const title = patch.title === undefined ? row.title : yield* normalizeTitle({ title: patch.title })
-      const description = patch.description === undefined ? row.description : patch.description?.trim() || null
+      const title = patch.title === undefined ? dock.title : yield* normalizeTitle({ title: patch.title })
+      const description = patch.description === undefined ? dock.description : patch.description?.trim() || null
       if (description !== null && description.length > DESCRIPTION_MAX) {
         return yield* invalid("description", `description is longer than ${DESCRIPTION_MAX} characters`)
       }
-      const tags = patch.tags === undefined ? row.tags : yield* normalizeTags(patch.tags)
+      const tags = patch.tags === undefined ? dock.tags : yield* normalizeTags(patch.tags)
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* repo.update(row.id, { title, description, visibility: patch.visibility ?? row.visibility, tags, now })
+      const written = yield* transactional(sql, Effect.gen(function*() {
+        yield* repo.update(dock.id, { title, description, visibility: patch.visibility ?? dock.visibility, tags, now })
         yield* activity.record({
-          dockId: row.id,
+          dockId: dock.id,
           action: "dock.updated",
           subjectType: "dock",
-          subjectId: row.id,
+          subjectId: dock.id,
           details: { fields: changedFields(patch) }
         })
-        return yield* writtenRow(row.id)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return yield* writtenRow(dock.id)
+      }))
       return toDock(written, baseUrl)
     })
 
-    const remove = Effect.fn("Docks.remove")(function*(ref: DockRef) {
+    const remove = Effect.fn("Docks.remove")(function*({ access, dock }: ResolvedDock) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readable(ref)
       yield* checkDeleteDock(principal, access)
       yield* writeRules.admitWrite(principal)
       // The owner's default Dock may go too; the user then has none until one is made the default again.
-      yield* repo.remove(row.id)
+      yield* repo.remove(dock.id)
     })
 
     const sandboxDocks = (principal: { readonly sandbox: boolean; readonly allowedBucketIds: ReadonlyArray<DockId> | null }) =>
@@ -371,10 +459,8 @@ export const DocksLive = Layer.effect(
       return rows.map((row) => toDock(row, baseUrl))
     })
 
-    const details = Effect.fn("Docks.details")(function*(ref: DockRef) {
-      const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readable(ref)
-      const role = roleOf(principal, access)
+    const details = Effect.fn("Docks.details")(function*(target: DockTarget) {
+      const { resolved: { role }, row } = yield* readTarget(target)
       const member = role !== null
       const counts = yield* detailsRepo.counts(row.id, member)
       const entities = yield* detailsRepo.ranked(row.id, member, "entities")
@@ -430,7 +516,7 @@ export const DocksLive = Layer.effect(
       const principal = yield* CurrentPrincipal
       yield* checkSandboxExposure(principal, { fork: true })
       yield* checkCreateDock(principal)
-      const { row: source } = yield* readable(yield* named(upstream))
+      const { row: source } = yield* namedTarget(upstream)
       const path = `${source.owner_username}/${source.slug}`
       if (source.visibility !== "public") {
         return yield* new Forbidden({ message: `${path} is not public: only public Docks can be forked` })
@@ -442,7 +528,7 @@ export const DocksLive = Layer.effect(
       const title = yield* normalizeTitle({ title: options.newName ?? source.title }, "new_name")
       const ownerId = principal.userId!
       const author = authorOf(principal)
-      const id = yield* sql.withTransaction(Effect.gen(function*() {
+      const id = yield* transactional(sql, Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         yield* reserveDockSlot(ownerId)
         const id = yield* insertDock(repo, ownerId, {
@@ -455,9 +541,8 @@ export const DocksLive = Layer.effect(
           tags: source.tags,
           topics: source.topics
         })
-        const copied = yield* pagesRepo.copyDock(source.id, id, ownerId, author, now)
-        const rowBytes = yield* microDbRepo.copyMicroDb(source.id, id, now)
-        yield* writeRules.reserveContent(id, { artifacts: copied.pages, bytes: copied.bytes + rowBytes })
+        // A fork is never a sandbox (a sandbox token cannot fork).
+        const copied = yield* parts.copyForFork(source.id, { id, sandbox: false }, ownerId, author, now)
         yield* repo.markFork(id, { id: source.id, path }, copied.pages, now)
         yield* activity.record({
           dockId: id,
@@ -467,159 +552,104 @@ export const DocksLive = Layer.effect(
           details: { upstream_id: source.id, upstream_path: path, pages: copied.pages }
         })
         return id
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+      }))
       return toDock(yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
     })
 
-    const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(ref: DockRef, patch: MetadataPatch) {
+    const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(resolved: ResolvedDock, patch: MetadataPatch) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readable(ref)
+      const { access, dock } = resolved
       yield* checkPublish(principal, access, {
         visibility: patch.visibility,
         discoverable: patch.discoverable,
         allowForks: patch.allowForks
       })
       yield* writeRules.admitWrite(principal)
-      const title = patch.name === undefined ? row.title : yield* normalizeTitle({ name: patch.name }, "name")
-      const description = patch.description === undefined ? row.description : patch.description?.trim() || null
+      const title = patch.name === undefined ? dock.title : yield* normalizeTitle({ name: patch.name }, "name")
+      const description = patch.description === undefined ? dock.description : patch.description?.trim() || null
       if (description !== null && description.length > DESCRIPTION_MAX) {
         return yield* invalid("description", `description is longer than ${DESCRIPTION_MAX} characters`)
       }
       const added = yield* normalizeTopics(patch.addTopics ?? [], "add_topics")
       const removed = new Set((patch.removeTopics ?? []).map((topic) => topic.trim().toLowerCase()))
-      const topics = yield* normalizeTopics([...row.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
+      const topics = yield* normalizeTopics([...dock.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* repo.updateMetadata(row.id, {
+      const written = yield* transactional(sql, Effect.gen(function*() {
+        yield* repo.updateMetadata(dock.id, {
           title,
           description,
-          visibility: patch.visibility ?? row.visibility,
-          discoverable: patch.discoverable ?? row.discoverable,
-          allowForks: patch.allowForks ?? row.allow_forks,
+          visibility: patch.visibility ?? dock.visibility,
+          discoverable: patch.discoverable ?? dock.discoverable,
+          allowForks: patch.allowForks ?? dock.allow_forks,
           topics,
           now
         })
         yield* activity.record({
-          dockId: row.id,
+          dockId: dock.id,
           action: "dock.updated",
           subjectType: "dock",
-          subjectId: row.id,
+          subjectId: dock.id,
           details: {
             fields: changedFields(patch, { allowForks: "allow_forks", addTopics: "add_topics", removeTopics: "remove_topics" })
           }
         })
-        return yield* writtenRow(row.id)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return yield* writtenRow(dock.id)
+      }))
       return toDock(written, baseUrl)
     })
 
-    const setCover = Effect.fn("Docks.setCover")(function*(ref: DockRef, page: string) {
+    const setCover = Effect.fn("Docks.setCover")(function*(resolved: ResolvedDock, page: string) {
       const principal = yield* CurrentPrincipal
-      const { access, row } = yield* readable(ref)
+      const { access, dock } = resolved
       yield* checkOwner(principal, access)
       yield* writeRules.admitWrite(principal)
-      const part = yield* pagesRepo.findInDock(row.id, page)
+      const part = yield* parts.findInDock(dock.id, page)
       if (part === undefined || part.page_kind === "micro_db") {
-        return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${row.owner_username}/${row.slug}` })
+        return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${dock.owner.username}/${dock.slug}` })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* repo.setCover(row.id, part.id, now)
+      const written = yield* transactional(sql, Effect.gen(function*() {
+        yield* repo.setCover(dock.id, part.id, now)
         yield* activity.record({
-          dockId: row.id,
+          dockId: dock.id,
           action: "dock.cover_set",
           subjectType: "page",
           subjectId: part.id,
           details: { slug: part.slug }
         })
-        return yield* writtenRow(row.id)
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
+        return yield* writtenRow(dock.id)
+      }))
       return toDock(written, baseUrl)
     })
 
-    const setGrounding = Effect.fn("Docks.setGrounding")(function*(ref: DockRef) {
+    const setGrounding = Effect.fn("Docks.setGrounding")(function*({ dock }: ResolvedDock) {
       const principal = yield* CurrentPrincipal
       if (principal.tokenId === null) {
         return yield* new Unauthorized({ message: "set_grounding_bucket needs a bearer token: the choice is kept per token" })
       }
-      const { row } = yield* readable(ref)
       yield* writeRules.admitWrite(principal)
       const now = new Date(yield* Clock.currentTimeMillis)
       const expires = new Date(now.getTime() + Duration.toMillis(GROUNDING_TTL))
-      yield* sql`insert into grounding (token_id, dock_id, expires_at, updated_at)
-        values (${principal.tokenId}, ${row.id}, ${expires}, ${now})
-        on conflict (token_id) do update set dock_id = excluded.dock_id, expires_at = excluded.expires_at,
-          updated_at = excluded.updated_at`.pipe(Effect.orDie)
-      return `${row.owner_username}/${row.slug}`
-    })
-
-    /** The token's grounding Dock while it is set, unexpired and still readable. */
-    const groundingDock = (principal: { readonly tokenId: string | null }) =>
-      Effect.gen(function*() {
-        if (principal.tokenId === null) return undefined
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const rows = yield* sql<{ dock_id: DockId }>`select dock_id from grounding
-          where token_id = ${principal.tokenId} and expires_at > ${now}`.pipe(Effect.orDie)
-        const dockId = rows[0]?.dock_id
-        if (dockId === undefined) return undefined
-        return yield* readable({ _tag: "ById", id: dockId }).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
-      })
-
-    /** The caller's default Dock while it exists and is readable (a sandbox token's: its sandbox). */
-    const defaultDock = (principal: Principal) =>
-      Effect.gen(function*() {
-        if (principal.userId === null) return undefined
-        const rows = yield* sql<{ default_dock_id: DockId | null }>`select default_dock_id from users
-          where id = ${principal.userId}`.pipe(Effect.orDie)
-        const dockId = rows[0]?.default_dock_id ?? null
-        if (dockId === null) return undefined
-        return yield* readable({ _tag: "ById", id: dockId }).pipe(Effect.catchAll(() => Effect.succeed(undefined)))
-      })
-
-    const named = Effect.fn("Docks.named")(function*(target: DockTarget) {
-      const found = yield* resolve(target)
-      if (Option.isNone(found)) {
-        return yield* new BadRequest({ message: "Name the Dock with `bucket` (or bucket_path / bucket_id)" })
-      }
-      const ref: DockRef = { _tag: "ById", id: found.value.dock.id }
-      return ref
-    })
-
-    const resolveRead = Effect.fn("Docks.resolveRead")(function*(target: DockTarget) {
-      const found = yield* resolve(target)
-      if (Option.isSome(found)) return found.value
-      const principal = yield* CurrentPrincipal
-      const fallback = (yield* groundingDock(principal)) ?? (yield* defaultDock(principal))
-      if (fallback === undefined) {
-        return yield* new BadRequest({
-          message: "Name the Dock with `bucket` (a Dock id, owner_username/dock_slug or slug), or set one with " +
-            "set_grounding_bucket"
-        })
-      }
-      return { dock: toDock(fallback.row, baseUrl), access: fallback.access }
-    })
-
-    const resolveWrite = Effect.fn("Docks.resolveWrite")(function*(target: DockTarget) {
-      const found = yield* resolve(target)
-      if (Option.isSome(found)) return found.value
-      const principal = yield* CurrentPrincipal
-      const fallback = yield* defaultDock(principal)
-      if (fallback === undefined) {
-        return yield* new NotFound({
-          message: principal.userId === null
-            ? "No Dock named and no default Dock"
-            : "You have no default Dock: name one with `bucket`"
-        })
-      }
-      return { dock: toDock(fallback.row, baseUrl), access: fallback.access }
+      yield* repo.setGrounding(principal.tokenId, dock.id, expires, now)
+      return `${dock.owner.username}/${dock.slug}`
     })
 
     return {
       create,
+      find,
+      named,
+      forRead,
+      forWrite,
+      byId,
+      readableAt,
+      forOperator,
+      createOwned,
+      storedById,
       get,
       access,
-      resolve,
-      readableAt,
+      resolve: find,
+      resolveRead: forRead,
+      resolveWrite: forWrite,
       listWritable,
       update,
       remove,
@@ -629,10 +659,7 @@ export const DocksLive = Layer.effect(
       fork,
       updateMetadata,
       setCover,
-      setGrounding,
-      named,
-      resolveRead,
-      resolveWrite
+      setGrounding
     }
   })
 )

@@ -2,37 +2,19 @@
  * Dock rows: SQL in, typed rows out. SqlError is a defect here; absence is an Option. Hidden Docks (expired
  * sandboxes) are absent from every lookup.
  */
-import { SqlSchema } from "@effect/sql"
+import { SqlSchema, type Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
 import { DockId, UserId } from "../Ids.ts"
+import { DockRow } from "./Dock.ts"
 import type { Role } from "../Policy.ts"
 
-export class DockRow extends Schema.Class<DockRow>("DockRow")({
-  id: DockId,
-  owner_id: UserId,
-  owner_username: Schema.String,
-  slug: Schema.String,
-  title: Schema.String,
-  description: Schema.NullOr(Schema.String),
-  visibility: Schema.Literal("private", "public"),
-  discoverable: Schema.Boolean,
-  allow_forks: Schema.Boolean,
-  tags: Schema.Array(Schema.String),
-  topics: Schema.Array(Schema.String),
-  /** the cover as anyone may see it (null when it is marked private) */
-  cover_part_id: Schema.NullOr(Schema.UUID),
-  /** the cover as members see it */
-  member_cover_part_id: Schema.NullOr(Schema.UUID),
-  forked_from_id: Schema.NullOr(DockId),
-  forked_from_path: Schema.NullOr(Schema.String),
-  forked_at: Schema.NullOr(Schema.DateFromSelf),
-  forked_page_count: Schema.NullOr(Schema.Number),
-  sandbox: Schema.Boolean,
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-}) {}
+/** A Dock row with the caller's collaborator grant on it (null: none). */
+export interface DockWithGrant {
+  readonly dock: DockRow
+  readonly grant: Role | null
+}
 
 export interface InsertDock {
   readonly owner_id: UserId
@@ -77,9 +59,50 @@ export const makeDocksRepo = Effect.gen(function*() {
       sql`${selectDock} where u.username = ${owner} and d.slug = ${slug} and d.hidden_at is null`
   })
 
-  /** Docks with this slug the caller may read, ranked: 1 own, 2 collaboration, 3 public. */
+  /**
+   * A Dock row with the caller's grant on it, in one statement: the docks row, its owner and the caller's
+   * dock_members row (a null user has no grant). `where` picks the Dock.
+   */
+  const withGrant = (userId: UserId | null, where: Statement.Fragment) =>
+    sql<DockRow & { member_role: Role | null }>`select ${dockColumns}, m.role as member_role
+      from docks d join users u on u.id = d.owner_id
+        left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
+      where d.hidden_at is null and ${where}`.pipe(Effect.flatMap(decodeWithGrant))
+
+  const decodeWithGrant = (rows: ReadonlyArray<DockRow & { member_role: Role | null }>) =>
+    Effect.forEach(rows, (row) =>
+      Effect.map(Schema.decodeUnknown(DockRow)(row), (dock): DockWithGrant => ({ dock, grant: row.member_role ?? null })))
+
+  const first = (rows: ReadonlyArray<DockWithGrant>) => Option.fromNullable(rows[0])
+
+  const findByIdWithGrant = (userId: UserId | null, id: DockId) =>
+    withGrant(userId, sql`d.id = ${id}`).pipe(Effect.map(first))
+
+  const findByPathWithGrant = (userId: UserId | null, owner: string, slug: string) =>
+    withGrant(userId, sql`u.username = ${owner} and d.slug = ${slug}`).pipe(Effect.map(first))
+
+  /**
+   * The Docks an untargeted read falls back to, in one statement and in order: the token's grounding Dock while
+   * it is set and unexpired, then the user's default Dock; each with the caller's grant.
+   */
+  const findReadFallbacksWithGrant = (userId: UserId | null, tokenId: string | null, now: Date) =>
+    sql<DockRow & { member_role: Role | null }>`select ${dockColumns}, m.role as member_role
+      from (select g.dock_id, 1 as rank from grounding g where g.token_id = ${tokenId} and g.expires_at > ${now}
+          union all select me.default_dock_id, 2 from users me where me.id = ${userId}) f
+        join docks d on d.id = f.dock_id join users u on u.id = d.owner_id
+        left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
+      where d.hidden_at is null
+      order by f.rank`.pipe(Effect.flatMap(decodeWithGrant))
+
+  /** The user's default Dock, with the user's grant on it. */
+  const findDefaultWithGrant = (userId: UserId) =>
+    withGrant(userId, sql`d.id = (select me.default_dock_id from users me where me.id = ${userId})`).pipe(
+      Effect.map(first)
+    )
+
+  /** Docks with this slug the caller may read, ranked: 1 own, 2 collaboration, 3 public, with the caller's grant. */
   const findBySlugForCaller = (userId: UserId | null, slug: string) =>
-    sql<DockRow & { tier: number }>`select ${dockColumns},
+    sql<DockRow & { tier: number; member_role: Role | null }>`select ${dockColumns}, m.role as member_role,
         case when d.owner_id = ${userId} then 1 when m.user_id is not null then 2 else 3 end as tier
       from docks d join users u on u.id = d.owner_id
         left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
@@ -88,7 +111,11 @@ export const makeDocksRepo = Effect.gen(function*() {
       order by tier`.pipe(
       Effect.flatMap((rows) =>
         Effect.forEach(rows, (row) =>
-          Effect.map(Schema.decodeUnknown(DockRow)(row), (dock) => ({ dock, tier: Number(row.tier) })))
+          Effect.map(Schema.decodeUnknown(DockRow)(row), (dock) => ({
+            dock,
+            grant: row.member_role ?? null,
+            tier: Number(row.tier)
+          })))
       )
     )
 
@@ -97,16 +124,10 @@ export const makeDocksRepo = Effect.gen(function*() {
    * caller's grant on it; missing and hidden Docks are absent. The policy decides what the caller may read.
    */
   const findByPathsWithGrant = (userId: UserId | null, paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>) =>
-    sql<DockRow & { member_role: Role | null }>`select ${dockColumns}, m.role as member_role
-      from docks d join users u on u.id = d.owner_id
-        left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
-      where d.hidden_at is null
-        and (u.username, d.slug) in (select * from unnest(${paths.map((path) => path.owner)}::text[],
-          ${paths.map((path) => path.slug)}::text[]))`.pipe(
-      Effect.flatMap((rows) =>
-        Effect.forEach(rows, (row) =>
-          Effect.map(Schema.decodeUnknown(DockRow)(row), (dock) => ({ dock, grant: row.member_role ?? null })))
-      )
+    withGrant(
+      userId,
+      sql`(u.username, d.slug) in (select * from unnest(${paths.map((path) => path.owner)}::text[],
+          ${paths.map((path) => path.slug)}::text[]))`
     )
 
   /** Owned Docks, and with collaborations also those with an owner or editor grant. */
@@ -210,15 +231,23 @@ export const makeDocksRepo = Effect.gen(function*() {
       return rows[0]?.n ?? 0
     })
 
-  const grantOf = (dockId: DockId, userId: UserId) =>
-    sql<{ role: Role }>`select role from dock_members where dock_id = ${dockId} and user_id = ${userId}`.pipe(
-      Effect.map((rows) => rows[0]?.role ?? null)
-    )
+  /** Remembers the token's grounding Dock until `expires` (set_grounding_bucket); a later choice replaces it. */
+  const setGrounding = (tokenId: string, dockId: DockId, expires: Date, now: Date) =>
+    sql`insert into grounding (token_id, dock_id, expires_at, updated_at)
+      values (${tokenId}, ${dockId}, ${expires}, ${now})
+      on conflict (token_id) do update set dock_id = excluded.dock_id, expires_at = excluded.expires_at,
+        updated_at = excluded.updated_at`.pipe(Effect.asVoid, Effect.orDie)
 
   return {
     findById: (id: DockId) => Effect.orDie(findById(id)),
     findByPath: (owner: string, slug: string) => Effect.orDie(findByPath({ owner, slug })),
     findBySlugForCaller: (userId: UserId | null, slug: string) => Effect.orDie(findBySlugForCaller(userId, slug)),
+    findByIdWithGrant: (userId: UserId | null, id: DockId) => Effect.orDie(findByIdWithGrant(userId, id)),
+    findByPathWithGrant: (userId: UserId | null, owner: string, slug: string) =>
+      Effect.orDie(findByPathWithGrant(userId, owner, slug)),
+    findReadFallbacksWithGrant: (userId: UserId | null, tokenId: string | null, now: Date) =>
+      Effect.orDie(findReadFallbacksWithGrant(userId, tokenId, now)),
+    findDefaultWithGrant: (userId: UserId) => Effect.orDie(findDefaultWithGrant(userId)),
     findByPathsWithGrant: (userId: UserId | null, paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>) =>
       Effect.orDie(findByPathsWithGrant(userId, paths)),
     findWritable: (userId: UserId, collaborations: boolean) => Effect.orDie(findWritable({ userId, collaborations })),
@@ -227,7 +256,7 @@ export const makeDocksRepo = Effect.gen(function*() {
     insert: (dock: InsertDock) => Effect.orDie(insert(dock)),
     slugTaken: (ownerId: UserId, slug: string) => Effect.orDie(slugTaken(ownerId, slug)),
     lockAndCountOwned: (ownerId: UserId) => Effect.orDie(lockAndCountOwned(ownerId)),
-    grantOf: (dockId: DockId, userId: UserId) => Effect.orDie(grantOf(dockId, userId)),
+    setGrounding,
     search,
     list,
     updateMetadata,

@@ -5,7 +5,7 @@
  */
 import { Effect, Schema } from "effect"
 import { ValidationError } from "../Errors.ts"
-import { DockId } from "../Ids.ts"
+import { DockId, ImageId } from "../Ids.ts"
 
 /** What the decoder may find; nothing else is stored. */
 export const ImageFormat = Schema.Literal("jpeg", "png", "webp")
@@ -38,7 +38,7 @@ export class PushedImage extends Schema.Class<PushedImage>("PushedImage")({
   /** the Dock's id (UUID) */
   workspace_id: DockId,
   /** the image's id (UUID) */
-  image_id: Schema.UUID,
+  image_id: ImageId,
   /** `<artifact base>/images/<image_id>.<ext>`: what to embed */
   public_url: Schema.String,
   /** where to fetch the image: the same address as public_url */
@@ -138,3 +138,9 @@ export const contentDisposition = (filename: string, format: ImageFormat): strin
   const ascii = name.replace(/[^\x20-\x7e]/g, "_").replace(/%/g, "_")
   return ascii === name ? `inline; filename="${name}"` : `inline; filename="${ascii}"; filename*=UTF-8''${encodeRfc5987(name)}`
 }
+
+/** The path of an image under the service (or artifact) origin. */
+export const imagePath = (id: string, format: ImageFormat) => `/images/${id}.${EXTENSION[format]}`
+
+/** The ObjectStore key: by Dock first, so a store without cascades can drop a Dock's objects by prefix. */
+export const imageKey = (dockId: string, id: string, format: ImageFormat) => `docks/${dockId}/images/${id}.${EXTENSION[format]}`

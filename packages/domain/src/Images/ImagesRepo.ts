@@ -1,11 +1,11 @@
 /** Image records: SQL in, typed rows out. SqlError is a defect here. */
 import { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
-import type { DockId, TokenId, UserId } from "../Ids.ts"
+import type { DockId, ImageId, TokenId, UserId } from "../Ids.ts"
 import type { ImageFormat } from "./Image.ts"
 
 export interface ImageRow {
-  readonly id: string
+  readonly id: ImageId
   readonly dock_id: DockId
   readonly blob_key: string
   readonly format: ImageFormat
@@ -18,7 +18,7 @@ export interface ImageRow {
 }
 
 export interface NewImage {
-  readonly id: string
+  readonly id: ImageId
   readonly dockId: DockId
   readonly blobKey: string
   readonly format: ImageFormat
@@ -45,7 +45,7 @@ export const makeImagesRepo = Effect.gen(function*() {
         ${image.agentLabel}, ${image.createdAt})`.pipe(Effect.asVoid, Effect.orDie)
 
   /** The record by id, whatever Dock it is in: the caller checks that the Dock is readable. */
-  const findById = (id: string) =>
+  const findById = (id: ImageId) =>
     sql<ImageRow>`select id, dock_id, blob_key, format, width, height, size_bytes, filename, alt_text, caption
       from images where id = ${id}`.pipe(
       Effect.map((rows) => rows[0]),

@@ -2,13 +2,12 @@
 import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
-import type { DockId } from "../Ids.ts"
-import { isUuid } from "../Ids.ts"
+import { DockId, isUuid, type RowId, TableId } from "../Ids.ts"
 import { MicroDbColumn } from "./Columns.ts"
 
 export class TableRow extends Schema.Class<TableRow>("TableRow")({
-  id: Schema.UUID,
-  dock_id: Schema.UUID,
+  id: TableId,
+  dock_id: DockId,
   name: Schema.String,
   slug: Schema.String,
   description: Schema.NullOr(Schema.String),
@@ -20,8 +19,8 @@ export class TableRow extends Schema.Class<TableRow>("TableRow")({
 }) {}
 
 export interface StoredRow {
-  readonly id: string
-  readonly table_id: string
+  readonly id: RowId
+  readonly table_id: TableId
   readonly data: Record<string, unknown>
   readonly size_bytes: number
   readonly created_at: Date
@@ -62,14 +61,14 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     },
     now: Date
   ) =>
-    sql<{ id: string }>`insert into micro_db_tables (dock_id, name, slug, description, position, columns, created_at,
+    sql<{ id: TableId }>`insert into micro_db_tables (dock_id, name, slug, description, position, columns, created_at,
         updated_at)
       values (${dockId}, ${table.name}, ${table.slug}, ${table.description},
         (select count(*) from micro_db_tables where dock_id = ${dockId}), ${JSON.stringify(table.columns)}::jsonb, ${now}, ${now})
       returning id`.pipe(Effect.map((rows) => rows[0]!.id), Effect.orDie)
 
   const updateTable = (
-    id: string,
+    id: TableId,
     patch: {
       readonly name?: string | undefined
       readonly description?: string | null | undefined
@@ -87,7 +86,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
   /** Moves a table to `position` (clamped) and renumbers the Dock's tables 0, 1, 2, … */
-  const moveTable = (dockId: DockId, id: string, position: number) =>
+  const moveTable = (dockId: DockId, id: TableId, position: number) =>
     sql`with ordered as (
         select id, row_number() over (order by position, created_at) - 1 as place from micro_db_tables
         where dock_id = ${dockId} and id <> ${id}
@@ -103,7 +102,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     )
 
   /** Deletes a table with its rows and renumbers the others; returns the bytes its rows held. */
-  const deleteTable = (dockId: DockId, id: string) =>
+  const deleteTable = (dockId: DockId, id: TableId) =>
     Effect.gen(function*() {
       const [usage] = yield* sql<{ bytes: string }>`select coalesce(sum(size_bytes), 0)::bigint as bytes
         from micro_db_rows where table_id = ${id}`
@@ -117,7 +116,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     }).pipe(Effect.orDie)
 
   /** Inserts rows in order (one statement); each row's size is its stored JSON text's. */
-  const insertRows = (tableId: string, rows: ReadonlyArray<Record<string, unknown>>, now: Date) =>
+  const insertRows = (tableId: TableId, rows: ReadonlyArray<Record<string, unknown>>, now: Date) =>
     sql<StoredRow & { seq: string }>`insert into micro_db_rows (table_id, data, size_bytes, created_at, updated_at)
       select ${tableId}, e.value, octet_length(e.value::text), ${now}, ${now}
       from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality e
@@ -127,23 +126,23 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const findRow = (tableId: string, id: string, lock = false): Effect.Effect<StoredRow | undefined> =>
+  const findRow = (tableId: TableId, id: string, lock = false): Effect.Effect<StoredRow | undefined> =>
     isUuid(id)
       ? sql<StoredRow>`select ${rowColumns} from micro_db_rows r where r.table_id = ${tableId} and r.id = ${id.toLowerCase()}
         ${lock ? sql`for update` : sql``}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
       : Effect.succeed(undefined)
 
-  const updateRow = (id: string, data: Record<string, unknown>, now: Date) =>
+  const updateRow = (id: RowId, data: Record<string, unknown>, now: Date) =>
     sql<StoredRow>`update micro_db_rows r set data = ${JSON.stringify(data)}::jsonb,
         size_bytes = octet_length(${JSON.stringify(data)}::jsonb::text), updated_at = ${now}
       where r.id = ${id}
       returning ${rowColumns}`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 
-  const deleteRow = (id: string) => sql`delete from micro_db_rows where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+  const deleteRow = (id: RowId) => sql`delete from micro_db_rows where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
   /** One page of a table's rows matching `where`, in `orderBy` order. */
   const query = (
-    tableId: string,
+    tableId: TableId,
     where: Statement.Fragment,
     orderBy: Statement.Fragment,
     page: { readonly limit: number; readonly offset: number }
@@ -153,12 +152,12 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       order by ${orderBy}
       limit ${page.limit} offset ${page.offset}`.pipe(Effect.orDie)
 
-  const count = (tableId: string, where: Statement.Fragment) =>
+  const count = (tableId: TableId, where: Statement.Fragment) =>
     sql<{ total: string }>`select count(*)::bigint as total from micro_db_rows r
       where r.table_id = ${tableId} and ${where}`.pipe(Effect.map((rows) => Number(rows[0]!.total)), Effect.orDie)
 
   /** Every row of a table in insertion order (snapshots, schema conversions). */
-  const allRows = (tableId: string) =>
+  const allRows = (tableId: TableId) =>
     sql<StoredRow>`select ${rowColumns} from micro_db_rows r where r.table_id = ${tableId} order by r.seq`.pipe(
       Effect.orDie
     )
@@ -173,8 +172,8 @@ export const makeMicroDbRepo = Effect.gen(function*() {
    * column being unique): a single
    * `@> any(…)` lookup, which the GIN index answers (a lateral lookup per value read the whole table each time).
    */
-  const valuesTaken = (tableId: string, slug: string, values: ReadonlyArray<unknown>, except: string | null = null) =>
-    values.length === 0 ? Effect.succeed([]) : sql<{ value: unknown; id: string }>`select r.data -> ${slug}::text as value, r.id
+  const valuesTaken = (tableId: TableId, slug: string, values: ReadonlyArray<unknown>, except: RowId | null = null) =>
+    values.length === 0 ? Effect.succeed([]) : sql<{ value: unknown; id: RowId }>`select r.data -> ${slug}::text as value, r.id
       from micro_db_rows r
       where r.table_id = ${tableId}
         and r.data @> any(${values.map((value) => JSON.stringify({ [slug]: value }))}::jsonb[])
@@ -192,7 +191,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
    * Rewrites many rows' data at once (schema changes: the values mean what they meant, so `updated_at` stays);
    * sizes follow. Returns the change in bytes.
    */
-  const rewriteRows = (tableId: string, rows: ReadonlyArray<{ readonly id: string; readonly data: Record<string, unknown> }>) =>
+  const rewriteRows = (tableId: TableId, rows: ReadonlyArray<{ readonly id: RowId; readonly data: Record<string, unknown> }>) =>
     Effect.gen(function*() {
       if (rows.length === 0) return 0
       const [change] = yield* sql<{ bytes: string }>`with incoming as (
@@ -210,11 +209,11 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     }).pipe(Effect.orDie)
 
   /** Row writes change a table's count, not its schema: `updated_at` stays. */
-  const changeRowCount = (id: string, change: number) =>
+  const changeRowCount = (id: TableId, change: number) =>
     sql`update micro_db_tables set row_count = row_count + ${change} where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
   /** Sets one column's value in every row of the table that has none (a new column's default); returns the bytes added. */
-  const fillColumn = (tableId: string, slug: string, value: unknown) =>
+  const fillColumn = (tableId: TableId, slug: string, value: unknown) =>
     Effect.gen(function*() {
       const [change] = yield* sql<{ bytes: string }>`with updated as (
           update micro_db_rows r set data = r.data || jsonb_build_object(${slug}::text, ${JSON.stringify(value)}::jsonb),
@@ -227,7 +226,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     }).pipe(Effect.orDie)
 
   /** Removes one column's values from every row of the table; returns the bytes released (a negative number). */
-  const dropColumnData = (tableId: string, slug: string) =>
+  const dropColumnData = (tableId: TableId, slug: string) =>
     Effect.gen(function*() {
       const [change] = yield* sql<{ bytes: string }>`with old as (
           select r.id, r.size_bytes from micro_db_rows r where r.table_id = ${tableId} and r.data -> ${slug}::text is not null
@@ -241,63 +240,10 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       return Number(change!.bytes)
     }).pipe(Effect.orDie)
 
-  /** Keeps the newest `keep` snapshots of a shell; versions made otherwise (version 1) stay. Returns what went. */
-  const pruneSnapshots = (partId: string, keep: number) =>
-    sql<{ version: number; size_bytes: number }>`delete from part_versions
-      where part_id = ${partId} and reason = 'snapshot' and version not in (
-        select version from part_versions where part_id = ${partId} and reason = 'snapshot'
-        order by version desc limit ${keep}
-      )
-      returning version, size_bytes`.pipe(
-      Effect.map((rows) => ({
-        versions: rows.map((row) => row.version),
-        bytes: rows.reduce((sum, row) => sum + Number(row.size_bytes), 0)
-      })),
-      Effect.orDie
-    )
-
-  /** push_micro_db on an existing shell: its fields change in place (versions are snapshots). */
-  const updateShell = (
-    id: string,
-    fields: { readonly title: string | null; readonly slug: string; readonly summary: string; readonly visibility: string | null },
-    now: Date
-  ) =>
-    sql`update parts set title = ${fields.title}, slug = ${fields.slug}, summary = ${fields.summary},
-        visibility = ${fields.visibility}, updated_at = ${now}
-      where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
-
-  /**
-   * A fork's copy of the Micro DB (when its shell was copied, i.e. not private): every table and row, new ids, the
-   * rows' times and order kept. Returns the bytes the rows hold.
-   */
-  const copyMicroDb = (from: DockId, to: DockId, now: Date) =>
-    Effect.gen(function*() {
-      yield* sql`insert into micro_db_tables (dock_id, name, slug, description, position, columns, row_count, created_at,
-          updated_at)
-        select ${to}, name, slug, description, position, columns, row_count, ${now}, ${now}
-        from micro_db_tables where dock_id = ${from}
-          and exists(select 1 from parts where dock_id = ${to} and page_kind = 'micro_db')`
-      const [copied] = yield* sql<{ bytes: string }>`with copied as (
-          insert into micro_db_rows (table_id, data, size_bytes, created_at, updated_at)
-          select copy.id, r.data, r.size_bytes, r.created_at, r.updated_at
-          from micro_db_rows r
-            join micro_db_tables original on original.id = r.table_id
-            join micro_db_tables copy on copy.dock_id = ${to} and copy.slug = original.slug
-          where original.dock_id = ${from}
-          order by r.seq
-          returning size_bytes
-        )
-        select coalesce(sum(size_bytes), 0)::bigint as bytes from copied`
-      return Number(copied!.bytes)
-    }).pipe(Effect.orDie)
-
   return {
-    copyMicroDb,
     changeRowCount,
     fillColumn,
     dropColumnData,
-    pruneSnapshots,
-    updateShell,
     tables,
     findTable,
     insertTable,

@@ -1,79 +1,14 @@
-/** Page rows and their versions: SQL in, typed rows out. SqlError is a defect here. */
+/**
+ * What the page tools read: lists, versions, search, links and the browser routes' lookups. SQL in, typed rows
+ * out; SqlError is a defect here. Private to Pages/. Every write of a page goes through the Parts port.
+ */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
-import { type DockId, isUuid, type TokenId, type UserId } from "../Ids.ts"
+import { type DockId, isUuid, type PageId } from "../Ids.ts"
+import { PartRow } from "../Parts/PartRow.ts"
 import type { Principal } from "../Principal.ts"
-import { ContentType, type PageContent, PageKind, utf8Bytes } from "./Part.ts"
-
-export class PartRow extends Schema.Class<PartRow>("PartRow")({
-  id: Schema.UUID,
-  dock_id: Schema.NullOr(Schema.UUID),
-  owner_id: Schema.UUID,
-  slug: Schema.NullOr(Schema.String),
-  public_slug: Schema.String,
-  title: Schema.NullOr(Schema.String),
-  summary: Schema.String,
-  content_type: ContentType,
-  page_kind: PageKind,
-  visibility: Schema.NullOr(Schema.Literal("private", "public")),
-  content: Schema.String,
-  claim_count: Schema.Number,
-  version: Schema.Number,
-  size_bytes: Schema.Number,
-  updated_at: Schema.DateFromSelf
-}) {}
-
-/** Who made a version: the user, the token and the agent's label. */
-export interface Author {
-  readonly userId: UserId | null
-  readonly tokenId: TokenId | null
-  readonly agentLabel: string | null
-}
-
-export interface PartFields {
-  readonly slug: string
-  readonly title: string | null
-  readonly summary: string
-  readonly contentType: ContentType
-  readonly pageKind: PageKind
-  readonly content: string
-  readonly bodyText: string
-  readonly frontMatter: Record<string, unknown>
-  readonly tags: ReadonlyArray<string>
-  readonly entities: ReadonlyArray<string>
-  readonly concepts: ReadonlyArray<string>
-  readonly sourceIds: ReadonlyArray<string>
-  readonly links: ReadonlyArray<string>
-  readonly claimCount: number
-  readonly sizeBytes: number
-}
-
-/** Who makes a version: the caller's user, token and agent label. */
-export const authorOf = (principal: Principal): Author => ({
-  userId: principal.userId,
-  tokenId: principal.tokenId,
-  agentLabel: principal.agentLabel
-})
-
-/** The stored fields of prepared page content under its slug. */
-export const partFields = (content: PageContent, slug: string): PartFields => ({
-  slug,
-  title: content.title?.trim() || null,
-  summary: content.summary,
-  contentType: content.contentType,
-  pageKind: content.pageKind,
-  content: content.content,
-  bodyText: content.bodyText,
-  frontMatter: content.frontMatter ?? {},
-  tags: content.tags ?? [],
-  entities: content.entities ?? [],
-  concepts: content.concepts ?? [],
-  sourceIds: content.sourceIds ?? [],
-  links: content.links ?? [],
-  claimCount: content.claimCount ?? 0,
-  sizeBytes: utf8Bytes(content.content)
-})
+import type { PageKind, PageRecord } from "./Part.ts"
 
 export const makePagesRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
@@ -85,105 +20,10 @@ export const makePagesRepo = Effect.gen(function*() {
     visibility, '' as content, claim_count, version, size_bytes, updated_at`
   const decode = Schema.decodeUnknown(Schema.Array(PartRow))
 
-  /** A page of a Dock by its UUID or its slug. */
-  const findInDock = (dockId: DockId, ref: string, lock = false) => {
+  /** A page of a Dock by its UUID or its slug, with the record fields get_web_page shows, in one read. */
+  const findWithRecord = (dockId: DockId, ref: string) => {
     const byId = isUuid(ref.trim())
-    return sql`select ${columns} from parts
-      where dock_id = ${dockId} and ${byId ? sql`id = ${ref.trim().toLowerCase()}` : sql`slug = ${ref.trim()}`}
-      ${lock ? sql`for update` : sql``}`.pipe(
-      Effect.flatMap(decode),
-      Effect.map((rows) => rows[0]),
-      Effect.orDie
-    )
-  }
-
-  /** The Dock's page of a kind that a Dock has at most one of (the Micro DB shell). */
-  const findKind = (dockId: DockId, kind: PageKind, lock = false) =>
-    sql`select ${columns} from parts where dock_id = ${dockId} and page_kind = ${kind} ${lock ? sql`for update` : sql``}`
-      .pipe(Effect.flatMap(decode), Effect.map((rows) => rows[0]), Effect.orDie)
-
-  const insert = (dockId: DockId | null, ownerId: UserId, publicSlug: string, fields: PartFields, now: Date) =>
-    sql<{ id: string }>`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
-        content, body_text, front_matter, tags, entities, concepts, source_ids, links, claim_count, version, size_bytes,
-        created_at, updated_at)
-      values (${dockId}, ${ownerId}, ${fields.slug}, ${publicSlug}, ${fields.title}, ${fields.summary},
-        ${fields.contentType}, ${fields.pageKind}, ${fields.content}, ${fields.bodyText}, ${sql.json(fields.frontMatter)},
-        ${[...fields.tags]}::text[], ${[...fields.entities]}::text[], ${[...fields.concepts]}::text[],
-        ${[...fields.sourceIds]}::text[], ${[...fields.links]}::text[], ${fields.claimCount}, 1, ${fields.sizeBytes}, ${now},
-        ${now})
-      returning id`.pipe(Effect.map((rows) => rows[0]!.id), Effect.orDie)
-
-  const update = (id: string, version: number, fields: PartFields, now: Date) =>
-    sql`update parts set title = ${fields.title}, summary = ${fields.summary}, content_type = ${fields.contentType},
-        content = ${fields.content}, body_text = ${fields.bodyText}, front_matter = ${sql.json(fields.frontMatter)},
-        tags = ${[...fields.tags]}::text[], entities = ${[...fields.entities]}::text[],
-        concepts = ${[...fields.concepts]}::text[], source_ids = ${[...fields.sourceIds]}::text[],
-        links = ${[...fields.links]}::text[],
-        claim_count = ${fields.claimCount}, size_bytes = ${fields.sizeBytes}, version = ${version}, updated_at = ${now}
-      where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
-
-  const insertVersion = (
-    partId: string,
-    version: number,
-    fields: PartFields,
-    author: Author,
-    reason: "created" | "updated" | "restored" | "forked" | "snapshot",
-    now: Date,
-    restoredFrom: number | null = null
-  ) =>
-    sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter, size_bytes,
-        user_id, token_id, agent_label, reason, restored_from, created_at)
-      values (${partId}, ${version}, ${fields.title}, ${fields.summary}, ${fields.contentType}, ${fields.content},
-        ${sql.json(fields.frontMatter)}, ${fields.sizeBytes}, ${author.userId}, ${author.tokenId}, ${author.agentLabel},
-        ${reason}, ${restoredFrom}, ${now})`.pipe(Effect.asVoid, Effect.orDie)
-
-  /**
-   * Copies every page of one Dock into another (a fork), except pages marked private (the Micro DB's tables follow
-   * its shell: MicroDbRepo.copyMicroDb): fresh ids and public slugs, version 1 authored by the
-   * forker, each copy remembering its upstream page and version. Returns how many pages and bytes were copied.
-   */
-  const copyDock = (from: DockId, to: DockId, ownerId: UserId, author: Author, now: Date) =>
-    Effect.gen(function*() {
-      const copied = yield* sql<{ id: string; size_bytes: number; page_kind: PageKind }>`insert into parts (dock_id, owner_id, slug,
-          public_slug, title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags,
-          entities, concepts, source_ids, links, claim_count, version, size_bytes, upstream_part_id, upstream_version,
-          created_at, updated_at)
-        select ${to}, ${ownerId}, slug,
-          left(coalesce(slug, 'page'), 48) || '-' || substr(md5(random()::text || id::text), 1, 10),
-          title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags, entities,
-          concepts, '{}', links, claim_count, 1, size_bytes, id, version, ${now}, ${now}
-        from parts where dock_id = ${from} and visibility is distinct from 'private'
-        returning id, size_bytes, page_kind`
-      yield* sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter,
-          size_bytes, user_id, token_id, agent_label, reason, created_at)
-        select id, 1, title, summary, content_type, content, front_matter, size_bytes, ${author.userId},
-          ${author.tokenId}, ${author.agentLabel}, 'forked', ${now}
-        from parts where dock_id = ${to}`
-      // Each copy has one version, its content (a Micro DB shell's: the latest snapshot), and counts by it.
-      return { pages: copied.length, bytes: copied.reduce((sum, row) => sum + Number(row.size_bytes), 0) }
-    }).pipe(Effect.orDie)
-
-  /** What a page holds against its Dock's content size: every stored version, the current one included. */
-  const storedBytes = (id: string) =>
-    sql<{ bytes: string }>`select coalesce(sum(size_bytes), 0)::bigint as bytes from part_versions
-      where part_id = ${id}`.pipe(Effect.map((rows) => Number(rows[0]!.bytes)), Effect.orDie)
-
-  const findById = (id: string) =>
-    sql`select ${columns} from parts where id = ${id}`.pipe(
-      Effect.flatMap(decode),
-      Effect.map((rows) => rows[0]),
-      Effect.orDie
-    )
-
-  /** Everything a new version starts from: the page's current fields. */
-  const fieldsOf = (id: string) =>
-    sql<{
-      slug: string
-      title: string | null
-      summary: string
-      content_type: ContentType
-      page_kind: PageKind
-      content: string
+    return sql<{
       body_text: string
       front_matter: Record<string, unknown>
       tags: Array<string>
@@ -191,44 +31,30 @@ export const makePagesRepo = Effect.gen(function*() {
       concepts: Array<string>
       source_ids: Array<string>
       links: Array<string>
-      claim_count: number
-      size_bytes: number
-    }>`select slug, title, summary, content_type, page_kind, content, body_text, front_matter, tags, entities, concepts,
-        source_ids, links, claim_count, size_bytes from parts where id = ${id}`.pipe(
-      Effect.map((rows): PartFields => {
-        const row = rows[0]!
-        return {
-          slug: row.slug,
-          title: row.title,
-          summary: row.summary,
-          contentType: row.content_type,
-          pageKind: row.page_kind,
-          content: row.content,
-          bodyText: row.body_text,
-          frontMatter: row.front_matter,
-          tags: row.tags,
-          entities: row.entities,
-          concepts: row.concepts,
-          sourceIds: row.source_ids,
-          links: row.links,
-          claimCount: row.claim_count,
-          sizeBytes: row.size_bytes
-        }
-      }),
+    }>`select ${columns}, body_text, front_matter, tags, entities, concepts, source_ids, links from parts
+      where dock_id = ${dockId} and ${byId ? sql`id = ${ref.trim().toLowerCase()}` : sql`slug = ${ref.trim()}`}`.pipe(
+      Effect.flatMap((rows) =>
+        Effect.map(decode(rows), (parts) =>
+          parts.map((part, index): PartRow & { readonly record: PageRecord } => {
+            const row = rows[index]!
+            return {
+              ...part,
+              record: {
+                text: row.body_text,
+                frontMatter: row.front_matter,
+                tags: row.tags,
+                entities: row.entities,
+                concepts: row.concepts,
+                sourceIds: row.source_ids,
+                links: row.links
+              }
+            }
+          }))
+      ),
+      Effect.map((rows) => rows[0]),
       Effect.orDie
     )
-
-  /** The record fields beyond the `part` (get_web_page's grounding fields). */
-  const recordOf = (id: string) =>
-    Effect.map(fieldsOf(id), (fields) => ({
-      text: fields.bodyText,
-      frontMatter: fields.frontMatter,
-      tags: fields.tags,
-      entities: fields.entities,
-      concepts: fields.concepts,
-      sourceIds: fields.sourceIds,
-      links: fields.links
-    }))
+  }
 
   const listInDock = (
     dockId: DockId,
@@ -249,7 +75,7 @@ export const makePagesRepo = Effect.gen(function*() {
     }
       limit ${options.limit}`.pipe(Effect.flatMap(decode), Effect.orDie)
 
-  const versions = (partId: string) =>
+  const versions = (partId: PageId) =>
     sql<{
       version: number
       title: string | null
@@ -267,7 +93,7 @@ export const makePagesRepo = Effect.gen(function*() {
       from part_versions v left join users u on u.id = v.user_id
       where v.part_id = ${partId} order by v.version`.pipe(Effect.orDie)
 
-  const versionContent = (partId: string, version: number) =>
+  const versionContent = (partId: PageId, version: number) =>
     sql<{ title: string | null; summary: string; content_type: string; content: string }>`select title, summary,
         content_type, content from part_versions where part_id = ${partId} and version = ${version}`.pipe(
       Effect.map((rows) => rows[0]),
@@ -379,7 +205,7 @@ export const makePagesRepo = Effect.gen(function*() {
   }
 
   /** A page's stored wikilink targets (the first `max` of them when given), without the rest of the row. */
-  const linksOf = (id: string, max?: number) =>
+  const linksOf = (id: PageId, max?: number) =>
     sql<{ links: Array<string> }>`select ${max === undefined ? sql`links` : sql`links[1:${max}] as links`}
       from parts where id = ${id}`.pipe(
       Effect.map((rows) => rows[0]?.links ?? []),
@@ -387,7 +213,7 @@ export const makePagesRepo = Effect.gen(function*() {
     )
 
   /** Who made one version and when (the artifact footer). */
-  const versionAuthor = (partId: string, version: number) =>
+  const versionAuthor = (partId: PageId, version: number) =>
     sql<{ username: string | null; agent_label: string | null; created_at: Date }>`select u.username, v.agent_label,
         v.created_at
       from part_versions v left join users u on u.id = v.user_id
@@ -410,24 +236,15 @@ export const makePagesRepo = Effect.gen(function*() {
 
   return {
     search,
-    storedBytes,
     linkCandidates,
     backlinkCandidates,
     linksOf,
     versionAuthor,
     findViewable,
-    findInDock,
-    findKind,
-    findById,
-    recordOf,
-    fieldsOf,
+    findWithRecord,
     listInDock,
     versions,
-    versionContent,
-    insert,
-    update,
-    insertVersion,
-    copyDock
+    versionContent
   } as const
 })
 

@@ -6,7 +6,21 @@
  * - `markdown_file`: pushed with push_markdown_file / push_markdown (a Markdown document with front matter)
  * - `micro_db`: the Dock's one Micro DB shell; its versions are snapshots (JSON)
  */
-import { Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
+import type {
+  BadRequest,
+  InvalidFrontMatter,
+  InvalidSlug,
+  NotFound,
+  PermissionDenied,
+  RateLimited,
+  TierLimitExceeded,
+  Unauthorized,
+  Unavailable,
+  ValidationError
+} from "../Errors.ts"
+import type { PartRow } from "../Parts/PartRow.ts"
+import { ArtifactBaseUrl, PublicBaseUrl } from "../Settings.ts"
 
 export const PageKind = Schema.Literal("web_page", "markdown_file", "micro_db")
 export type PageKind = typeof PageKind.Type
@@ -68,3 +82,102 @@ export interface PageNames {
 export const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength
 
 export type SaveAction = "created" | "updated" | "unchanged"
+
+export type PushKind = "web_page" | "markdown_file" | "markdown"
+
+export type PushError =
+  | NotFound
+  | BadRequest
+  | Unauthorized
+  | PermissionDenied
+  | ValidationError
+  | TierLimitExceeded
+  | RateLimited
+  | InvalidFrontMatter
+  | InvalidSlug
+  | Unavailable
+
+export interface PushResult {
+  readonly part: Part
+  readonly action: SaveAction
+  readonly warnings: ReadonlyArray<string>
+  readonly sanitization_warnings?: ReadonlyArray<string>
+}
+
+/** The stored record behind a page, beyond the `part` fields: what get_web_page's grounding fields show. */
+export interface PageRecord {
+  readonly text: string
+  readonly frontMatter: Record<string, unknown>
+  readonly tags: ReadonlyArray<string>
+  readonly entities: ReadonlyArray<string>
+  readonly concepts: ReadonlyArray<string>
+  readonly sourceIds: ReadonlyArray<string>
+  readonly links: ReadonlyArray<string>
+}
+
+/** One search_web_pages hit (`McpPageSearchResult`): the page, its Dock, a snippet (`**` marks matches), rank. */
+export class PageSearchResult extends Schema.Class<PageSearchResult>("PageSearchResult")({
+  part: Part,
+  bucket: Schema.Struct({ id: Schema.UUID, slug: Schema.String, title: Schema.String, path: Schema.String }),
+  snippet: Schema.String,
+  /** PostgreSQL ts_rank_cd: higher is better; comparable within one result list only */
+  rank: Schema.Number
+}) {}
+
+/** A page as the browser routes show it. */
+export interface PageView {
+  readonly part: Part
+  /** the rendered, sanitized body */
+  readonly html: string
+  /** who wrote the current version, and when */
+  readonly author: { readonly username: string | null; readonly agentLabel: string | null; readonly at: Date }
+}
+
+/** One saved version of a page (list_web_page_versions, list_markdown_file_versions). */
+export class PartVersion extends Schema.Class<PartVersion>("PartVersion")({
+  version: Schema.Int,
+  title: Schema.NullOr(Schema.String),
+  summary: Schema.String,
+  content_type: ContentType,
+  size_bytes: Schema.Int,
+  /** created, updated, restored, forked or snapshot */
+  reason: Schema.String,
+  restored_from: Schema.NullOr(Schema.Int),
+  author: Schema.Struct({
+    user_id: Schema.NullOr(Schema.String),
+    username: Schema.NullOr(Schema.String),
+    agent_label: Schema.NullOr(Schema.String)
+  }),
+  created_at: Schema.String
+}) {}
+
+/** A stored page as results show it; its content only when asked for. */
+export const toPart = (row: PartRow, baseUrl: string, withContent = false): Part =>
+  new Part({
+    id: row.id,
+    bucket_id: row.dock_id,
+    slug: row.slug,
+    public_slug: row.public_slug,
+    url: `${baseUrl}/a/${row.public_slug}`,
+    title: row.title,
+    summary: row.summary,
+    content_type: row.content_type,
+    page_kind: row.page_kind,
+    version: row.version,
+    last_updated: row.updated_at.toISOString(),
+    claim_count: row.claim_count,
+    ...(withContent ? { content: row.content } : {})
+  })
+
+/** What a public slug can look like; anything else (a NUL byte, say) names no page and is never looked up. */
+export const isPublicSlug = (text: string) => /^[a-z0-9-]{1,128}$/.test(text)
+
+/** A public slug: the page slug plus a random suffix, unique across the service and never changed. */
+export const newPublicSlug = (slug: string) =>
+  `${slug.slice(0, 48)}-${crypto.getRandomValues(new Uint32Array(2)).reduce((text, n) => text + n.toString(36), "")}`
+
+/** Where pages' `url` points: DOCK_ARTIFACT_ORIGIN when set (artifacts served there), else the base URL. */
+export const artifactBaseUrl = Effect.gen(function*() {
+  const publicBaseUrl = yield* PublicBaseUrl
+  return Option.getOrElse(yield* Effect.serviceOption(ArtifactBaseUrl), () => publicBaseUrl)
+})

@@ -9,8 +9,7 @@ import { Accounts } from "../Accounts/Accounts.ts"
 import { normalizeEmail } from "../Accounts/User.ts"
 import { Activity } from "../Activity/Activity.ts"
 import { transactional } from "../Database/Transactional.ts"
-import { toDock } from "../Docks/DocksLive.ts"
-import { makeDocksRepo } from "../Docks/DocksRepo.ts"
+import { Docks } from "../Docks/Docks.ts"
 import { Forbidden, NotFound, RateLimited, Unavailable, ValidationError } from "../Errors.ts"
 import type { RegistrationId } from "../Ids.ts"
 import { describeDuration, Limits } from "../Limits.ts"
@@ -65,7 +64,7 @@ export const RegistrationsLive = Layer.effect(
     const tokens = yield* Tokens
     const accounts = yield* Accounts
     const activity = yield* Activity
-    const docks = yield* makeDocksRepo
+    const docks = yield* Docks
     const repo = yield* makeRegistrationsRepo
 
     const claimUrl = `${baseUrl}/agent/auth/claim`
@@ -146,42 +145,40 @@ export const RegistrationsLive = Layer.effect(
         const userId = yield* repo.insertAnonymousUser(username, at)
         const slug = `anonymous-sandbox-${randomBase62(10).toLowerCase()}`
         const givenLabel = agentLabel?.trim() || null
-        const dockId = yield* docks.insert({
-          owner_id: userId,
+        const dockId = yield* docks.createOwned(userId, {
           slug,
           title: givenLabel === null ? "Anonymous sandbox" : `Sandbox of ${givenLabel}`,
           description: null,
           visibility: "private",
           discoverable: false,
-          allow_forks: false,
+          allowForks: false,
           tags: [],
           topics: [],
-          sandbox: true,
-          now: at
-        })
-        yield* repo.setDefaultDock(userId, dockId!)
-        yield* repo.startDockUsage(dockId!)
+          sandbox: true
+        }).pipe(Effect.orDie) // a fresh user has no Dock whose slug could be taken
+        yield* repo.setDefaultDock(userId, dockId)
+        yield* repo.startDockUsage(dockId)
         const label = givenLabel ?? "anonymous agent"
         const token = yield* tokens.create({
           userId,
           label,
           kind: "anonymous",
           scopes: ["mcp:read", "mcp:write"],
-          allowedBucketIds: [dockId!],
+          allowedBucketIds: [dockId],
           expiresAt
         })
         const claimToken = newRegistrationSecret()
         yield* repo.insertAnonymous({
           secretHash: sha256(claimToken),
           userId,
-          dockId: dockId!,
+          dockId: dockId,
           tokenId: token.id,
           agentLabel: label,
           requesterIp: ip,
           createdAt: at,
           expiresAt
         })
-        yield* activity.record({ dockId: dockId!, action: "sandbox.registered", subjectType: "dock", subjectId: dockId! }).pipe(
+        yield* activity.record({ dockId: dockId, action: "sandbox.registered", subjectType: "dock", subjectId: dockId }).pipe(
           Effect.provideService(CurrentPrincipal, userPrincipal({ id: userId, username }, { tokenId: token.id, agentLabel: label, sandbox: true }))
         )
         return new AnonymousRegistration({
@@ -192,7 +189,7 @@ export const RegistrationsLive = Layer.effect(
           token_id: token.id,
           expires_at: expiresAt.toISOString(),
           scopes: token.scopes,
-          sandbox_bucket: new SandboxBucket({ id: dockId!, slug }),
+          sandbox_bucket: new SandboxBucket({ id: dockId, slug }),
           status: "unclaimed",
           claim_url: claimUrl,
           claim_instructions: instructions(claimToken, expiresAt, "<the person's email>")
@@ -272,7 +269,7 @@ export const RegistrationsLive = Layer.effect(
     const sandboxOf = (registration: RegistrationRow) =>
       Effect.gen(function*() {
         if (registration.kind !== "anonymous") return Option.none()
-        const dock = registration.dock_id === null ? Option.none() : yield* docks.findById(registration.dock_id)
+        const dock = registration.dock_id === null ? Option.none() : yield* docks.storedById(registration.dock_id)
         if (Option.isNone(dock)) {
           return yield* new NotFound({
             message: "The sandbox of this registration no longer exists: there is nothing to claim",
@@ -409,13 +406,13 @@ export const RegistrationsLive = Layer.effect(
             subjectId: registration.dock_id ?? undefined
           }).pipe(Effect.provideService(CurrentPrincipal, principal))
           // Read again: the claim just moved it to the person.
-          const dock = yield* docks.findById(Option.getOrThrow(sandbox).id).pipe(Effect.map(Option.getOrThrow))
+          const dock = yield* docks.storedById(Option.getOrThrow(sandbox).id).pipe(Effect.map(Option.getOrThrow))
           return {
             _tag: "Claimed",
             answer: new ClaimCompleted({
               status: "claimed",
               registration_id: claimToken,
-              bucket: toDock(dock, baseUrl),
+              bucket: dock,
               account,
               token: { id: registration.token_id!, expires_at: tokenExpiry.toISOString() }
             })

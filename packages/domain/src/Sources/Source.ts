@@ -3,12 +3,9 @@
  * (`sources: [source_id, …]`). Wire shapes of list_sources, read_source and the admin API; the limits on adding.
  */
 import { Schema } from "effect"
-import { DockId } from "../Ids.ts"
+import { DockId, SourceId } from "../Ids.ts"
 
-export const SourceId = Schema.UUID.pipe(Schema.brand("SourceId"))
-export type SourceId = typeof SourceId.Type
-
-/** The media types a source can be added as; the text is extracted from each (SourceText.ts). */
+/** The media types a source can be added as; the text is extracted from each (Content/SourceText.ts). */
 export const SOURCE_MEDIA_TYPES = ["text/plain", "text/markdown", "text/html"] as const
 export type SourceMediaType = (typeof SOURCE_MEDIA_TYPES)[number]
 

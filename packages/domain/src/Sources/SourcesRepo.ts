@@ -4,8 +4,8 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
-import { DockId } from "../Ids.ts"
-import { Source, SourceId, SourceWithText } from "./Source.ts"
+import { DockId, SourceId } from "../Ids.ts"
+import { Source, SourceWithText } from "./Source.ts"
 
 const SourceRow = Schema.Struct({
   id: SourceId,
@@ -102,5 +102,15 @@ export const makeSourcesRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return { listInDock, findInDock, findById, countListed, insert, archive } as const
+  /**
+   * Locks the Dock row for this transaction so writers of one Dock take turns (as page saves do); false when
+   * the Dock is gone or hidden.
+   */
+  const lockDock = (dockId: DockId) =>
+    sql`select id from docks where id = ${dockId} and hidden_at is null for no key update`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      Effect.orDie
+    )
+
+  return { listInDock, findInDock, findById, countListed, insert, archive, lockDock } as const
 })

@@ -4,7 +4,6 @@
  */
 import { Clock, Duration, Effect, Option } from "effect"
 import { Accounts } from "../Accounts/Accounts.ts"
-import { dockRefOf } from "../Docks/Dock.ts"
 import { Docks } from "../Docks/Docks.ts"
 import { NotFound, ValidationError } from "../Errors.ts"
 import type { UserId } from "../Ids.ts"
@@ -50,7 +49,7 @@ export const issueOperatorToken = Effect.fn("Tokens.issueForOperator")(function*
   const principal = userPrincipal(user)
   const allowed = request.docks === undefined || request.docks.length === 0 ? null : yield* Effect.forEach(request.docks, (name) =>
     Effect.gen(function*() {
-      const access = yield* docks.access(dockRefOf(name))
+      const { access } = yield* docks.named({ bucket: name })
       yield* checkWrite(principal, access)
       return access.dockId
     }).pipe(

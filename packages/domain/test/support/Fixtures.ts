@@ -7,6 +7,7 @@ import {
   Accounts,
   CurrentPrincipal,
   type Dock,
+  type DockRef,
   type DockTarget,
   Docks,
   Members,
@@ -36,6 +37,11 @@ export const grant = (dock: Dock, user: User, role: "owner" | "editor" | "viewer
 
 export const resolveAs = (principal: Principal, target: DockTarget) =>
   Effect.flatMap(Docks, (docks) => docks.resolve(target)).pipe(as(principal))
+
+/** The Dock a reference names, as the caller resolves it (for the port methods that take a ResolvedDock). */
+export const resolvedAt = (ref: DockRef) =>
+  Effect.flatMap(Docks, (docks) =>
+    docks.named({ bucket: ref._tag === "ByPath" ? `${ref.owner}/${ref.slug}` : ref._tag === "ById" ? ref.id : ref.slug }))
 
 /** `owner_username/dock_slug` */
 export const pathOf = (dock: Dock) => `${dock.owner.username}/${dock.slug}`

@@ -67,9 +67,7 @@ export const getBucket = tool({
   annotations: READ,
   scope: "mcp:read",
   run: (input) =>
-    withDocks((docks) =>
-      Effect.flatMap(docks.resolveRead(input), ({ dock }) => docks.details({ _tag: "ById", id: dock.id }))
-    ).pipe(Effect.map((bucket) => ({ bucket })))
+    withDocks((docks) => docks.details(input)).pipe(Effect.map((bucket) => ({ bucket })))
 })
 
 export const createBucket = tool({
@@ -253,6 +251,6 @@ export const setGroundingBucket = tool({
   run: (target) =>
     Effect.gen(function*() {
       const docks = yield* Docks
-      return { activeWorkspacePath: yield* docks.setGrounding(yield* docks.named(target)) }
+      return { activeWorkspacePath: yield* docks.setGrounding(yield* namedDock(target)) }
     })
 })

@@ -1,0 +1,474 @@
+/**
+ * The Pages port's rules: who may read and write which page, what a push prepares, and how stored content is
+ * rendered for reading. Every write goes through Parts (the one writer of pages, versions and the caps); every
+ * read statement is in PagesRepo.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Layer, Option } from "effect"
+import { Activity } from "../Activity/Activity.ts"
+import { transactional } from "../Database/Transactional.ts"
+import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
+import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
+import { BadRequest, type InvalidFrontMatter, type InvalidSlug, NotFound, type Unavailable, ValidationError } from "../Errors.ts"
+import { type DockId, isUuid, type UserId } from "../Ids.ts"
+import { Parts } from "../Parts/Parts.ts"
+import { authorOf, contentDock, partFields, type PartRow } from "../Parts/PartRow.ts"
+import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.ts"
+import { CurrentPrincipal } from "../Principal.ts"
+import { slugify, validateSlug } from "../Slug.ts"
+import { WriteRules } from "../WriteRules.ts"
+import { ContentWorkers } from "../Content/ContentWorkers.ts"
+import { escapeHtml } from "../Content/HtmlText.ts"
+import { linkDockOf, makeLinks, WIKILINKS_MAX } from "./Links.ts"
+import { Pages } from "./Pages.ts"
+import { makePagesRepo } from "./PagesRepo.ts"
+import {
+  artifactBaseUrl,
+  type ContentType,
+  isPublicSlug,
+  newPublicSlug,
+  type PageContent,
+  type PageKind,
+  type PageNames,
+  PageSearchResult,
+  PartVersion,
+  type PushKind,
+  toPart
+} from "./Part.ts"
+import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "../Content/Prepare.ts"
+import { makeFailureMemory, makeRenderCache } from "./RenderCache.ts"
+
+/** The Micro DB shell is changed only by the Micro DB tools: its versions are snapshots of its tables. */
+const microDbShellRefused = (what: "restored" | "deleted") =>
+  new ValidationError({
+    message: what === "deleted"
+      ? "This page is the Dock's Micro DB: delete its tables with delete_micro_db_table (it goes with the Dock)"
+      : "This page is the Dock's Micro DB: its snapshots are read with get_web_page_version, not restored",
+    details: { page_kind: "micro_db" }
+  })
+
+/** A page version shown without rendering (too complex to render): a notice, then its source as escaped text. */
+const unrenderedBody = (row: { readonly content: string }, refusal: ValidationError) =>
+  `<p><strong>${escapeHtml(refusal.message)}.</strong> Its source is shown as text.</p>\n<pre>${escapeHtml(row.content)}</pre>`
+
+export const PagesLive = Layer.effect(
+  Pages,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* makePagesRepo
+    const docks = yield* Docks
+    const activity = yield* Activity
+    const writeRules = yield* WriteRules
+    const parts = yield* Parts
+    const baseUrl = yield* artifactBaseUrl
+    const links = makeLinks(repo, docks, baseUrl)
+    const workers = yield* ContentWorkers
+    const rendered = makeRenderCache()
+    const unrenderable = makeFailureMemory<ValidationError>()
+
+    /**
+     * Creates or updates the page with this slug in a Dock the caller resolved for writing (`unchanged` when
+     * nothing differs). The answer is read inside the transaction that wrote: after commit a concurrent push (or
+     * a delete) would already have changed the page, and the caller would be told another write's version.
+     */
+    const saveIn = (resolved: ResolvedDock, input: PageContent) =>
+      Effect.gen(function*() {
+        const { access } = resolved
+        const principal = yield* CurrentPrincipal
+        yield* checkWrite(principal, access)
+        yield* writeRules.admitWrite(principal)
+        // No slug and no title: a new page each time (never an update of some other untitled page).
+        const slug = input.slug !== undefined
+          ? yield* validateSlug("page_slug", input.slug)
+          : slugify(input.title ?? "", 56) || `untitled-${crypto.randomUUID().slice(0, 8)}`
+        const fields = partFields(input, slug)
+        const author = authorOf(principal)
+        const { action, row } = yield* transactional(sql, Effect.gen(function*() {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          // Writers of one Dock take turns, so two pushes of a new slug cannot both create it.
+          yield* parts.lockDock(access.dockId)
+          const existing = yield* parts.findInDock(access.dockId, slug, true)
+          if (existing !== undefined && existing.page_kind === "micro_db" && input.pageKind !== "micro_db") {
+            return yield* new ValidationError({
+              message: `"${slug}" is this Dock's Micro DB; give the page another slug`,
+              details: { field: "page_slug", value: slug }
+            })
+          }
+          if (existing === undefined) {
+            const row = yield* parts.create(contentDock(resolved), {
+              ownerId: principal.userId!,
+              publicSlug: newPublicSlug(slug),
+              fields,
+              author,
+              now
+            })
+            yield* activity.record({
+              dockId: access.dockId,
+              action: "page.created",
+              subjectType: "page",
+              subjectId: row.id,
+              details: { slug }
+            })
+            return { action: "created" as const, row }
+          }
+          if (
+            existing.content === fields.content && existing.title === fields.title &&
+            existing.content_type === fields.contentType && existing.summary === fields.summary
+          ) {
+            return { action: "unchanged" as const, row: existing }
+          }
+          // History counts (docs/decisions.md): the old version stays stored, so the new one's bytes are all new.
+          yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
+          const version = existing.version + 1
+          const row = yield* parts.newVersion(existing.id, version, fields, author, "updated", now)
+          yield* activity.record({
+            dockId: access.dockId,
+            action: "page.updated",
+            subjectType: "page",
+            subjectId: existing.id,
+            details: { slug, version }
+          })
+          return { action: "updated" as const, row }
+        }))
+        return { part: toPart(row, baseUrl), action }
+      })
+
+    const save = Effect.fn("Pages.save")(function*(dockId: DockId, input: PageContent) {
+      return yield* saveIn(yield* docks.byId(dockId), input)
+    })
+
+    const push = Effect.fn("Pages.push")(function*(
+      kind: PushKind,
+      target: DockTarget,
+      input: PushInput & { readonly contentType?: "markdown" | "html" | undefined }
+    ) {
+      const prepared: Prepared = yield* (kind === "web_page" && (input.contentType ?? "html") === "html"
+        ? prepareHtml(input)
+        : prepareMarkdown(input, {
+          frontMatterRequired: kind === "markdown_file",
+          pageKind: kind === "web_page" ? "web_page" : "markdown_file"
+        })).pipe(Effect.provideService(ContentWorkers, workers))
+      if (kind === "markdown" && targetRefs(target).length === 0) return yield* pushStandalone(prepared)
+      const saved = yield* saveIn(yield* docks.forWrite(target), prepared.content)
+      return {
+        part: saved.part,
+        action: saved.action,
+        warnings: prepared.warnings,
+        ...(prepared.sanitizationWarnings === undefined ? {} : { sanitization_warnings: prepared.sanitizationWarnings })
+      }
+    })
+
+    /**
+     * push_markdown without a Dock: an artifact owned by the caller, in no Dock, reachable at /a/ and /artifacts/.
+     * Each such push is a new artifact. A sandbox token's lands in its sandbox instead; a token restricted to
+     * some Docks cannot make one (a write not scoped to a Dock).
+     */
+    const pushStandalone = (prepared: Prepared) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        if (principal.sandbox) {
+          const sandbox = principal.allowedBucketIds?.[0]
+          if (sandbox === undefined) return yield* new NotFound({ message: "This sandbox token has no sandbox" })
+          const saved = yield* save(sandbox, prepared.content)
+          return { part: saved.part, action: saved.action, warnings: prepared.warnings }
+        }
+        yield* checkCreateDock(principal)
+        yield* writeRules.admitWrite(principal)
+        const fields = partFields(prepared.content, prepared.content.slug ?? (slugify(prepared.content.title ?? "", 56) || "untitled"))
+        const row = yield* transactional(sql, Effect.gen(function*() {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const row = yield* parts.create(null, {
+            ownerId: principal.userId as UserId,
+            publicSlug: newPublicSlug(fields.slug),
+            fields,
+            author: authorOf(principal),
+            now
+          })
+          yield* activity.record({ dockId: null, action: "page.created", subjectType: "page", subjectId: row.id })
+          return row
+        }))
+        return { part: toPart(row, baseUrl), action: "created" as const, warnings: prepared.warnings }
+      })
+
+    /**
+     * A page of a Dock the caller reads (private pages for members only). Named twice, it must be one page.
+     * `find` reads it (get_web_page reads its record fields in the same statement).
+     */
+    const pageIn = <Row extends PartRow>(
+      access: DockAccess,
+      page: string | PageNames,
+      find: (dockId: DockId, ref: string) => Effect.Effect<Row | undefined>
+    ) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        const refs = typeof page === "string"
+          ? [page]
+          : [page.web_page, page.page_slug].filter((ref): ref is string => ref !== undefined)
+        if (refs.length === 0) return yield* new BadRequest({ message: "Name the page with `web_page` or `page_slug`" })
+        const rows = yield* Effect.forEach(refs, (ref) =>
+          Effect.gen(function*() {
+            const row = yield* find(access.dockId, ref)
+            const kinds = typeof page === "string" ? undefined : page.kinds
+            if (
+              row === undefined || (row.visibility === "private" && roleOf(principal, access) === null) ||
+              (kinds !== undefined && !kinds.includes(row.page_kind))
+            ) {
+              const what = kinds?.length === 1 && kinds[0] === "markdown_file" ? "Markdown file" : "page"
+              return yield* new NotFound({ message: `No ${what} "${ref}" in this Dock` })
+            }
+            return row
+          }))
+        if (new Set(rows.map((row) => row.id)).size > 1) {
+          return yield* new BadRequest({ message: "web_page and page_slug name different pages" })
+        }
+        return rows[0]!
+      })
+
+    /** A readable page of the Dock the target names or, for reads, the grounding or default Dock. */
+    const readablePage = (target: DockTarget, page: string | PageNames, dock: "read" | "named" = "read") =>
+      Effect.gen(function*() {
+        const resolved = dock === "read" ? yield* docks.forRead(target) : yield* docks.named(target)
+        return { row: yield* pageIn(resolved.access, page, parts.findInDock), resolved, access: resolved.access }
+      })
+
+    const read = Effect.fn("Pages.read")(function*(target: DockTarget, page: string | PageNames) {
+      const { access } = yield* docks.forRead(target)
+      const { record, ...row } = yield* pageIn(access, page, repo.findWithRecord)
+      // Native reads sanitize stored HTML again: a stricter configuration applies to old content too.
+      const content = row.content_type === "html" ? yield* sanitizedHtml(row) : row.content
+      return { part: toPart({ ...row, content } as PartRow, baseUrl, true), record }
+    })
+
+    const list = Effect.fn("Pages.list")(function*(
+      target: DockTarget,
+      options: { readonly limit: number; readonly sort: "alphabetical" | "recent"; readonly kinds: ReadonlyArray<PageKind> }
+    ) {
+      const principal = yield* CurrentPrincipal
+      const { access } = yield* docks.forRead(target)
+      const rows = yield* repo.listInDock(access.dockId, {
+        ...options,
+        includePrivate: roleOf(principal, access) !== null
+      })
+      return rows.map((row) => toPart(row, baseUrl))
+    })
+
+    const versions = Effect.fn("Pages.versions")(function*(target: DockTarget, page: string | PageNames) {
+      const { row } = yield* readablePage(target, page)
+      const rows = yield* repo.versions(row.id)
+      return rows.map((version) =>
+        new PartVersion({
+          version: version.version,
+          title: version.title,
+          summary: version.summary,
+          content_type: version.content_type as ContentType,
+          size_bytes: version.size_bytes,
+          reason: version.reason,
+          restored_from: version.restored_from,
+          author: { user_id: version.user_id, username: version.username, agent_label: version.agent_label },
+          created_at: version.created_at.toISOString()
+        })
+      )
+    })
+
+    const version = Effect.fn("Pages.version")(function*(target: DockTarget, page: string | PageNames, number: number) {
+      const { row } = yield* readablePage(target, page)
+      const found = yield* repo.versionContent(row.id, number)
+      if (found === undefined) return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
+      const content = found.content_type === "html"
+        ? yield* sanitizedHtml({ id: row.id, version: number, content: found.content })
+        : found.content
+      return { version: number, content }
+    })
+
+    const restore = Effect.fn("Pages.restore")(function*(target: DockTarget, page: string | PageNames, number: number) {
+      const principal = yield* CurrentPrincipal
+      const { access, resolved, row } = yield* readablePage(target, page)
+      yield* checkWrite(principal, access)
+      if (row.page_kind === "micro_db") return yield* microDbShellRefused("restored")
+      yield* writeRules.admitWrite(principal)
+      const old = yield* repo.versionContent(row.id, number)
+      if (old === undefined) return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
+      // Everything derived from the content is derived again from the old content, so the restored version is
+      // wholly the old one (text for search, front matter fields, wikilinks, claim count). It was accepted once:
+      // only the content workers' bound (or their being busy) can refuse it now.
+      const current = yield* parts.fieldsOf(row.id)
+      const accepted = <A, R>(
+        prepare: Effect.Effect<A, ValidationError | Unavailable | InvalidSlug | InvalidFrontMatter, R>
+      ) =>
+        prepare.pipe(
+          Effect.catchTags({ InvalidSlug: Effect.die, InvalidFrontMatter: Effect.die }),
+          Effect.provideService(ContentWorkers, workers)
+        )
+      const derived: PageContent = old.content_type === "html"
+        ? { ...(yield* accepted(prepareHtml({ title: old.title, content: old.content }))).content, pageKind: current.pageKind }
+        : old.content_type === "markdown"
+        ? (yield* accepted(prepareMarkdown({ title: old.title, content: old.content }, {
+          frontMatterRequired: false,
+          pageKind: current.pageKind
+          // A version stored before a limit (the wikilink cap) is refused as a push of it would be.
+        }))).content
+        : { ...current, content: old.content, contentType: old.content_type as ContentType }
+      const fields = partFields({ ...derived, title: old.title, summary: old.summary }, current.slug)
+      const author = authorOf(principal)
+      const restored = yield* transactional(sql, Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const current = yield* parts.findInDock(access.dockId, row.id, true)
+        if (current === undefined) return yield* new NotFound({ message: `No page "${row.slug ?? row.id}" in this Dock` })
+        const next = current.version + 1
+        yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
+        const restored = yield* parts.newVersion(row.id, next, fields, author, "restored", now, number)
+        yield* activity.record({
+          dockId: access.dockId,
+          action: "page.restored",
+          subjectType: "page",
+          subjectId: row.id,
+          details: { version: next, restored_from: number }
+        })
+        return restored
+      }))
+      return toPart(restored, baseUrl)
+    })
+
+    const remove = Effect.fn("Pages.remove")(function*(target: DockTarget, page: string | PageNames) {
+      const principal = yield* CurrentPrincipal
+      const { access, resolved, row } = yield* readablePage(target, page, "named")
+      yield* checkWrite(principal, access)
+      if (row.page_kind === "micro_db") return yield* microDbShellRefused("deleted")
+      yield* writeRules.admitWrite(principal)
+      yield* transactional(sql, Effect.gen(function*() {
+        // The page goes with its versions: every stored version's bytes are released.
+        yield* parts.remove(contentDock(resolved), row.id)
+        yield* activity.record({
+          dockId: access.dockId,
+          action: "page.deleted",
+          subjectType: "page",
+          subjectId: row.id,
+          details: { slug: row.slug }
+        })
+      }))
+    })
+
+    const search = Effect.fn("Pages.search")(function*(
+      query: string,
+      options: { readonly target: DockTarget; readonly limit: number }
+    ) {
+      const principal = yield* CurrentPrincipal
+      const text = query.trim()
+      if (text.length === 0) {
+        return yield* new ValidationError({ message: "query must not be empty", details: { field: "query" } })
+      }
+      // owner_username alone names no Dock here: it limits the search to that owner's Docks.
+      const named = targetRefs(options.target).length > 0
+      const dock = named
+        ? yield* docks.find(options.target).pipe(Effect.catchTag("NotFound", () => Effect.succeed(Option.none())))
+        : Option.none()
+      if (named && Option.isNone(dock)) return []
+      const hits = yield* repo.search(principal, text, {
+        dockId: Option.getOrUndefined(dock)?.dock.id,
+        ownerUsername: named ? undefined : options.target.owner_username?.trim(),
+        limit: options.limit
+      })
+      return hits.map((hit) =>
+        new PageSearchResult({
+          part: toPart(hit.part, baseUrl),
+          bucket: {
+            id: hit.part.dock_id!,
+            slug: hit.dock.slug,
+            title: hit.dock.title,
+            path: `${hit.dock.owner}/${hit.dock.slug}`
+          },
+          snippet: hit.snippet,
+          rank: hit.rank
+        })
+      )
+    })
+
+    const pageLinks = Effect.fn("Pages.links")(function*(target: DockTarget, page: string) {
+      const resolved = yield* docks.forRead(target)
+      const row = yield* pageIn(resolved.access, page, parts.findInDock)
+      const source = yield* linkDockOf(resolved)
+      const targets = yield* repo.linksOf(row.id)
+      return { outbound: yield* links.outbound(source, targets), inbound: yield* links.inbound(source, row) }
+    })
+
+    const view = Effect.fn("Pages.view")(function*(ref: { readonly publicSlug: string } | { readonly id: string }) {
+      const missing = new NotFound({ message: "No such artifact, or it is not public" })
+      if ("id" in ref ? !isUuid(ref.id) : !isPublicSlug(ref.publicSlug)) return yield* missing
+      const row = yield* repo.findViewable("id" in ref ? { id: ref.id.toLowerCase() } : ref)
+      if (row === undefined) return yield* missing
+      const author = yield* repo.versionAuthor(row.id, row.version)
+      return {
+        part: toPart(row, baseUrl),
+        html: yield* renderBody(row).pipe(
+          Effect.catchTag("ValidationError", (refusal) =>
+            Effect.succeed(rendered.getOrRender(`unrendered:${row.id}:${row.version}`, () => unrenderedBody(row, refusal))))
+        ),
+        author: { username: author?.username ?? null, agentLabel: author?.agent_label ?? null, at: author?.created_at ?? row.updated_at }
+      }
+    })
+
+    /**
+     * A stored page as HTML, made safe now whatever is stored: HTML through the sanitizer; Markdown rendered with
+     * its wikilinks resolved for the caller, then sanitized; JSON (a Micro DB snapshot) as preformatted text.
+     */
+    const renderBody = (row: PartRow) =>
+      Effect.gen(function*() {
+        const version = `${row.id}:${row.version}`
+        if (row.content_type === "html") return yield* sanitizedHtml(row)
+        if (row.content_type === "json") {
+          return yield* renderOnce(
+            `json:${version}`,
+            version,
+            Effect.map(workers.run("sanitizeHtml", { html: `<pre>${escapeHtml(row.content)}</pre>` }), (out) => out.html)
+          )
+        }
+        const source = row.dock_id === null ? null : yield* docks.byId(row.dock_id).pipe(
+          Effect.flatMap(linkDockOf),
+          Effect.orElseSucceed(() => null)
+        )
+        const resolved = yield* links.resolve(source, yield* repo.linksOf(row.id, WIKILINKS_MAX))
+        // Same-origin paths: the page links work wherever the artifact is served from.
+        const hrefs = [...resolved]
+          .map(([target, page]) => [target, new URL(page.url).pathname] as const)
+          .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+        const key = `markdown:${version}:${JSON.stringify(hrefs)}`
+        return yield* renderOnce(key, version, workers.run("renderMarkdown", { content: row.content, links: hrefs }))
+      })
+
+    /** Stored HTML sanitized again (native reads, the browser routes): once per version of a page. */
+    const sanitizedHtml = (row: { readonly id: string; readonly version: number; readonly content: string }) =>
+      renderOnce(
+        `html:${row.id}:${row.version}`,
+        `${row.id}:${row.version}`,
+        Effect.map(workers.run("sanitizeHtml", { html: row.content }), (out) => out.html)
+      )
+
+    /**
+     * What is cached under `key`, or what `render` (a content worker's job) gives, remembered. A page version
+     * that was refused (too complex to render) is remembered too, by version alone (where its links point would
+     * not make it simpler), and refused again at once: never rendered twice.
+     */
+    const renderOnce = (key: string, version: string, render: Effect.Effect<string, ValidationError | Unavailable>) =>
+      Effect.suspend(() => {
+        const cached = rendered.get(key)
+        if (cached !== undefined) return Effect.succeed(cached)
+        const refused = unrenderable.get(version)
+        if (refused !== undefined) return Effect.fail(refused)
+        return render.pipe(
+          Effect.tap((html) => rendered.set(key, html)),
+          Effect.tapError((error) =>
+            error._tag === "ValidationError"
+              ? Effect.zipRight(
+                Effect.sync(() => unrenderable.set(version, error)),
+                Effect.logWarning("A page version could not be rendered; it is shown as text from now on").pipe(
+                  Effect.annotateLogs({ page_version: version, reason: String((error.details as { reason?: unknown })?.reason) })
+                )
+              )
+              : Effect.void
+          )
+        )
+      })
+
+    return { save, push, read, list, search, links: pageLinks, view, versions, version, restore, remove }
+  })
+)

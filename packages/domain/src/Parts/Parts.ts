@@ -1,0 +1,86 @@
+/**
+ * The Parts port: the one writer of pages (`parts`) and their versions (`part_versions`), of the Dock lock that
+ * makes a Dock's writers take turns, and of the content caps (a sandbox's 25 artifacts and 10 MB, the plan's
+ * per-Dock limits, a user's standalone artifacts), reserved in the write's own transaction so parallel bursts
+ * cannot overshoot. Pages, the Micro DB and forks all write through it; the rules of who may write stay with them.
+ * Every operation runs inside its caller's transaction.
+ */
+import { Context, type Effect } from "effect"
+import type { TierLimitExceeded } from "../Errors.ts"
+import type { DockId, PageId, UserId } from "../Ids.ts"
+import type { PageKind } from "../Pages/Part.ts"
+import type { Author, ContentChange, ContentDock, PartFields, PartRow, VersionReason } from "./PartRow.ts"
+
+export interface NewPart {
+  readonly ownerId: UserId
+  readonly publicSlug: string
+  readonly fields: PartFields
+  readonly author: Author
+  readonly visibility?: "private" | "public" | undefined
+  readonly now: Date
+}
+
+export class Parts extends Context.Tag("@dock/domain/Parts")<Parts, {
+  /** Writers of one Dock take turns: the caller's transaction holds the Dock until it ends. */
+  readonly lockDock: (dockId: DockId) => Effect.Effect<void>
+  /**
+   * Reserves a content change on a Dock: fails with tier_limit_exceeded when the sandbox or plan cap would be
+   * passed; negative changes release space. A ContentDock carries its sandbox flag from the resolver; given only
+   * the Dock's id (a writer without a resolved Dock), the flag is read.
+   */
+  readonly reserve: (dock: ContentDock | DockId, change: ContentChange) => Effect.Effect<void, TierLimitExceeded>
+  /**
+   * A new page, version 1 ("created"), its artifact and bytes reserved: in the Dock, or with none a standalone
+   * artifact of its owner (the owner's standalone artifacts count as one Dock for the plan caps).
+   */
+  readonly create: (dock: ContentDock | DockId | null, part: NewPart) => Effect.Effect<PartRow, TierLimitExceeded>
+  /**
+   * A new version of a page with the reason for it (updated, restored, snapshot). The caller reserves the bytes,
+   * with the rest of its change when it has more (a snapshot with the rows a table's delete releases).
+   */
+  readonly newVersion: (
+    id: PageId,
+    version: number,
+    fields: PartFields,
+    author: Author,
+    reason: VersionReason,
+    now: Date,
+    restoredFrom?: number
+  ) => Effect.Effect<PartRow>
+  /** Deletes a page with its versions and releases the artifact and every stored version's bytes. */
+  readonly remove: (dock: ContentDock | DockId, id: PageId) => Effect.Effect<void>
+  /**
+   * A fork's copy of every page of `from` that is not private (and the Micro DB's tables and rows with its shell)
+   * into the new Dock `to`, version 1 ("forked") by `author`; reserves what the copy holds. Returns how many pages.
+   */
+  readonly copyForFork: (
+    from: DockId,
+    to: ContentDock,
+    ownerId: UserId,
+    author: Author,
+    now: Date
+  ) => Effect.Effect<{ readonly pages: number }, TierLimitExceeded>
+  /** Keeps the newest `keep` versions of a reason (snapshots); returns the versions dropped and their bytes. */
+  readonly pruneVersions: (
+    id: PageId,
+    reason: VersionReason,
+    keep: number
+  ) => Effect.Effect<{ readonly versions: ReadonlyArray<number>; readonly bytes: number }>
+  /** The Micro DB shell's own fields, changed in place (its versions are snapshots). */
+  readonly updateShell: (
+    id: PageId,
+    fields: { readonly title: string | null; readonly slug: string; readonly summary: string; readonly visibility: string | null },
+    now: Date
+  ) => Effect.Effect<PartRow>
+  /** A page of the Dock by UUID or slug; `lock` makes the caller's transaction its one writer. */
+  readonly findInDock: (dockId: DockId, ref: string, lock?: boolean) => Effect.Effect<PartRow | undefined>
+  /** The Dock's page of a kind it has at most one of (the Micro DB shell). */
+  readonly findKind: (dockId: DockId, kind: PageKind, lock?: boolean) => Effect.Effect<PartRow | undefined>
+  /** Whether the Dock has a page of the kind, and its visibility, without reading its content. */
+  readonly visibilityOfKind: (
+    dockId: DockId,
+    kind: PageKind
+  ) => Effect.Effect<{ readonly visibility: "private" | "public" | null } | undefined>
+  /** Everything a new version starts from: the page's current fields. */
+  readonly fieldsOf: (id: PageId) => Effect.Effect<PartFields>
+}>() {}

@@ -1,0 +1,77 @@
+/** The Parts port over PostgreSQL: the caps' arithmetic here, every statement in PartsRepo. */
+import { Effect, Layer } from "effect"
+import { TierLimitExceeded } from "../Errors.ts"
+import type { DockId, UserId } from "../Ids.ts"
+import { Limits } from "../Limits.ts"
+import { Parts } from "./Parts.ts"
+import type { ContentChange, ContentDock } from "./PartRow.ts"
+import { makePartsRepo } from "./PartsRepo.ts"
+
+export const PartsLive = Layer.effect(
+  Parts,
+  Effect.gen(function*() {
+    const repo = yield* makePartsRepo
+    const limits = yield* Limits
+
+    const reserve = Effect.fn("Parts.reserve")(function*(target: ContentDock | DockId, change: ContentChange) {
+      const dock = typeof target === "string" ? { id: target, sandbox: yield* repo.sandboxOf(target) } : target
+      const sandbox = dock.sandbox
+      const maxArtifacts = sandbox ? Math.min(limits.sandboxMaxArtifacts, limits.planMaxArtifactsPerDock) : limits.planMaxArtifactsPerDock
+      const maxBytes = sandbox ? Math.min(limits.sandboxMaxBytes, limits.planMaxDockBytes) : limits.planMaxDockBytes
+      if (yield* repo.addUsage(dock.id, change, { artifacts: maxArtifacts, bytes: maxBytes })) return
+      const used = yield* repo.usage(dock.id)
+      const what = used.artifacts + change.artifacts > maxArtifacts ? `${maxArtifacts} artifacts` : `${maxBytes} bytes of content`
+      return yield* new TierLimitExceeded({
+        message: `${sandbox ? "An anonymous sandbox" : "A Dock on the free plan"} holds at most ${what}`,
+        details: { max_artifacts: maxArtifacts, max_bytes: maxBytes, used, sandbox }
+      })
+    })
+
+    /** A user's standalone artifacts count as one Dock for the plan caps; their user's lock makes them exact. */
+    const reserveStandalone = (userId: UserId, bytes: number) =>
+      Effect.gen(function*() {
+        const used = yield* repo.standaloneUsage(userId)
+        if (used.artifacts + 1 > limits.planMaxArtifactsPerDock || used.bytes + bytes > limits.planMaxDockBytes) {
+          return yield* new TierLimitExceeded({
+            message: `Standalone artifacts on the free plan are limited to ${limits.planMaxArtifactsPerDock} artifacts ` +
+              `and ${limits.planMaxDockBytes} bytes per user`,
+            details: { max_artifacts: limits.planMaxArtifactsPerDock, max_bytes: limits.planMaxDockBytes, used }
+          })
+        }
+      })
+
+    return Parts.of({
+      lockDock: repo.lockDock,
+      reserve,
+      create: Effect.fn("Parts.create")(function*(dock, part) {
+        if (dock === null) yield* reserveStandalone(part.ownerId, part.fields.sizeBytes)
+        else yield* reserve(dock, { artifacts: 1, bytes: part.fields.sizeBytes })
+        const dockId = dock === null ? null : typeof dock === "string" ? dock : dock.id
+        const row = yield* repo.insert(dockId, part.ownerId, part.publicSlug, part.fields, part.visibility ?? null, part.now)
+        yield* repo.insertVersion(row.id, 1, part.fields, part.author, "created", part.now)
+        return row
+      }),
+      newVersion: Effect.fn("Parts.newVersion")(function*(id, version, fields, author, reason, now, restoredFrom) {
+        const row = yield* repo.update(id, version, fields, now)
+        yield* repo.insertVersion(id, version, fields, author, reason, now, restoredFrom ?? null)
+        return row
+      }),
+      remove: Effect.fn("Parts.remove")(function*(dock, id) {
+        const stored = yield* repo.remove(id)
+        // A release never passes a cap.
+        yield* reserve(dock, { artifacts: -1, bytes: -stored }).pipe(Effect.orDie)
+      }),
+      copyForFork: Effect.fn("Parts.copyForFork")(function*(from, to, ownerId, author, now) {
+        const copied = yield* repo.copyDock(from, to.id, ownerId, author, now)
+        yield* reserve(to, { artifacts: copied.pages, bytes: copied.bytes })
+        return { pages: copied.pages }
+      }),
+      pruneVersions: repo.pruneVersions,
+      updateShell: repo.updateShell,
+      findInDock: repo.findInDock,
+      findKind: repo.findKind,
+      visibilityOfKind: repo.visibilityOfKind,
+      fieldsOf: repo.fieldsOf
+    })
+  })
+)

@@ -1,0 +1,267 @@
+/**
+ * Every statement that writes `parts`, `part_versions` or a Dock's content usage, and the reads a write starts
+ * from: SQL in, typed rows out. SqlError is a defect here. Private to Parts/: others go through the Parts port.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Schema } from "effect"
+import { type DockId, isUuid, type PageId, type UserId } from "../Ids.ts"
+import type { ContentType, PageKind } from "../Pages/Part.ts"
+import { type Author, type ContentChange, type PartFields, PartRow, type VersionReason } from "./PartRow.ts"
+
+export const makePartsRepo = Effect.gen(function*() {
+  const sql = yield* PgClient.PgClient
+
+  const columns = sql`id, dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind, visibility,
+    content, claim_count, version, size_bytes, updated_at`
+  const decode = Schema.decodeUnknown(Schema.Array(PartRow))
+  const first = <A>(rows: ReadonlyArray<A>) => rows[0]
+
+  /** Writers of one Dock take turns until the transaction ends (so two pushes of a new slug cannot both create it). */
+  const lockDock = (dockId: DockId) =>
+    sql`select id from docks where id = ${dockId} for no key update`.pipe(Effect.asVoid, Effect.orDie)
+
+  /** Whether the Dock is an unclaimed sandbox (for writers that hold a Dock id but not the resolved Dock). */
+  const sandboxOf = (dockId: DockId) =>
+    sql<{ sandbox: boolean }>`select sandbox from docks where id = ${dockId}`.pipe(
+      Effect.map((rows) => rows[0]?.sandbox === true),
+      Effect.orDie
+    )
+
+  /** A page of a Dock by its UUID or its slug; `lock` makes the caller's transaction its one writer. */
+  const findInDock = (dockId: DockId, ref: string, lock = false) => {
+    const byId = isUuid(ref.trim())
+    return sql`select ${columns} from parts
+      where dock_id = ${dockId} and ${byId ? sql`id = ${ref.trim().toLowerCase()}` : sql`slug = ${ref.trim()}`}
+      ${lock ? sql`for update` : sql``}`.pipe(Effect.flatMap(decode), Effect.map(first), Effect.orDie)
+  }
+
+  /** The Dock's page of a kind that a Dock has at most one of (the Micro DB shell). */
+  const findKind = (dockId: DockId, kind: PageKind, lock = false) =>
+    sql`select ${columns} from parts where dock_id = ${dockId} and page_kind = ${kind} ${lock ? sql`for update` : sql``}`
+      .pipe(Effect.flatMap(decode), Effect.map(first), Effect.orDie)
+
+  /** The visibility of the Dock's page of a kind (the Micro DB shell), without its content; undefined: no such page. */
+  const visibilityOfKind = (dockId: DockId, kind: PageKind) =>
+    sql<{ visibility: "private" | "public" | null }>`select visibility from parts
+      where dock_id = ${dockId} and page_kind = ${kind}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+  const findById = (id: PageId) =>
+    sql`select ${columns} from parts where id = ${id}`.pipe(Effect.flatMap(decode), Effect.map(first), Effect.orDie)
+
+  /** Everything a new version starts from: the page's current fields. */
+  const fieldsOf = (id: PageId) =>
+    sql<{
+      slug: string
+      title: string | null
+      summary: string
+      content_type: ContentType
+      page_kind: PageKind
+      content: string
+      body_text: string
+      front_matter: Record<string, unknown>
+      tags: Array<string>
+      entities: Array<string>
+      concepts: Array<string>
+      source_ids: Array<string>
+      links: Array<string>
+      claim_count: number
+      size_bytes: number
+    }>`select slug, title, summary, content_type, page_kind, content, body_text, front_matter, tags, entities, concepts,
+        source_ids, links, claim_count, size_bytes from parts where id = ${id}`.pipe(
+      Effect.map((rows): PartFields => {
+        const row = rows[0]!
+        return {
+          slug: row.slug,
+          title: row.title,
+          summary: row.summary,
+          contentType: row.content_type,
+          pageKind: row.page_kind,
+          content: row.content,
+          bodyText: row.body_text,
+          frontMatter: row.front_matter,
+          tags: row.tags,
+          entities: row.entities,
+          concepts: row.concepts,
+          sourceIds: row.source_ids,
+          links: row.links,
+          claimCount: row.claim_count,
+          sizeBytes: row.size_bytes
+        }
+      }),
+      Effect.orDie
+    )
+
+  const insert = (
+    dockId: DockId | null,
+    ownerId: UserId,
+    publicSlug: string,
+    fields: PartFields,
+    visibility: "private" | "public" | null,
+    now: Date
+  ) =>
+    sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+        visibility, content, body_text, front_matter, tags, entities, concepts, source_ids, links, claim_count, version,
+        size_bytes, created_at, updated_at)
+      values (${dockId}, ${ownerId}, ${fields.slug}, ${publicSlug}, ${fields.title}, ${fields.summary},
+        ${fields.contentType}, ${fields.pageKind}, ${visibility}, ${fields.content}, ${fields.bodyText},
+        ${sql.json(fields.frontMatter)}, ${[...fields.tags]}::text[], ${[...fields.entities]}::text[],
+        ${[...fields.concepts]}::text[], ${[...fields.sourceIds]}::text[], ${[...fields.links]}::text[],
+        ${fields.claimCount}, 1, ${fields.sizeBytes}, ${now}, ${now})
+      returning ${columns}`.pipe(Effect.flatMap(decode), Effect.map((rows) => rows[0]!), Effect.orDie)
+
+  const update = (id: PageId, version: number, fields: PartFields, now: Date) =>
+    sql`update parts set title = ${fields.title}, summary = ${fields.summary}, content_type = ${fields.contentType},
+        content = ${fields.content}, body_text = ${fields.bodyText}, front_matter = ${sql.json(fields.frontMatter)},
+        tags = ${[...fields.tags]}::text[], entities = ${[...fields.entities]}::text[],
+        concepts = ${[...fields.concepts]}::text[], source_ids = ${[...fields.sourceIds]}::text[],
+        links = ${[...fields.links]}::text[],
+        claim_count = ${fields.claimCount}, size_bytes = ${fields.sizeBytes}, version = ${version}, updated_at = ${now}
+      where id = ${id}
+      returning ${columns}`.pipe(Effect.flatMap(decode), Effect.map((rows) => rows[0]!), Effect.orDie)
+
+  const insertVersion = (
+    partId: PageId,
+    version: number,
+    fields: PartFields,
+    author: Author,
+    reason: VersionReason,
+    now: Date,
+    restoredFrom: number | null = null
+  ) =>
+    sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter, size_bytes,
+        user_id, token_id, agent_label, reason, restored_from, created_at)
+      values (${partId}, ${version}, ${fields.title}, ${fields.summary}, ${fields.contentType}, ${fields.content},
+        ${sql.json(fields.frontMatter)}, ${fields.sizeBytes}, ${author.userId}, ${author.tokenId}, ${author.agentLabel},
+        ${reason}, ${restoredFrom}, ${now})`.pipe(Effect.asVoid, Effect.orDie)
+
+  /** Deletes a page with its versions; returns the bytes every stored version held (the current one included). */
+  const remove = (id: PageId) =>
+    Effect.gen(function*() {
+      const [stored] = yield* sql<{ bytes: string }>`select coalesce(sum(size_bytes), 0)::bigint as bytes
+        from part_versions where part_id = ${id}`
+      yield* sql`delete from parts where id = ${id}`
+      return Number(stored!.bytes)
+    }).pipe(Effect.orDie)
+
+  /** The Micro DB shell's own fields (push_micro_db on an existing shell): they change in place. */
+  const updateShell = (
+    id: PageId,
+    fields: { readonly title: string | null; readonly slug: string; readonly summary: string; readonly visibility: string | null },
+    now: Date
+  ) =>
+    sql`update parts set title = ${fields.title}, slug = ${fields.slug}, summary = ${fields.summary},
+        visibility = ${fields.visibility}, updated_at = ${now}
+      where id = ${id}
+      returning ${columns}`.pipe(Effect.flatMap(decode), Effect.map((rows) => rows[0]!), Effect.orDie)
+
+  /** Keeps the newest `keep` versions of a reason (snapshots); other versions stay. Returns what went. */
+  const pruneVersions = (partId: PageId, reason: VersionReason, keep: number) =>
+    sql<{ version: number; size_bytes: number }>`delete from part_versions
+      where part_id = ${partId} and reason = ${reason} and version not in (
+        select version from part_versions where part_id = ${partId} and reason = ${reason}
+        order by version desc limit ${keep}
+      )
+      returning version, size_bytes`.pipe(
+      Effect.map((rows) => ({
+        versions: rows.map((row) => row.version),
+        bytes: rows.reduce((sum, row) => sum + Number(row.size_bytes), 0)
+      })),
+      Effect.orDie
+    )
+
+  /**
+   * Copies every page of one Dock into another (a fork), except pages marked private: fresh ids and public
+   * slugs, version 1 authored by the forker, each copy remembering its upstream page and version. The Micro DB's
+   * tables and rows follow its shell (when the shell was copied): new ids, the rows' times and order kept.
+   * Returns how many pages were copied and the bytes the copy holds.
+   */
+  const copyDock = (from: DockId, to: DockId, ownerId: UserId, author: Author, now: Date) =>
+    Effect.gen(function*() {
+      const copied = yield* sql<{ id: string; size_bytes: number }>`insert into parts (dock_id, owner_id, slug,
+          public_slug, title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags,
+          entities, concepts, source_ids, links, claim_count, version, size_bytes, upstream_part_id, upstream_version,
+          created_at, updated_at)
+        select ${to}, ${ownerId}, slug,
+          left(coalesce(slug, 'page'), 48) || '-' || substr(md5(random()::text || id::text), 1, 10),
+          title, summary, content_type, page_kind, visibility, content, body_text, front_matter, tags, entities,
+          concepts, '{}', links, claim_count, 1, size_bytes, id, version, ${now}, ${now}
+        from parts where dock_id = ${from} and visibility is distinct from 'private'
+        returning id, size_bytes`
+      yield* sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter,
+          size_bytes, user_id, token_id, agent_label, reason, created_at)
+        select id, 1, title, summary, content_type, content, front_matter, size_bytes, ${author.userId},
+          ${author.tokenId}, ${author.agentLabel}, 'forked', ${now}
+        from parts where dock_id = ${to}`
+      yield* sql`insert into micro_db_tables (dock_id, name, slug, description, position, columns, row_count, created_at,
+          updated_at)
+        select ${to}, name, slug, description, position, columns, row_count, ${now}, ${now}
+        from micro_db_tables where dock_id = ${from}
+          and exists(select 1 from parts where dock_id = ${to} and page_kind = 'micro_db')`
+      const [rows] = yield* sql<{ bytes: string }>`with copied as (
+          insert into micro_db_rows (table_id, data, size_bytes, created_at, updated_at)
+          select copy.id, r.data, r.size_bytes, r.created_at, r.updated_at
+          from micro_db_rows r
+            join micro_db_tables original on original.id = r.table_id
+            join micro_db_tables copy on copy.dock_id = ${to} and copy.slug = original.slug
+          where original.dock_id = ${from}
+          order by r.seq
+          returning size_bytes
+        )
+        select coalesce(sum(size_bytes), 0)::bigint as bytes from copied`
+      // Each copied page has one version, its content (a Micro DB shell's: the latest snapshot), and counts by it.
+      const pageBytes = copied.reduce((sum, row) => sum + Number(row.size_bytes), 0)
+      return { pages: copied.length, bytes: pageBytes + Number(rows!.bytes) }
+    }).pipe(Effect.orDie)
+
+  /**
+   * Adds a change to the Dock's usage when it stays within the caps, in one conditional update (its row lock
+   * serializes concurrent writers and the condition is the cap). Returns whether it was within them.
+   */
+  const addUsage = (dockId: DockId, change: ContentChange, max: { readonly artifacts: number; readonly bytes: number }) =>
+    Effect.gen(function*() {
+      yield* sql`insert into dock_usage (dock_id) values (${dockId}) on conflict (dock_id) do nothing`
+      const rows = yield* sql<{ artifacts: number }>`update dock_usage
+        set artifacts = greatest(artifacts + ${change.artifacts}, 0), bytes = greatest(bytes + ${change.bytes}, 0)
+        where dock_id = ${dockId}
+          and (${change.artifacts} <= 0 or artifacts + ${change.artifacts} <= ${max.artifacts})
+          and (${change.bytes} <= 0 or bytes + ${change.bytes} <= ${max.bytes})
+        returning artifacts`
+      return rows.length > 0
+    }).pipe(Effect.orDie)
+
+  const usage = (dockId: DockId) =>
+    sql<{ artifacts: number; bytes: string }>`select artifacts, bytes from dock_usage where dock_id = ${dockId}`.pipe(
+      Effect.map((rows) => ({ artifacts: rows[0]?.artifacts ?? 0, bytes: Number(rows[0]?.bytes ?? 0) })),
+      Effect.orDie
+    )
+
+  /** A user's standalone artifacts (in no Dock), with their user's row locked so concurrent pushes take turns. */
+  const standaloneUsage = (userId: UserId) =>
+    Effect.gen(function*() {
+      yield* sql`select id from users where id = ${userId} for no key update`
+      const [usage] = yield* sql<{ artifacts: number; bytes: number }>`select count(*)::int as artifacts,
+          coalesce(sum(size_bytes), 0)::bigint as bytes
+        from parts where dock_id is null and owner_id = ${userId}`
+      return { artifacts: usage!.artifacts, bytes: Number(usage!.bytes) }
+    }).pipe(Effect.orDie)
+
+  return {
+    lockDock,
+    sandboxOf,
+    findInDock,
+    findKind,
+    visibilityOfKind,
+    findById,
+    fieldsOf,
+    insert,
+    update,
+    insertVersion,
+    remove,
+    updateShell,
+    pruneVersions,
+    copyDock,
+    addUsage,
+    usage,
+    standaloneUsage
+  } as const
+})
