@@ -5,8 +5,8 @@
  */
 import { FetchHttpClient, FileSystem, HttpApiClient, HttpClient, HttpClientRequest, Path } from "@effect/platform"
 import { DockApi } from "@dock/domain"
-import { optionalText } from "@dock/server"
 import { Config, Data, Effect, Option, Redacted } from "effect"
+import { optionalText } from "./Environment.ts"
 
 export interface Connection {
   readonly url: Option.Option<string>

@@ -5,9 +5,9 @@
  */
 import { FileSystem, Path } from "@effect/platform"
 import type { AnonymousRegistration, VerifiedEmailRegistration } from "@dock/domain"
-import { optionalText } from "@dock/server"
 import { Effect, Option } from "effect"
 import * as Os from "node:os"
+import { optionalText } from "./Environment.ts"
 
 export const credentialsFile = Effect.gen(function*() {
   const path = yield* Path.Path

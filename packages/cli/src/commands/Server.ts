@@ -1,0 +1,37 @@
+/**
+ * `dock serve` and `dock migrate`: the commands that act on the configured database directly rather than through
+ * the API. They run the server's own program, so this is the CLI's one import of @dock/server.
+ */
+import { Command } from "@effect/cli"
+import { applyMigrations, Database, latestMigrationId } from "@dock/domain"
+import { configuration, loggerLayer, serve as serveProgram } from "@dock/server"
+import { Console, Effect } from "effect"
+import { connection } from "../ApiCommand.ts"
+import { CliFailure } from "../CliFailure.ts"
+
+const serverConfiguration = configuration.pipe(Effect.mapError((error) => new CliFailure({ message: error.message })))
+
+export const serve = Command.make("serve", {}, () => Effect.flatMap(serverConfiguration, serveProgram)).pipe(
+  Command.withDescription("Run the Dock server (configured by the environment, see README)")
+)
+
+export const migrate = Command.make(
+  "migrate",
+  { json: connection.json },
+  ({ json }) =>
+    Effect.gen(function*() {
+      const config = yield* serverConfiguration
+      const applied = yield* applyMigrations().pipe(
+        Effect.provide(Database.layer(config.database)),
+        Effect.provide(loggerLayer(config.env)),
+        Effect.mapError((error) => new CliFailure({ message: `Migration failed: ${error.message}` }))
+      )
+      yield* Console.log(
+        json
+          ? JSON.stringify({ applied, latest: latestMigrationId })
+          : applied.length === 0
+          ? `Database is up to date (migration ${latestMigrationId})`
+          : `Applied migrations ${applied.join(", ")}; database is at migration ${latestMigrationId}`
+      )
+    })
+).pipe(Command.withDescription("Apply pending database migrations and exit"))
