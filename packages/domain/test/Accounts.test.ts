@@ -2,7 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { Accounts, CurrentPrincipal, Docks, type UserId, userPrincipal } from "../src/index.ts"
+import { Accounts, CurrentPrincipal, type DockId, Docks, type UserId, userPrincipal } from "../src/index.ts"
 import { DomainTest } from "../src/testing.ts"
 
 /** Lowercase letters and digits, unique per call: keeps data apart between tests sharing one database. */
@@ -26,7 +26,7 @@ layer(DomainTest)("Accounts", (it) => {
       expect(user.email).toBe("ada.lovelace@example.com")
       expect(user.confirmed).toBe(true)
       expect(user.default_bucket_id).not.toBeNull()
-      const dock = yield* (yield* Docks).get({ _tag: "ById", id: user.default_bucket_id! }).pipe(
+      const dock = yield* (yield* Docks).byId(user.default_bucket_id! as DockId).pipe(Effect.map((resolved) => resolved.dock)).pipe(
         Effect.provideService(CurrentPrincipal, userPrincipal(user))
       )
       expect(dock.owner.username).toBe("ada-lovelace")
@@ -89,7 +89,7 @@ layer(DomainTest)("Accounts", (it) => {
       const second = yield* person(`sam-${id}@two.example`)
       expect(first.username).toBe(`sam-${id}`)
       expect(second.username).toMatch(new RegExp(`^sam-${id}-\\d{4}$`))
-      const dock = yield* (yield* Docks).get({ _tag: "ById", id: second.default_bucket_id! }).pipe(
+      const dock = yield* (yield* Docks).byId(second.default_bucket_id! as DockId).pipe(Effect.map((resolved) => resolved.dock)).pipe(
         Effect.provideService(CurrentPrincipal, userPrincipal(second))
       )
       expect(dock.slug).toBe(second.username)

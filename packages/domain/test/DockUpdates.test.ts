@@ -31,7 +31,7 @@ const remove = (principal: Principal, ref: DockRef) =>
   Effect.flatMap(Docks, (docks) => Effect.flatMap(resolvedAt(ref), docks.remove)).pipe(as(principal))
 
 const get = (principal: Principal, ref: DockRef) =>
-  Effect.flatMap(Docks, (docks) => docks.get(ref)).pipe(as(principal))
+  Effect.map(resolvedAt(ref), (resolved) => resolved.dock).pipe(as(principal))
 
 const listWritable = (principal: Principal, filter: WritableFilter = {}) =>
   Effect.flatMap(Docks, (docks) => docks.listWritable(filter)).pipe(as(principal))

@@ -20,6 +20,7 @@ import {
   userPrincipal
 } from "../src/index.ts"
 import { domainTestWith, DomainTest, TEST_BASE_URL } from "../src/testing.ts"
+import { resolvedAt } from "./support/Fixtures.ts"
 
 /** Lowercase letters and digits, unique per call: keeps data apart between tests sharing one database. */
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
@@ -32,10 +33,10 @@ const as = (principal: Principal) => Effect.provideService(CurrentPrincipal, pri
 const create = (principal: Principal, input: NewDock) =>
   Effect.flatMap(Docks, (docks) => docks.create(input)).pipe(as(principal))
 
-const get = (principal: Principal, ref: DockRef) => Effect.flatMap(Docks, (docks) => docks.get(ref)).pipe(as(principal))
+const get = (principal: Principal, ref: DockRef) => Effect.map(resolvedAt(ref), (resolved) => resolved.dock).pipe(as(principal))
 
 const access = (principal: Principal, ref: DockRef) =>
-  Effect.flatMap(Docks, (docks) => docks.access(ref)).pipe(as(principal))
+  Effect.map(resolvedAt(ref), (resolved) => resolved.access).pipe(as(principal))
 
 const byId = (dock: Dock): DockRef => ({ _tag: "ById", id: dock.id })
 const byPath = (dock: Dock): DockRef => ({ _tag: "ByPath", owner: dock.owner.username, slug: dock.slug })

@@ -170,20 +170,20 @@ layer(DomainTest)("Members", (it) => {
       yield* add(dock.id, alice.username, "editor")
       yield* add(dock.id, bob.username, "viewer")
       for (const [user, role] of [[alice, "editor"], [bob, "viewer"]] as const) {
-        expect(yield* docks.get(byId(dock)).pipe(as(userPrincipal(user)))).toEqual(dock)
-        expect((yield* docks.access(byId(dock)).pipe(as(userPrincipal(user)))).grant).toBe(role)
+        expect(yield* Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(user)))).toEqual(dock)
+        expect((yield* Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.access).pipe(as(userPrincipal(user)))).grant).toBe(role)
         const update = yield* Effect.flip(Effect.flatMap(resolvedAt(byId(dock)), (resolved) => docks.update(resolved, { title: "Changed" })).pipe(as(userPrincipal(user))))
         expect(update.code).toBe("permission_denied")
         const remove = yield* Effect.flip(Effect.flatMap(resolvedAt(byId(dock)), docks.remove).pipe(as(userPrincipal(user))))
         expect(remove.code).toBe("permission_denied")
       }
-      expect(errorBody(yield* Effect.flip(docks.get(byId(dock)).pipe(as(userPrincipal(stranger)))))).toEqual(NOT_FOUND_BODY)
+      expect(errorBody(yield* Effect.flip(Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(stranger)))))).toEqual(NOT_FOUND_BODY)
       expect((yield* Effect.flatMap(resolvedAt(byId(dock)), (resolved) => docks.update(resolved, { title: "Owner's change" })).pipe(as(userPrincipal(owner)))).title)
         .toBe("Owner's change")
 
       yield* removeMember(dock.id, alice.username)
-      expect(errorBody(yield* Effect.flip(docks.get(byId(dock)).pipe(as(userPrincipal(alice)))))).toEqual(NOT_FOUND_BODY)
-      expect((yield* docks.get(byId(dock)).pipe(as(userPrincipal(bob)))).title).toBe("Owner's change")
+      expect(errorBody(yield* Effect.flip(Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(alice)))))).toEqual(NOT_FOUND_BODY)
+      expect((yield* Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(bob)))).title).toBe("Owner's change")
     }))
 
   it.effect("an owner grant lets a collaborator change and delete the Dock", () =>

@@ -120,7 +120,7 @@ const claimWithNewAccount = (registration: AnonymousRegistration, email = newEma
 const authenticate = (secret: string) => Effect.flatMap(Tokens, (tokens) => tokens.authenticate(secret))
 
 const getDock = (principal: Principal, id: string) =>
-  Effect.flatMap(Docks, (docks) => docks.get({ _tag: "ById", id })).pipe(
+  Effect.flatMap(Docks, (docks) => Effect.map(docks.byId(id as DockId), (resolved) => resolved.dock)).pipe(
     Effect.provideService(CurrentPrincipal, principal)
   )
 

@@ -18,7 +18,7 @@ import type { DockId, UserId } from "../Ids.ts"
 import type { DockAccess, Role } from "../Policy.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
 import type { Option } from "effect"
-import type { Dock, DockDetails, DockRef, DockTarget, NewDock } from "./Dock.ts"
+import type { Dock, DockDetails, DockTarget, NewDock } from "./Dock.ts"
 
 /**
  * A Dock as the one resolver found it for the caller: the Dock, what the policy needs, the caller's effective
@@ -134,16 +134,6 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
   readonly createOwned: (ownerId: UserId, fields: OwnedDock) => Effect.Effect<DockId, ValidationError>
   /** A Dock by id as stored, whoever asks (no policy): for the account and registration flows. Hidden is None. */
   readonly storedById: (id: DockId) => Effect.Effect<Option.Option<Dock>>
-  /** @deprecated use `named`/`byId`: the Dock a reference names, as the caller may read it. */
-  readonly get: (ref: DockRef | ResolvedDock) => Effect.Effect<Dock, NotFound | BadRequest, CurrentPrincipal>
-  /** @deprecated use `named`/`byId` and `.access` (given a ResolvedDock, answers its access without a lookup). */
-  readonly access: (ref: DockRef | ResolvedDock) => Effect.Effect<DockAccess, NotFound | BadRequest, CurrentPrincipal>
-  /** @deprecated use `find`. */
-  readonly resolve: (target: DockTarget) => Effect.Effect<Option.Option<ResolvedDock>, NotFound | BadRequest, CurrentPrincipal>
-  /** @deprecated use `forRead`. */
-  readonly resolveRead: (target: DockTarget) => Effect.Effect<ResolvedDock, NotFound | BadRequest, CurrentPrincipal>
-  /** @deprecated use `forWrite`. */
-  readonly resolveWrite: (target: DockTarget) => Effect.Effect<ResolvedDock, NotFound | BadRequest, CurrentPrincipal>
   /** Docks the caller can push to: owned, plus editor collaborations when asked. */
   readonly listWritable: (filter: WritableFilter) => Effect.Effect<ReadonlyArray<Dock>, Unauthorized, CurrentPrincipal>
   /** Owner only; a sandbox token cannot make its Dock public. */

@@ -332,10 +332,6 @@ export const DocksLive = Layer.effect(
       return (yield* byIdFound(id)).resolved
     })
 
-    /** The deprecated reference lookups; a ResolvedDock is answered as it is. */
-    const resolvedOf = (ref: DockRef | ResolvedDock) =>
-      "dock" in ref ? Effect.succeed(ref) : Effect.map(readable(ref), ({ resolved }) => resolved)
-
     const readableAt = Effect.fn("Docks.readableAt")(function*(paths: ReadonlyArray<string>) {
       const principal = yield* CurrentPrincipal
       const found = new Map<string, ResolvedDock>()
@@ -382,14 +378,6 @@ export const DocksLive = Layer.effect(
       }))
       const row = yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow))
       return toDock(row, baseUrl)
-    })
-
-    const get = Effect.fn("Docks.get")(function*(ref: DockRef | ResolvedDock) {
-      return (yield* resolvedOf(ref)).dock
-    })
-
-    const access = Effect.fn("Docks.access")(function*(ref: DockRef | ResolvedDock) {
-      return (yield* resolvedOf(ref)).access
     })
 
     const listWritable = Effect.fn("Docks.listWritable")(function*(filter: WritableFilter) {
@@ -645,11 +633,6 @@ export const DocksLive = Layer.effect(
       forOperator,
       createOwned,
       storedById,
-      get,
-      access,
-      resolve: find,
-      resolveRead: forRead,
-      resolveWrite: forWrite,
       listWritable,
       update,
       remove,

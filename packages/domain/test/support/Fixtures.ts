@@ -36,7 +36,7 @@ export const grant = (dock: Dock, user: User, role: "owner" | "editor" | "viewer
   Effect.flatMap(Members, (members) => members.add(dock.id, user.username, role))
 
 export const resolveAs = (principal: Principal, target: DockTarget) =>
-  Effect.flatMap(Docks, (docks) => docks.resolve(target)).pipe(as(principal))
+  Effect.flatMap(Docks, (docks) => docks.find(target)).pipe(as(principal))
 
 /** The Dock a reference names, as the caller resolves it (for the port methods that take a ResolvedDock). */
 export const resolvedAt = (ref: DockRef) =>
