@@ -13,15 +13,15 @@ const rpc = (name: string, args: string) =>
   `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${args}}}`
 
 const unknownKeys = (count: number) => {
-  const parts: Array<string> = ['"bucket":"nope"']
+  const parts: Array<string> = ["\"bucket\":\"nope\""]
   for (let i = 0; i < count; i++) parts.push(`"k${i}":1`)
   return `{${parts.join(",")}}`
 }
 const bigArray = (count: number, item: string) => `[${new Array(count).fill(item).join(",")}]`
 /** 3 M strings spread over arrays nested 30 deep. */
 const deepStrings = () => {
-  let inner = bigArray(100_000, '"a"')
-  for (let depth = 0; depth < 30; depth++) inner = `[${inner},${bigArray(1, '"b"')}]`
+  let inner = bigArray(100_000, "\"a\"")
+  for (let depth = 0; depth < 30; depth++) inner = `[${inner},${bigArray(1, "\"b\"")}]`
   return `{"bucket":"nope","x":${bigArray(30, inner)}}`
 }
 
@@ -39,8 +39,13 @@ await withFreshServer("arguments", {}, async ({ dock, admin }) => {
   const token = (await admin("/admin/tokens", { user: user.email, scopes: ["mcp:write"] })).token as string
   const payloads: Array<[string, string, string, boolean]> = [
     ["1.8 M unknown keys, /mcp/public", "/mcp/public", rpc("get_bucket", unknownKeys(1_800_000)), false],
-    ["2 M rows, /mcp", "/mcp", rpc("push_micro_db", `{"bucket":"nope","table":"t","rows":${bigArray(2_000_000, "{}")}}`), true],
-    ["2 M tags, /mcp", "/mcp", rpc("create_bucket", `{"title":"t","tags":${bigArray(2_000_000, '"x"')}}`), true],
+    [
+      "2 M rows, /mcp",
+      "/mcp",
+      rpc("push_micro_db", `{"bucket":"nope","table":"t","rows":${bigArray(2_000_000, "{}")}}`),
+      true
+    ],
+    ["2 M tags, /mcp", "/mcp", rpc("create_bucket", `{"title":"t","tags":${bigArray(2_000_000, "\"x\"")}}`), true],
     ["3 M strings deep, /mcp/public", "/mcp/public", rpc("get_bucket", deepStrings()), false],
     // Just under the bounds: what the per-call walk and the schema still do.
     ["9,999 unknown keys, /mcp/public", "/mcp/public", rpc("get_bucket", unknownKeys(9_999)), false],
@@ -79,7 +84,9 @@ await withFreshServer("arguments", {}, async ({ dock, admin }) => {
     await probe
     console.log(
       `${label}: request ${(body.length / 1048576).toFixed(1)} MiB → ${response.status} in ${elapsed.toFixed(0)} ms, ` +
-        `answer ${answer.byteLength} bytes, worst /healthz ${worstHealth.toFixed(0)} ms, server peak RSS ${peakRss(dock.child.pid)}`
+        `answer ${answer.byteLength} bytes, worst /healthz ${worstHealth.toFixed(0)} ms, server peak RSS ${
+          peakRss(dock.child.pid)
+        }`
     )
   }
 })

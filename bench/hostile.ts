@@ -81,8 +81,12 @@ const rpc = async (url: string, body: string, token?: string): Promise<Answer> =
 const rpcBody = (text: string) =>
   JSON.parse(text.startsWith("event:") || text.startsWith("data:") ? /^data: (.*)$/m.exec(text)![1]! : text)
 
-const toolCall = (name: string, args: unknown, id = 1) =>
-  ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } })
+const toolCall = (name: string, args: unknown, id = 1) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: args }
+})
 
 /** Polls /healthz every 10 ms until stopped; the worst latency seen. */
 const healthPoller = (baseUrl: string) => {
@@ -107,7 +111,11 @@ const healthPoller = (baseUrl: string) => {
 const main = () =>
   withFreshServer("hostile", {
     // The public per-address limit as shipped (300 messages a minute), so the last family shows it at work.
-    env: { DOCK_SANDBOX_WRITES_PER_MINUTE: "0", DOCK_REGISTRATIONS_PER_IP_PER_DAY: "100", DOCK_PUBLIC_MCP_REQUESTS_PER_MINUTE: "300" }
+    env: {
+      DOCK_SANDBOX_WRITES_PER_MINUTE: "0",
+      DOCK_REGISTRATIONS_PER_IP_PER_DAY: "100",
+      DOCK_PUBLIC_MCP_REQUESTS_PER_MINUTE: "300"
+    }
   }, async ({ dock, summary, admin }) => {
     const { baseUrl } = dock
     const user = await admin("/admin/users", { email: "hostile@example.com" })
@@ -115,7 +123,11 @@ const main = () =>
     const registration = await fetch(`${baseUrl}/agent/auth`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ type: "anonymous", requested_credential_type: "mcp_write_token", agent_label: "hostile-bench" })
+      body: JSON.stringify({
+        type: "anonymous",
+        requested_credential_type: "mcp_write_token",
+        agent_label: "hostile-bench"
+      })
     }).then((r) => r.json() as Promise<Record<string, unknown>>)
     const sandboxToken = String(registration.credential)
 
@@ -183,16 +195,22 @@ const main = () =>
         const batch = Array.from({ length: 10 }, (_, i) =>
           toolCall("get_web_page_links", { bucket: `${String(user.username)}/${dockSlug}`, page_slug: slug }, i + 1))
         const read = await rpc(`${baseUrl}/mcp/public`, JSON.stringify(batch))
-        return { ms: performance.now() - started, outcome: `push ${push.ms.toFixed(0)} ms; 10 reads ${read.outcome}`, bytes: read.bytes }
+        return {
+          ms: performance.now() - started,
+          outcome: `push ${push.ms.toFixed(0)} ms; 10 reads ${read.outcome}`,
+          bytes: read.bytes
+        }
       }
     })
     const publicArgs = (name: string, build: (bytes: number) => unknown) => ({
       name: `arguments: ${name}`,
-      run: (bytes: number) => rpc(`${baseUrl}/mcp/public`, JSON.stringify(toolCall("search_buckets", build(bytes))))
+      run: (bytes: number) =>
+        rpc(`${baseUrl}/mcp/public`, JSON.stringify(toolCall("search_buckets", build(bytes))))
     })
 
     const families = [
-      markdown("[[a a a … ]] one wikilink label", (n) => `[[${words(n)}]]`),
+      markdown("[[a a a … ]] one wikilink label", (n) =>
+        `[[${words(n)}]]`),
       markdown("[a a a …](x) link text", (n) => `[${words(n)}](x)`),
       markdown("[a a a …][r] reference", (n) => `[${words(n)}][r]\n\n[r]: https://example.com`),
       markdown("[^a a a …] footnote", (n) => `[^${words(n)}]`),
@@ -237,7 +255,9 @@ const main = () =>
     ].filter((family) => ONLY === undefined || ONLY.some((prefix) => family.name.startsWith(prefix)))
 
     const row = (cells: ReadonlyArray<string>) =>
-      console.log(cells.map((cell, i) => (i === 0 ? cell.padEnd(46) : i === 4 ? `  ${cell}` : cell.padStart(10))).join(" "))
+      console.log(
+        cells.map((cell, i) => (i === 0 ? cell.padEnd(46) : i === 4 ? `  ${cell}` : cell.padStart(10))).join(" ")
+      )
     row(["family", "size", "answer ms", "/healthz", "answer"])
     let worstAnswer = 0
     let worstStall = 0
@@ -259,7 +279,9 @@ const main = () =>
     }
     console.log(
       `\nworst answer ${worstAnswer.toFixed(0)} ms (target ≤ 2000), worst /healthz ${worstStall.toFixed(0)} ms ` +
-        `(target ≤ 100; idle reference worst ${reference.worst.toFixed(1)} ms); load average after: ${loadAverage({ all: true })}`
+        `(target ≤ 100; idle reference worst ${reference.worst.toFixed(1)} ms); load average after: ${
+          loadAverage({ all: true })
+        }`
     )
   })
 

@@ -10,19 +10,25 @@ import sharp from "sharp"
 import { connectMcp, loadAverage, machine, mcpEra, number, percentile, withFreshServer } from "./support/Bench.ts"
 
 const photo = (width: number, height: number) =>
-  sharp({ create: { width, height, channels: 3, background: "#7a8", noise: { type: "gaussian", mean: 120, sigma: 30 } } })
+  sharp({
+    create: { width, height, channels: 3, background: "#7a8", noise: { type: "gaussian", mean: 120, sigma: 30 } }
+  })
     .blur(1.2)
     .jpeg({ quality: 88 })
     .toBuffer()
 
 const noisyPng = (width: number, height: number) =>
-  sharp({ create: { width, height, channels: 3, background: "#888", noise: { type: "gaussian", mean: 128, sigma: 60 } } })
+  sharp({
+    create: { width, height, channels: 3, background: "#888", noise: { type: "gaussian", mean: 128, sigma: 60 } }
+  })
     .png()
     .toBuffer()
 
 const figures = (millis: ReadonlyArray<number>) => {
   const sorted = [...millis].sort((a, b) => a - b)
-  return `p50 ${percentile(sorted, 0.5).toFixed(0)} ms, p95 ${percentile(sorted, 0.95).toFixed(0)} ms, max ${sorted.at(-1)!.toFixed(0)} ms`
+  return `p50 ${percentile(sorted, 0.5).toFixed(0)} ms, p95 ${percentile(sorted, 0.95).toFixed(0)} ms, max ${
+    sorted.at(-1)!.toFixed(0)
+  } ms`
 }
 
 const main = async () => {
@@ -34,14 +40,26 @@ const main = async () => {
   await withFreshServer("images", { env: { DOCK_PLAN_MAX_DOCK_BYTES: "4000000000" } }, async (server) => {
     console.log(machine())
     console.log(server.summary)
-    console.log(`server ready in ${(server.dock.readyMs / 1000).toFixed(1)} s; MCP era ${era}; load ${loadAverage({ all: true })}\n`)
+    console.log(
+      `server ready in ${(server.dock.readyMs / 1000).toFixed(1)} s; MCP era ${era}; load ${
+        loadAverage({ all: true })
+      }\n`
+    )
     const user = await server.admin("/admin/users", { email: "images@example.com", username: "bench-images" })
     const token = String((await server.admin("/admin/tokens", { user: user.email, scopes: ["mcp:write"] })).token)
-    const client: Client = await connectMcp({ name: "dock-bench-images", url: `${server.dock.baseUrl}/mcp`, era, token, retry: true })
+    const client: Client = await connectMcp({
+      name: "dock-bench-images",
+      url: `${server.dock.baseUrl}/mcp`,
+      era,
+      token,
+      retry: true
+    })
     server.defer(() => client.close())
     const call = async (name: string, args: Record<string, unknown>) => {
       const result = await client.callTool({ name, arguments: args })
-      if (result.isError === true) throw new Error(`${name} failed: ${JSON.stringify(result.structuredContent).slice(0, 500)}`)
+      if (result.isError === true) {
+        throw new Error(`${name} failed: ${JSON.stringify(result.structuredContent).slice(0, 500)}`)
+      }
       return result.structuredContent as Record<string, any>
     }
     const dock = (await call("create_bucket", { title: "Bench images", slug: "gallery", visibility: "public" })).bucket
@@ -58,7 +76,12 @@ const main = async () => {
       const millis: Array<number> = []
       for (let n = 0; n < pushes; n++) {
         const started = performance.now()
-        const result = await call("push_image", { bucket: dock.id, image_base64, filename: `bench-${n}`, alt_text: label })
+        const result = await call("push_image", {
+          bucket: dock.id,
+          image_base64,
+          filename: `bench-${n}`,
+          alt_text: label
+        })
         millis.push(performance.now() - started)
         pushed[label] = { id: result.image_id, path: new URL(result.public_url).pathname }
       }
@@ -67,12 +90,20 @@ const main = async () => {
 
     const small = await call("push_image", {
       bucket: dock.id,
-      image_base64: (await sharp({ create: { width: 64, height: 64, channels: 3, background: "#246" } }).png().toBuffer()).toString("base64"),
+      image_base64:
+        (await sharp({ create: { width: 64, height: 64, channels: 3, background: "#246" } }).png().toBuffer()).toString(
+          "base64"
+        ),
       filename: "small.png",
       alt_text: "small"
     })
     console.log("")
-    for (const [label, path] of [["4 MP JPEG", pushed[samples[0][0]]!.path], ["64 × 64 PNG", new URL(small.public_url).pathname]] as const) {
+    for (
+      const [label, path] of [["4 MP JPEG", pushed[samples[0][0]]!.path], [
+        "64 × 64 PNG",
+        new URL(small.public_url).pathname
+      ]] as const
+    ) {
       const url = `${server.dock.baseUrl}${path}`
       const millis: Array<number> = []
       let bytes = 0
@@ -90,7 +121,9 @@ const main = async () => {
       const elapsed = seconds
       console.log(
         `GET /images/ ${label}: ${clients} fetchers, ${(millis.length / elapsed).toFixed(0)} requests/s, ` +
-          `${(bytes / 1e6 / elapsed).toFixed(0)} MB/s, ${figures(millis).replace(/, max.*/, "")}, p99 ${percentile([...millis].sort((a, b) => a - b), 0.99).toFixed(0)} ms`
+          `${(bytes / 1e6 / elapsed).toFixed(0)} MB/s, ${figures(millis).replace(/, max.*/, "")}, p99 ${
+            percentile([...millis].sort((a, b) => a - b), 0.99).toFixed(0)
+          } ms`
       )
     }
     console.log(`\nload after: ${loadAverage({ all: true })}`)

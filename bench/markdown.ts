@@ -62,7 +62,6 @@ const hostile: Record<string, string> = {
   "deep nesting > > > (container prefix guard)": fill(">")
 }
 
-
 const options = { resolveWikilink: (target: string) => (target === "data page" ? { href: "/a/data" } : undefined) }
 
 const kib = (length: number) => (length / KiB).toFixed(0).padStart(5)

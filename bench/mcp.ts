@@ -17,7 +17,16 @@ import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotoc
 import * as Http from "node:http"
 import { Readable } from "node:stream"
 import { startServer, stopServer } from "../scripts/support.ts"
-import { connectMcp, loadAverage, machine, mcpEra, number, percentile, sourceArgs, withFreshServer } from "./support/Bench.ts"
+import {
+  connectMcp,
+  loadAverage,
+  machine,
+  mcpEra,
+  number,
+  percentile,
+  sourceArgs,
+  withFreshServer
+} from "./support/Bench.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // The baseline: the bare SDK with one trivial tool, served on node:http (the child process started below).

@@ -28,7 +28,16 @@
  * BENCH_KEEP_DATABASE=1 (keep the database for experiments with psql; its name is printed).
  */
 import type { Client } from "@modelcontextprotocol/client"
-import { connectMcp, loadAverage, machine, mcpEra, mulberry32, number, percentile, withFreshServer } from "./support/Bench.ts"
+import {
+  connectMcp,
+  loadAverage,
+  machine,
+  mcpEra,
+  mulberry32,
+  number,
+  percentile,
+  withFreshServer
+} from "./support/Bench.ts"
 
 const STATUSES = ["todo", "doing", "review", "done", "blocked"]
 const WORDS = (
@@ -99,7 +108,13 @@ const main = async () => {
     const user = await admin("/admin/users", { email: "microdb@example.com", username: "bench-microdb" })
     const token = String((await admin("/admin/tokens", { user: user.email, scopes: ["mcp:write"] })).token)
     const connect = async () => {
-      const client = await connectMcp({ name: "dock-bench-microdb", url: `${dock.baseUrl}/mcp`, era, token, retry: true })
+      const client = await connectMcp({
+        name: "dock-bench-microdb",
+        url: `${dock.baseUrl}/mcp`,
+        era,
+        token,
+        retry: true
+      })
       defer(() => client.close())
       return client
     }
@@ -118,7 +133,8 @@ const main = async () => {
     }
 
     const client = await connect()
-    const bucket = (await call(client, "create_bucket", { title: "Micro DB bench", slug: "microdb-bench" })).bucket.id as string
+    const bucket = (await call(client, "create_bucket", { title: "Micro DB bench", slug: "microdb-bench" })).bucket
+      .id as string
     const table = (await call(client, "create_micro_db_table", {
       bucket,
       name: "Tasks",
@@ -153,7 +169,11 @@ const main = async () => {
     const buildSeconds = (performance.now() - buildStart) / 1000
     const tenth = Math.max(1, Math.floor(buildLatencies.length / 10))
     const figures: Array<Figure> = [
-      figureOf(`insert_micro_db_rows ${batch} rows, whole build`, buildLatencies, `${(totalRows / buildSeconds).toFixed(0)} rows/s`),
+      figureOf(
+        `insert_micro_db_rows ${batch} rows, whole build`,
+        buildLatencies,
+        `${(totalRows / buildSeconds).toFixed(0)} rows/s`
+      ),
       figureOf(`insert_micro_db_rows ${batch} rows, first tenth`, buildLatencies.slice(0, tenth)),
       figureOf(`insert_micro_db_rows ${batch} rows, last tenth`, buildLatencies.slice(-tenth))
     ]
@@ -176,7 +196,9 @@ const main = async () => {
     figures.push(full)
 
     // `code` made unique: every row checked once, then each insert checks its new codes against the table.
-    const uniqueOn = await timed(() => call(client, "update_micro_db_column", { bucket, table, column: "code", patch: { unique: true } }))
+    const uniqueOn = await timed(() =>
+      call(client, "update_micro_db_column", { bucket, table, column: "code", patch: { unique: true } })
+    )
     const uniqueOnFigure = figureOf(`update_micro_db_column unique on, ${next} rows`, [uniqueOn.ms])
     show(uniqueOnFigure)
     figures.push(uniqueOnFigure)
@@ -186,7 +208,10 @@ const main = async () => {
       uniqueLatencies.push((await timed(() => call(client, "insert_micro_db_rows", { bucket, table, rows }))).ms)
       console.log(`  unique batch ${i + 1}: ${uniqueLatencies.at(-1)!.toFixed(0)} ms`)
     }
-    const uniqueFigure = figureOf(`insert_micro_db_rows ${batch} rows, unique code, into ${totalRows + insertBatches * batch} rows`, uniqueLatencies)
+    const uniqueFigure = figureOf(
+      `insert_micro_db_rows ${batch} rows, unique code, into ${totalRows + insertBatches * batch} rows`,
+      uniqueLatencies
+    )
     show(uniqueFigure)
     figures.push(uniqueFigure)
     const tableRows = next
@@ -194,7 +219,9 @@ const main = async () => {
     // ---------------------------------------------------------------------------------------------------------
     // 3. Queries.
     // ---------------------------------------------------------------------------------------------------------
-    console.log(`\nquery_micro_db_rows over ${tableRows} rows, limit ${queryLimit}, ${queryRuns} calls each (1 client):`)
+    console.log(
+      `\nquery_micro_db_rows over ${tableRows} rows, limit ${queryLimit}, ${queryRuns} calls each (1 client):`
+    )
     const pick = mulberry32(7)
     const status = () => STATUSES[Math.floor(pick() * STATUSES.length)]!
     const priceRange = () => {
@@ -211,8 +238,11 @@ const main = async () => {
         args: () => {
           const [low, high] = priceRange()
           return {
-            filter: [{ column: "status", op: "eq", value: status() }, { column: "price", op: "gte", value: low },
-              { column: "price", op: "lt", value: high }],
+            filter: [{ column: "status", op: "eq", value: status() }, { column: "price", op: "gte", value: low }, {
+              column: "price",
+              op: "lt",
+              value: high
+            }],
             sort: [{ column: "price", direction: "asc" }]
           }
         }
@@ -222,8 +252,11 @@ const main = async () => {
         args: () => {
           const [from, to] = dayRange(90)
           return {
-            filter: [{ column: "due", op: "gte", value: from }, { column: "due", op: "lt", value: to },
-              { column: "done", op: "eq", value: pick() < 0.5 }],
+            filter: [{ column: "due", op: "gte", value: from }, { column: "due", op: "lt", value: to }, {
+              column: "done",
+              op: "eq",
+              value: pick() < 0.5
+            }],
             sort: [{ column: "name", direction: "asc" }]
           }
         }
@@ -241,24 +274,49 @@ const main = async () => {
       {
         label: "qty gt + price lte, sort qty desc, price asc",
         args: () => ({
-          filter: [{ column: "qty", op: "gt", value: Math.floor(pick() * 900) }, { column: "price", op: "lte", value: Math.floor(pick() * 1000) }],
+          filter: [{ column: "qty", op: "gt", value: Math.floor(pick() * 900) }, {
+            column: "price",
+            op: "lte",
+            value: Math.floor(pick() * 1000)
+          }],
           sort: [{ column: "qty", direction: "desc" }, { column: "price", direction: "asc" }]
         })
       },
-      { label: "no filter, sort due desc", args: () => ({ sort: [{ column: "due", direction: pick() < 0.5 ? "desc" : "asc" }] }) },
+      {
+        label: "no filter, sort due desc",
+        args: () => ({ sort: [{ column: "due", direction: pick() < 0.5 ? "desc" : "asc" }] })
+      },
       {
         label: "eq status + eq done, no sort (GIN)",
-        args: () => ({ filter: [{ column: "status", op: "eq", value: status() }, { column: "done", op: "eq", value: pick() < 0.5 }] })
+        args: () => ({
+          filter: [{ column: "status", op: "eq", value: status() }, { column: "done", op: "eq", value: pick() < 0.5 }]
+        })
       },
-      { label: "eq code (one row, GIN)", args: () => ({ filter: [{ column: "code", op: "eq", value: `R${Math.floor(pick() * tableRows).toString().padStart(7, "0")}` }] }) },
+      {
+        label: "eq code (one row, GIN)",
+        args: () => ({
+          filter: [{
+            column: "code",
+            op: "eq",
+            value: `R${Math.floor(pick() * tableRows).toString().padStart(7, "0")}`
+          }]
+        })
+      },
       { label: "no filter, default order, offset 0", args: () => ({}) },
-      { label: "no filter, default order, deep offset", args: () => ({ offset: Math.floor(tableRows / 2 + pick() * 1000) }) },
+      {
+        label: "no filter, default order, deep offset",
+        args: () => ({ offset: Math.floor(tableRows / 2 + pick() * 1000) })
+      },
       {
         label: "status in 2 + price range, sort price desc, offset 1000",
         args: () => {
           const [low] = priceRange()
           return {
-            filter: [{ column: "status", op: "in", value: [status(), status()] }, { column: "price", op: "gte", value: low }],
+            filter: [{ column: "status", op: "in", value: [status(), status()] }, {
+              column: "price",
+              op: "gte",
+              value: low
+            }],
             sort: [{ column: "price", direction: "desc" }],
             offset: 1000
           }
@@ -270,7 +328,9 @@ const main = async () => {
       const latencies: Array<number> = []
       const totals: Array<number> = []
       for (let i = 0; i < queryWarmup + queryRuns; i++) {
-        const { ms, value } = await timed(() => call(client, "query_micro_db_rows", { bucket, table, limit: queryLimit, ...shape.args() }))
+        const { ms, value } = await timed(() =>
+          call(client, "query_micro_db_rows", { bucket, table, limit: queryLimit, ...shape.args() })
+        )
         if (i >= queryWarmup) {
           latencies.push(ms)
           totals.push(value.total as number)
@@ -282,10 +342,14 @@ const main = async () => {
       queryFigures.push(figure)
     }
     // get_micro_db_row by id
-    const someRows = (await call(client, "query_micro_db_rows", { bucket, table, limit: 500, offset: 20_000 % tableRows })).rows as Array<{ id: string }>
+    const someRows =
+      (await call(client, "query_micro_db_rows", { bucket, table, limit: 500, offset: 20_000 % tableRows }))
+        .rows as Array<{ id: string }>
     const rowLatencies: Array<number> = []
     for (let i = 0; i < queryWarmup + queryRuns; i++) {
-      const { ms } = await timed(() => call(client, "get_micro_db_row", { bucket, table, row_id: someRows[i % someRows.length]!.id }))
+      const { ms } = await timed(() =>
+        call(client, "get_micro_db_row", { bucket, table, row_id: someRows[i % someRows.length]!.id })
+      )
       if (i >= queryWarmup) rowLatencies.push(ms)
     }
     const rowFigure = figureOf("get_micro_db_row by id", rowLatencies)
@@ -299,7 +363,9 @@ const main = async () => {
     const deadline = started + concurrentSeconds * 1000
     await Promise.all(concurrent.map(async (each) => {
       while (performance.now() < deadline) {
-        const { ms } = await timed(() => call(each, "query_micro_db_rows", { bucket, table, limit: queryLimit, ...shapes[0]!.args() }))
+        const { ms } = await timed(() =>
+          call(each, "query_micro_db_rows", { bucket, table, limit: queryLimit, ...shapes[0]!.args() })
+        )
         concurrentLatencies.push(ms)
       }
     }))

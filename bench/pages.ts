@@ -26,8 +26,8 @@
  * BENCH_KEEP_DATABASE=1 (keep the seeded database for experiments with psql; its name is printed).
  */
 import type { Client } from "@modelcontextprotocol/client"
-import { sanitizeHtml } from "../packages/domain/src/Content/HtmlSanitizer.ts"
 import { contentJobs } from "../packages/domain/src/Content/ContentJobs.ts"
+import { sanitizeHtml } from "../packages/domain/src/Content/HtmlSanitizer.ts"
 import {
   connectMcp,
   fill,
@@ -76,7 +76,29 @@ const vocabulary = (size: number): Array<string> => {
   words.splice(Math.min(300, words.length), 0, ...PHRASES)
   const seen = new Set(words)
   const random = mulberry32(7)
-  const onsets = ["b", "br", "c", "ch", "d", "f", "g", "gr", "k", "l", "m", "n", "p", "pl", "r", "s", "st", "t", "tr", "v", "z"]
+  const onsets = [
+    "b",
+    "br",
+    "c",
+    "ch",
+    "d",
+    "f",
+    "g",
+    "gr",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "pl",
+    "r",
+    "s",
+    "st",
+    "t",
+    "tr",
+    "v",
+    "z"
+  ]
   const vowels = ["a", "e", "i", "o", "u", "ai", "ou", "ea"]
   const codas = ["", "", "n", "r", "l", "s", "th", "nd", "rk", "x"]
   const pick = <A>(list: ReadonlyArray<A>) => list[Math.floor(random() * list.length)]!
@@ -106,8 +128,9 @@ const markdownDocument = (seed: number, bytes: number, words: ReadonlyArray<stri
     const length = 8 + Math.floor(random() * 14)
     for (let i = 0; i < length; i++) {
       const roll = random()
-      if (roll < 0.03) parts.push(`[${content()} ${content()}](https://example.com/${content()}/${Math.floor(random() * 1000)})`)
-      else if (roll < 0.045) parts.push(`[[${capital(content())} ${capital(content())}]]`)
+      if (roll < 0.03) {
+        parts.push(`[${content()} ${content()}](https://example.com/${content()}/${Math.floor(random() * 1000)})`)
+      } else if (roll < 0.045) parts.push(`[[${capital(content())} ${capital(content())}]]`)
       else if (roll < 0.06) parts.push(`**${word()}**`)
       else if (roll < 0.07) parts.push(`\`${content()}_${content()}\``)
       else parts.push(word())
@@ -119,7 +142,14 @@ const markdownDocument = (seed: number, bytes: number, words: ReadonlyArray<stri
   const out = [`# ${title}`, "", "REVISION", "", paragraph(), ""]
   let size = 0
   for (let section = 1; size < bytes; section++) {
-    const block: Array<string> = [`## ${section}. ${capital(content())} and ${content()}`, "", paragraph(), "", paragraph(), ""]
+    const block: Array<string> = [
+      `## ${section}. ${capital(content())} and ${content()}`,
+      "",
+      paragraph(),
+      "",
+      paragraph(),
+      ""
+    ]
     const kind = section % 4
     if (kind === 0) {
       for (let i = 0; i < 5; i++) block.push(`- ${capital(content())}: ${sentence()}`)
@@ -130,11 +160,22 @@ const markdownDocument = (seed: number, bytes: number, words: ReadonlyArray<stri
     } else if (kind === 2) {
       block.push("| Item | Owner | Status | Estimate |", "| --- | --- | --- | ---: |")
       for (let i = 0; i < 6; i++) {
-        block.push(`| ${capital(content())} ${content()} | @${word()} | ${random() < 0.5 ? "open" : "done"} | ${Math.floor(random() * 40)} d |`)
+        block.push(
+          `| ${capital(content())} ${content()} | @${word()} | ${random() < 0.5 ? "open" : "done"} | ${
+            Math.floor(random() * 40)
+          } d |`
+        )
       }
       block.push("")
     } else {
-      block.push(`> ${sentence()} ${sentence()}`, "", "```ts", `const ${content()} = await ${content()}.${content()}(${Math.floor(random() * 100)})`, "```", "")
+      block.push(
+        `> ${sentence()} ${sentence()}`,
+        "",
+        "```ts",
+        `const ${content()} = await ${content()}.${content()}(${Math.floor(random() * 100)})`,
+        "```",
+        ""
+      )
     }
     block.push(`### ${capital(content())} ${content()}`, "", paragraph(), "")
     const text = block.join("\n")
@@ -248,8 +289,10 @@ const main = async () => {
   // What a Markdown push costs the server before any SQL (same module resolution as the server's).
   const markdown = documents[0]!.replace("REVISION", "Revision 0.")
   // (the work prepareMarkdown hands to a content worker)
-  inProcess(`prepareMarkdown, ${(docBytes / 1024).toFixed(0)} KiB (push CPU)`, () =>
-    contentJobs.markdownPage({ content: markdown, frontMatterRequired: false }))
+  inProcess(
+    `prepareMarkdown, ${(docBytes / 1024).toFixed(0)} KiB (push CPU)`,
+    () => contentJobs.markdownPage({ content: markdown, frontMatterRequired: false })
+  )
 
   // -------------------------------------------------------------------------------------------------------------
   // The server on a fresh database.
@@ -311,7 +354,9 @@ const main = async () => {
       return out
     }
     const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
-    await timed("users, Docks, words, sentences", `
+    await timed(
+      "users, Docks, words, sentences",
+      `
       create unlogged table bench_vocab (rank integer primary key, word text not null);
       insert into bench_vocab select ordinality, word
         from unnest(array[${words.map(literal).join(",")}]) with ordinality as t(word, ordinality);
@@ -338,7 +383,8 @@ const main = async () => {
           group by w.i
         ) t;
       alter table bench_sentences add primary key (id);
-    `)
+    `
+    )
     // In chunks (progress shows). Planted rare words: 'quokkaline' in 1 page of 5000, 'zirconate' of 20000,
     // 'plinthwork' of 2000.
     const chunk = Math.min(pages, 10_000)
@@ -381,7 +427,9 @@ const main = async () => {
     // -----------------------------------------------------------------------------------------------------------
     // 1. push_web_page.
     // -----------------------------------------------------------------------------------------------------------
-    const writeTokens = await Promise.all(Array.from({ length: writers }, () => tokenOf("writer@example.com", ["mcp:write"])))
+    const writeTokens = await Promise.all(
+      Array.from({ length: writers }, () => tokenOf("writer@example.com", ["mcp:write"]))
+    )
     const writeClients = await Promise.all(writeTokens.map(connect))
     const writerDocks: Array<string> = []
     for (let w = 0; w < writers; w++) {
@@ -414,24 +462,50 @@ const main = async () => {
       `\npush_web_page, Markdown of ${(docBytes / 1024).toFixed(1)} KiB (8 documents, each write a new revision; ` +
         `${warmup} s warm-up, ${seconds} s measured):`
     )
-    figures.push(await drive("push_web_page, 1 writer", 1, warmup, seconds, (_, n) => push(writeClients[0]!, writerDocks[0]!, "solo", n)))
     figures.push(
-      await drive(`push_web_page, ${writers} writers, own Docks`, writers, warmup, seconds, (w, n) =>
-        push(writeClients[w]!, writerDocks[w]!, `w${w}`, n))
+      await drive(
+        "push_web_page, 1 writer",
+        1,
+        warmup,
+        seconds,
+        (_, n) => push(writeClients[0]!, writerDocks[0]!, "solo", n)
+      )
     )
     figures.push(
-      await drive(`push_web_page, ${writers} writers, one Dock`, writers, warmup, seconds, (w, n) =>
-        push(writeClients[w]!, writerDocks[0]!, `s${w}`, n))
+      await drive(
+        `push_web_page, ${writers} writers, own Docks`,
+        writers,
+        warmup,
+        seconds,
+        (w, n) => push(writeClients[w]!, writerDocks[w]!, `w${w}`, n)
+      )
+    )
+    figures.push(
+      await drive(
+        `push_web_page, ${writers} writers, one Dock`,
+        writers,
+        warmup,
+        seconds,
+        (w, n) => push(writeClients[w]!, writerDocks[0]!, `s${w}`, n)
+      )
     )
     console.log(`  actions: ${JSON.stringify(actions)}`)
 
     // -----------------------------------------------------------------------------------------------------------
     // 2. get_web_page on the pages just written (and one HTML page, which every read sanitizes again).
     // -----------------------------------------------------------------------------------------------------------
-    const readTokens = await Promise.all(Array.from({ length: readers }, () => tokenOf("writer@example.com", ["mcp:read"])))
+    const readTokens = await Promise.all(
+      Array.from({ length: readers }, () => tokenOf("writer@example.com", ["mcp:read"]))
+    )
     const readClients = await Promise.all(readTokens.map(connect))
     const html = ordinaryHtml(pageBytes)
-    if (await call(writeClients[0]!, "push_web_page", { bucket: writerDocks[0]!, page_slug: "html-page", page_content: html }) === undefined) {
+    if (
+      await call(writeClients[0]!, "push_web_page", {
+        bucket: writerDocks[0]!,
+        page_slug: "html-page",
+        page_content: html
+      }) === undefined
+    ) {
       throw new Error("push_web_page (HTML) failed")
     }
     console.log(`\nget_web_page, ${readers} concurrent readers (${warmup} s warm-up, ${seconds} s measured):`)
@@ -442,15 +516,24 @@ const main = async () => {
       }, `over the ${written.length} pages written`)
     )
     figures.push(
-      await drive(`get_web_page, ${readers} readers, 64 KiB HTML`, readers, warmup, seconds, async (r) =>
-        (await call(readClients[r]!, "get_web_page", { bucket: writerDocks[0]!, page_slug: "html-page" })) !== undefined,
-      "one page, sanitized again per read")
+      await drive(
+        `get_web_page, ${readers} readers, 64 KiB HTML`,
+        readers,
+        warmup,
+        seconds,
+        async (r) =>
+          (await call(readClients[r]!, "get_web_page", { bucket: writerDocks[0]!, page_slug: "html-page" })) !==
+            undefined,
+        "one page, sanitized again per read"
+      )
     )
 
     // -----------------------------------------------------------------------------------------------------------
     // 3. search_web_pages by a user who owns none of the seeded Docks (they are public and discoverable).
     // -----------------------------------------------------------------------------------------------------------
-    const searchTokens = await Promise.all(Array.from({ length: searchClients }, () => tokenOf("searcher@example.com", ["mcp:read"])))
+    const searchTokens = await Promise.all(
+      Array.from({ length: searchClients }, () => tokenOf("searcher@example.com", ["mcp:read"]))
+    )
     const searchers = await Promise.all(searchTokens.map(connect))
     const kinds: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
       ["common word", ["data", "team", "system"]],
@@ -468,20 +551,28 @@ const main = async () => {
       const counts: Array<string> = []
       for (const query of queries) counts.push(await matches(query))
       const figure = await drive(`search_web_pages, ${kind}`, searchClients, 1, searchSeconds, async (c, n) => {
-        return (await call(searchers[c]!, "search_web_pages", { query: queries[(c + n) % queries.length]! })) !== undefined
+        return (await call(searchers[c]!, "search_web_pages", { query: queries[(c + n) % queries.length]! })) !==
+          undefined
       }, `queries ${queries.join(", ")}; matching pages ${counts.join(", ")}`)
       searchFigures.push(figure)
     }
     // 1 client, sequential: latency without queueing behind the other clients.
     console.log(`\nsearch_web_pages, 1 client, common word (no concurrency):`)
-    const solo = await drive("search_web_pages, common word, 1 client", 1, 1, searchSeconds, async (_, n) =>
-      (await call(searchers[0]!, "search_web_pages", { query: ["data", "team", "system"][n % 3]! })) !== undefined)
+    const solo = await drive(
+      "search_web_pages, common word, 1 client",
+      1,
+      1,
+      searchSeconds,
+      async (_, n) =>
+        (await call(searchers[0]!, "search_web_pages", { query: ["data", "team", "system"][n % 3]! })) !== undefined
+    )
     searchFigures.push(solo)
 
     // The plan, when the common word is slow: PagesRepo.search's SQL for this user, with literals.
     const common = searchFigures[0]!
     if (common.p95 > slowMs || solo.p95 > slowMs) {
-      const member = `(d.owner_id = '${searcherId}' or exists(select 1 from dock_members m where m.dock_id = d.id and m.user_id = '${searcherId}'))`
+      const member =
+        `(d.owner_id = '${searcherId}' or exists(select 1 from dock_members m where m.dock_id = d.id and m.user_id = '${searcherId}'))`
       /** `rank`: the app's ts_rank_cd, or a variant to see what ranking costs; `snippets`: the outer select too. */
       const searchSql = (query: string, rank = "ts_rank_cd(p.search, q.q)", snippets = true) => `
         with q as (select websearch_to_tsquery('english', ${literal(query)}) as q),
@@ -506,7 +597,9 @@ const main = async () => {
           : "select * from hits"
       }`
       console.log(`\ncommon word p95 over ${slowMs} ms: explain (analyze, buffers) of PagesRepo.search for "data":`)
-      console.log((await psql(`explain (analyze, buffers) ${searchSql("data")}`)).split("\n").map((l) => `  ${l}`).join("\n"))
+      console.log(
+        (await psql(`explain (analyze, buffers) ${searchSql("data")}`)).split("\n").map((l) => `  ${l}`).join("\n")
+      )
       const timeOf = async (sql: string) => {
         const plan = await psql(`explain (analyze) ${sql}`)
         return plan.match(/Execution Time: ([\d.]+) ms/)?.[1] ?? "?"
@@ -518,8 +611,12 @@ const main = async () => {
       }
       console.log(`  the same SQL, execution time (second of two runs), "data":`)
       console.log(`    as PagesRepo.search (ts_rank_cd, snippets)  ${await twice(searchSql("data"))} ms`)
-      console.log(`    top 20 hits only (no snippets, no content)  ${await twice(searchSql("data", undefined, false))} ms`)
-      console.log(`    ranked by ts_rank instead                   ${await twice(searchSql("data", "ts_rank(p.search, q.q)"))} ms`)
+      console.log(
+        `    top 20 hits only (no snippets, no content)  ${await twice(searchSql("data", undefined, false))} ms`
+      )
+      console.log(
+        `    ranked by ts_rank instead                   ${await twice(searchSql("data", "ts_rank(p.search, q.q)"))} ms`
+      )
       console.log(`    not ranked (newest 20 matches)              ${await twice(searchSql("data", "0::real"))} ms`)
     }
   })
@@ -538,11 +635,15 @@ const main = async () => {
     row([f.label, "", f.median.toFixed(0), `${f.worst.toFixed(0)} max`, String(sanitizeRuns), ""])
   }
   row([`seeding ${pages} pages (s)`, "", "", "", Object.values(seedSeconds).reduce((a, b) => a + b, 0).toFixed(1), ""])
-  console.log(`\nin process: median (p50 column) and worst of ${sanitizeRuns} runs; seeding: ${
-    Object.entries(seedSeconds).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(", ")
-  }`)
-  console.log(`load average (1/5/15 min): ${loadStart} at start, ${loadAverage({ all: true })} at end; ` +
-    `whole run ${((performance.now() - benchStart) / 1000).toFixed(0)} s`)
+  console.log(
+    `\nin process: median (p50 column) and worst of ${sanitizeRuns} runs; seeding: ${
+      Object.entries(seedSeconds).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(", ")
+    }`
+  )
+  console.log(
+    `load average (1/5/15 min): ${loadStart} at start, ${loadAverage({ all: true })} at end; ` +
+      `whole run ${((performance.now() - benchStart) / 1000).toFixed(0)} s`
+  )
 }
 
 await main()

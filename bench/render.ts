@@ -25,7 +25,12 @@ await withFreshServer("render", { env: passThrough }, async (server) => {
   console.log(`${machine()}; ${server.summary}; load ${loadAverage()}`)
   const user = await server.admin("/admin/users", { email: `render-${Date.now()}@example.com` })
   const token = await server.admin("/admin/tokens", { user: user.email, scopes: ["mcp:write"] })
-  const client = await connectMcp({ name: "bench-render", url: `${baseUrl}/mcp`, era: "legacy", token: token.token as string })
+  const client = await connectMcp({
+    name: "bench-render",
+    url: `${baseUrl}/mcp`,
+    era: "legacy",
+    token: token.token as string
+  })
   server.defer(() => client.close())
 
   /** Runs `request`, asking /healthz meanwhile; its time, the worst /healthz answer, and what it gave. */
@@ -78,13 +83,17 @@ await withFreshServer("render", { env: passThrough }, async (server) => {
   const html = ordinaryHtml(MiB - 4 * KiB)
   const htmlRuns = []
   for (let run = 0; run < RUNS; run++) {
-    htmlRuns.push(await measured(() => push("push_web_page", { page_slug: `html-${run}`, page_content: `<p>${run}</p>${html}` })))
+    htmlRuns.push(
+      await measured(() => push("push_web_page", { page_slug: `html-${run}`, page_content: `<p>${run}</p>${html}` }))
+    )
   }
   line("push_web_page, ordinary 1 MiB HTML", htmlRuns, outcome(htmlRuns[0]!.result))
 
   if (url !== "") {
     const path = new URL(url).pathname
-    const first = await measured(() => fetch(`${baseUrl}${path}`).then(async (reply) => ({ status: reply.status, text: await reply.text() })))
+    const first = await measured(() =>
+      fetch(`${baseUrl}${path}`).then(async (reply) => ({ status: reply.status, text: await reply.text() }))
+    )
     const again = await measured(() => fetch(`${baseUrl}${path}`).then((reply) => reply.text()))
     const shown = first.result.text.includes("too complex to render") ? "shown as text" : "rendered"
     line("GET /a/ of it, first read (render on read)", [first], `${first.result.status}, ${shown}`)

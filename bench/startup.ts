@@ -26,7 +26,11 @@ const measure = async (label: string, extraEnv: Record<string, string>) => {
   await new Promise((resolve) => setTimeout(resolve, 500))
   const rss = await rssMiB(server.child.pid!)
   await stopServer(server.child)
-  console.log(`${label.padEnd(38)} ready ${String(Math.round(server.readyMs)).padStart(6)} ms   rss ${rss.toFixed(1).padStart(7)} MiB`)
+  console.log(
+    `${label.padEnd(38)} ready ${String(Math.round(server.readyMs)).padStart(6)} ms   rss ${
+      rss.toFixed(1).padStart(7)
+    } MiB`
+  )
 }
 
 const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "dock-bench-"))

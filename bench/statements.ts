@@ -89,7 +89,7 @@ interface Logged {
 /** A log line's start: log_line_prefix begins with %m (or %t), a timestamp. */
 const ENTRY_START = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/
 /** The prefix, the severity and the message of one entry. */
-const ENTRY = /^(.*?) (LOG|ERROR|DETAIL|STATEMENT|HINT|CONTEXT|NOTICE|WARNING|FATAL|PANIC):  ([\s\S]*)$/
+const ENTRY = /^(.*?) (LOG|ERROR|DETAIL|STATEMENT|HINT|CONTEXT|NOTICE|WARNING|FATAL|PANIC): {2}([\s\S]*)$/
 const STATEMENT = /^(?:statement|execute [^:]*): ([\s\S]*)$/
 
 /** The statements and errors logged for `database` in `text` (whole entries; continuation lines start with a tab). */
@@ -232,8 +232,10 @@ const main = async () => {
 
     console.log(machine())
     console.log(`PostgreSQL ${version} at ${url.host}, fresh database ${DATABASE} (log_statement = all), log ${log}`)
-    console.log(`MCP era ${era}; Dock named by ${bucketForm}; ${warmup} warm-up and ${runs} recorded runs per call; ` +
-      `1-minute load ${loadAverage()}\n`)
+    console.log(
+      `MCP era ${era}; Dock named by ${bucketForm}; ${warmup} warm-up and ${runs} recorded runs per call; ` +
+        `1-minute load ${loadAverage()}\n`
+    )
 
     const admin = async (path: string, body: unknown) => {
       const response = await fetch(`${dock.baseUrl}${path}`, {

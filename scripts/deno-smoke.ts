@@ -35,7 +35,11 @@ try {
     body: JSON.stringify({ email: "deno-smoke@example.com" })
   })
   const user = await created.json()
-  check("POST /admin/users creates a user", created.status === 201 && user.email === "deno-smoke@example.com", JSON.stringify(user))
+  check(
+    "POST /admin/users creates a user",
+    created.status === 201 && user.email === "deno-smoke@example.com",
+    JSON.stringify(user)
+  )
   check("the user has a default Dock", typeof user.default_bucket_id === "string")
 
   const listed = await fetch(`${server.baseUrl}/admin/users`, { headers })
@@ -50,7 +54,8 @@ try {
   const registration = await registered.json()
   check(
     "POST /agent/auth registers an anonymous sandbox",
-    registered.status === 201 && registration.status === "unclaimed" && registration.credential?.startsWith("dock_mcp_"),
+    registered.status === 201 && registration.status === "unclaimed" &&
+      registration.credential?.startsWith("dock_mcp_"),
     JSON.stringify(registration)
   )
 
@@ -73,13 +78,15 @@ try {
   const tools = await mcp(1, "tools/list", {})
   check(
     "MCP tools/list over /mcp lists create_bucket",
-    tools.status === 200 && tools.message.result?.tools?.some((tool: { name: string }) => tool.name === "create_bucket"),
+    tools.status === 200 &&
+      tools.message.result?.tools?.some((tool: { name: string }) => tool.name === "create_bucket"),
     JSON.stringify(tools)
   )
   const refused = await mcp(2, "tools/call", { name: "create_bucket", arguments: { title: "Escape" } })
   check(
     "MCP create_bucket with a sandbox token is a permission_denied tool result",
-    refused.message.result?.isError === true && refused.message.result?.structuredContent?.error?.code === "permission_denied",
+    refused.message.result?.isError === true &&
+      refused.message.result?.structuredContent?.error?.code === "permission_denied",
     JSON.stringify(refused)
   )
 
@@ -138,11 +145,20 @@ try {
     arguments: { image_base64: `data:image/png;base64,${pixel}`, filename: "pixel.png", alt_text: "One pixel" }
   })
   const pushed = image.message.result?.structuredContent
-  check("MCP push_image stores a PNG in the sandbox", pushed?.format === "png" && pushed?.width === 1, JSON.stringify(image))
-  const served = pushed?.image_id === undefined ? undefined : await fetch(`${server.baseUrl}/images/${pushed.image_id}.png`, {
-    headers: { authorization: `Bearer ${registration.credential}` }
-  })
-  check("GET /images/ serves it as image/png to its token", served?.status === 200 && served.headers.get("content-type") === "image/png")
+  check(
+    "MCP push_image stores a PNG in the sandbox",
+    pushed?.format === "png" && pushed?.width === 1,
+    JSON.stringify(image)
+  )
+  const served = pushed?.image_id === undefined ?
+    undefined :
+    await fetch(`${server.baseUrl}/images/${pushed.image_id}.png`, {
+      headers: { authorization: `Bearer ${registration.credential}` }
+    })
+  check(
+    "GET /images/ serves it as image/png to its token",
+    served?.status === 200 && served.headers.get("content-type") === "image/png"
+  )
 
   // The sanitizer (htmlparser2 through createRequire) under Deno: an HTML source added, then read as text over MCP.
   const addedSource = await fetch(`${server.baseUrl}/admin/sources`, {
@@ -164,7 +180,10 @@ try {
   )
 
   const rejected = await fetch(`${server.baseUrl}/admin/users`, { headers: { authorization: "Bearer wrong" } })
-  check("a wrong admin token gets 401 unauthorized", rejected.status === 401 && (await rejected.json()).error.code === "unauthorized")
+  check(
+    "a wrong admin token gets 401 unauthorized",
+    rejected.status === 401 && (await rejected.json()).error.code === "unauthorized"
+  )
 } finally {
   const code = await stopServer(server.child)
   check("SIGTERM stops the Deno server with exit code 0", code === 0, `exit ${code}\n${server.output()}`)

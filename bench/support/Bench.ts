@@ -29,7 +29,8 @@ export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!
 
 /** The middle value (the upper one of an even count). */
-export const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+export const median = (values: ReadonlyArray<number>) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 /** Milliseconds `run` took. */
 export const time = (run: () => void) => {
@@ -85,7 +86,10 @@ export const psqlAt = (url: string, sql: string) =>
     child.stdout.on("data", (chunk) => (out += chunk))
     child.stderr.on("data", (chunk) => (err += chunk))
     child.on("error", reject)
-    child.on("close", (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`psql exited with ${code}: ${err}`))))
+    child.on(
+      "close",
+      (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`psql exited with ${code}: ${err}`)))
+    )
     child.stdin.end(sql)
   })
 
@@ -198,7 +202,9 @@ export const withFreshServer = async <A>(
   const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), `dock-bench-${label}-`))
   const cleanups: Array<() => Promise<unknown>> = [
     async () =>
-      process.env["BENCH_KEEP_DATABASE"] === "1" ? console.log(`kept database ${database.name}`) : dropDatabase(database),
+      process.env["BENCH_KEEP_DATABASE"] === "1"
+        ? console.log(`kept database ${database.name}`)
+        : dropDatabase(database),
     () => Fs.rm(dataDir, { recursive: true, force: true })
   ]
   let dock: Started | undefined
@@ -232,7 +238,8 @@ export const withFreshServer = async <A>(
     return await body({
       dock,
       database,
-      summary: `PostgreSQL ${database.version} at ${database.host}, fresh database ${database.name} (dropped at the end)`,
+      summary:
+        `PostgreSQL ${database.version} at ${database.host}, fresh database ${database.name} (dropped at the end)`,
       psql: (sql) => psqlAt(database.url, sql),
       admin,
       defer: (cleanup) => void cleanups.unshift(cleanup)

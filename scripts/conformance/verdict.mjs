@@ -23,7 +23,9 @@ if (resultsDir === undefined) {
 const YAML = createRequire(Path.resolve(packageDir, "package.json"))("yaml")
 const requirements = YAML.parse(Fs.readFileSync(Path.join(packageDir, "requirements", `${revision}.yaml`), "utf8"))
 const notScored = new Map(
-  (requirements.not_scored ?? []).filter((entry) => entry.leg === "server").map((entry) => [entry.scenario, entry.reason])
+  (requirements.not_scored ?? []).filter((entry) => entry.leg === "server").map((
+    entry
+  ) => [entry.scenario, entry.reason])
 )
 const expected = [...(requirements.server ?? []), ...notScored.keys()]
 
@@ -50,7 +52,9 @@ for (const scenario of expected) {
   const tag = notScored.has(scenario) ? ` (not scored upstream: ${notScored.get(scenario)})` : ""
   if (excludedScenarios.has(scenario)) {
     tally.excluded += 1
-    if (checks !== undefined && checks.every((check) => check.status !== "FAILURE")) tally.excludedPassing.push(scenario)
+    if (checks !== undefined && checks.every((check) => check.status !== "FAILURE")) {
+      tally.excludedPassing.push(scenario)
+    }
     continue
   }
   if (checks === undefined) {
@@ -76,7 +80,9 @@ for (const scenario of expected) {
       if (check.details !== undefined) lines.push(`        details: ${oneLine(check.details)}`)
     }
   }
-  for (const check of warnings) lines.push(`      warning ${check.id}: ${oneLine(check.errorMessage ?? check.description, 300)}`)
+  for (const check of warnings) {
+    lines.push(`      warning ${check.id}: ${oneLine(check.errorMessage ?? check.description, 300)}`)
+  }
   // A per-check exclusion whose check passes here is no longer needed.
   for (const check of checks) {
     if (excludedChecks.has(`${scenario}:${check.id}`) && check.status === "SUCCESS") {

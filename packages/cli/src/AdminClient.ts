@@ -3,8 +3,8 @@
  * token. Where the URL and token come from: flags, then DOCK_BASE_URL / DOCK_ADMIN_TOKEN, then
  * DOCK_DATA_DIR/admin-token (the file a development server writes).
  */
-import { FetchHttpClient, FileSystem, HttpApiClient, HttpClient, HttpClientRequest, Path } from "@effect/platform"
 import { DockApi } from "@dock/domain"
+import { FetchHttpClient, FileSystem, HttpApiClient, HttpClient, HttpClientRequest, Path } from "@effect/platform"
 import { Config, Data, Effect, Option, Redacted } from "effect"
 import { optionalText } from "./Environment.ts"
 
@@ -46,7 +46,9 @@ const makeClient = (baseUrl: string, token: Option.Option<Redacted.Redacted>) =>
     baseUrl,
     ...Option.match(token, {
       onNone: () => ({}),
-      onSome: (token) => ({ transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token))) })
+      onSome: (token) => ({
+        transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token)))
+      })
     })
   }).pipe(Effect.provide(FetchHttpClient.layer))
 

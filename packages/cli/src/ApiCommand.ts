@@ -3,9 +3,9 @@
  * and its answer printed as one JSON document (`--json`) or as text. Every failure becomes one `CliFailure`
  * line; the commands themselves only say what to call and how the answer reads.
  */
+import { isDockError } from "@dock/domain"
 import { Command, Options } from "@effect/cli"
 import { HttpClientError } from "@effect/platform"
-import { isDockError } from "@dock/domain"
 import { Console, Effect, Option } from "effect"
 import { adminClient, type Connection, type DockClient, MissingAdminToken, publicClient } from "./AdminClient.ts"
 import { CliFailure } from "./CliFailure.ts"
@@ -41,7 +41,9 @@ const describeFailure = (error: unknown, baseUrl: string): CliFailure => {
   if (error instanceof CliFailure) return error
   const message = (text: string) => new CliFailure({ message: text })
   if (isDockError(error)) {
-    if (error.code === "unauthorized") return message(`The server at ${baseUrl} rejected the admin token: ${error.message}`)
+    if (error.code === "unauthorized") {
+      return message(`The server at ${baseUrl} rejected the admin token: ${error.message}`)
+    }
     return message(`${error.code}: ${error.message}`)
   }
   if (HttpClientError.isHttpClientError(error)) {
@@ -65,7 +67,9 @@ const runRequest = <A, R1, R2>(
 ) =>
   Effect.gen(function*() {
     const { baseUrl, client } = yield* connect.pipe(Effect.mapError((error) => describeFailure(error, "")))
-    const result = yield* request.call(client, baseUrl).pipe(Effect.mapError((error) => describeFailure(error, baseUrl)))
+    const result = yield* request.call(client, baseUrl).pipe(
+      Effect.mapError((error) => describeFailure(error, baseUrl))
+    )
     yield* Console.log(json ? JSON.stringify(result) : request.human(result))
   })
 
@@ -82,7 +86,11 @@ export const adminCommand = <Name extends string, const Config extends Command.C
   config: Config,
   request: (options: Command.Command.ParseConfigValue<Config>) => ApiRequest<A, R>
 ) =>
-  Command.make(name, { options: config, connection }, (parsed) => adminRequest(parsed.connection, request(parsed.options)))
+  Command.make(
+    name,
+    { options: config, connection },
+    (parsed) => adminRequest(parsed.connection, request(parsed.options))
+  )
 
 /** An agent command on a public endpoint: `config`'s options plus --url and --json, no operator token. */
 export const publicCommand = <Name extends string, const Config extends Command.Command.Config, A, R>(

@@ -3,8 +3,8 @@
  * are not lost. JSON, file mode 0600. Default `$XDG_CONFIG_HOME/dock/credentials.json` (or ~/.config/…), or
  * DOCK_CREDENTIALS_FILE.
  */
-import { FileSystem, Path } from "@effect/platform"
 import type { AnonymousRegistration, VerifiedEmailRegistration } from "@dock/domain"
+import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option } from "effect"
 import * as Os from "node:os"
 import { optionalText } from "./Environment.ts"

@@ -1,9 +1,9 @@
-import { HttpServer } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
 import { latestMigrationId } from "@dock/domain"
 import { TestDatabaseLive } from "@dock/domain/testing"
 import { migrations } from "@dock/migrations"
 import { ServerConfig, ServerLive } from "@dock/server"
+import { HttpServer } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
 import * as Fs from "node:fs"
@@ -12,7 +12,6 @@ import * as Path from "node:path"
 import { dock } from "./support/Dock.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-test-token"
-
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-cli-test-"))
 const config = Effect.runSync(
@@ -32,7 +31,17 @@ layer(RunningServer, { timeout: 120_000, excludeTestServices: true })("dock user
   it.effect("users create --json prints exactly the user document", () =>
     Effect.gen(function*() {
       const url = yield* serverUrl
-      const run = yield* dock(["users", "create", "--email", "grace@example.com", "--url", url, "--admin-token", ADMIN_TOKEN, "--json"])
+      const run = yield* dock([
+        "users",
+        "create",
+        "--email",
+        "grace@example.com",
+        "--url",
+        url,
+        "--admin-token",
+        ADMIN_TOKEN,
+        "--json"
+      ])
       expect(run.code).toBe(0)
       expect(run.stderr).toBe("")
       const user = JSON.parse(run.stdout)
@@ -110,7 +119,10 @@ layer(NodeContext.layer)("dock without a server", (it) => {
       const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-cli-migrate-"))
       const first = yield* dock(["migrate", "--json"], { DOCK_DATA_DIR: dir, DATABASE_URL: "" })
       expect(first.code).toBe(0)
-      expect(JSON.parse(first.stdout.trim().split("\n").at(-1)!)).toEqual({ applied: migrations.map((m) => m.id), latest: latestMigrationId })
+      expect(JSON.parse(first.stdout.trim().split("\n").at(-1)!)).toEqual({
+        applied: migrations.map((m) => m.id),
+        latest: latestMigrationId
+      })
       const second = yield* dock(["migrate", "--json"], { DOCK_DATA_DIR: dir, DATABASE_URL: "" })
       expect(JSON.parse(second.stdout.trim().split("\n").at(-1)!)).toEqual({ applied: [], latest: latestMigrationId })
     }), 120_000)

@@ -7,8 +7,8 @@ import { afterAll, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Fs from "node:fs"
 import { adminOf, unique } from "./support/Admin.ts"
-import { cliTestServer, serverUrl } from "./support/Server.ts"
 import { dock, failureLine, jsonOf } from "./support/Dock.ts"
+import { cliTestServer, serverUrl } from "./support/Server.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-members-test-token"
 const admin = adminOf(ADMIN_TOKEN, "mem")
@@ -43,63 +43,78 @@ const grantOverHttp = (url: string, dockName: string, user: string, role: string
 const byUserId = (a: { user_id: string }, b: { user_id: string }) => a.user_id.localeCompare(b.user_id)
 
 layer(RunningServer, { timeout: TIMEOUT, excludeTestServices: true })("dock members", (it) => {
-  it.effect("add --json prints {bucket_id, user_id, username, role}; list and remove print the same documents", () =>
-    Effect.gen(function*() {
-      const url = yield* serverUrl
-      const owner = yield* createUser(url)
-      const viewer = yield* createUser(url)
-      const editor = yield* createUser(url)
-      const path = `${owner.username}/${owner.username}`
+  it.effect(
+    "add --json prints {bucket_id, user_id, username, role}; list and remove print the same documents",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* serverUrl
+        const owner = yield* createUser(url)
+        const viewer = yield* createUser(url)
+        const editor = yield* createUser(url)
+        const path = `${owner.username}/${owner.username}`
 
-      const added = jsonOf(yield* dock([
-        "members",
-        "add",
-        "--dock",
-        path,
-        "--user",
-        viewer.username,
-        "--role",
-        "viewer",
-        ...adminFlags(url),
-        "--json"
-      ]))
-      expect(Object.keys(added).sort()).toEqual(["bucket_id", "role", "user_id", "username"])
-      expect(added).toEqual({
-        bucket_id: owner.default_bucket_id,
-        user_id: viewer.id,
-        username: viewer.username,
-        role: "viewer"
-      })
+        const added = jsonOf(
+          yield* dock([
+            "members",
+            "add",
+            "--dock",
+            path,
+            "--user",
+            viewer.username,
+            "--role",
+            "viewer",
+            ...adminFlags(url),
+            "--json"
+          ])
+        )
+        expect(Object.keys(added).sort()).toEqual(["bucket_id", "role", "user_id", "username"])
+        expect(added).toEqual({
+          bucket_id: owner.default_bucket_id,
+          user_id: viewer.id,
+          username: viewer.username,
+          role: "viewer"
+        })
 
-      // without --role the grant is editor; the Dock by id, the user by email
-      const defaulted = jsonOf(yield* dock([
-        "members",
-        "add",
-        "--dock",
-        owner.default_bucket_id,
-        "--user",
-        editor.email,
-        ...adminFlags(url),
-        "--json"
-      ]))
-      expect(defaulted).toEqual({ bucket_id: owner.default_bucket_id, user_id: editor.id, username: editor.username, role: "editor" })
+        // without --role the grant is editor; the Dock by id, the user by email
+        const defaulted = jsonOf(
+          yield* dock([
+            "members",
+            "add",
+            "--dock",
+            owner.default_bucket_id,
+            "--user",
+            editor.email,
+            ...adminFlags(url),
+            "--json"
+          ])
+        )
+        expect(defaulted).toEqual({
+          bucket_id: owner.default_bucket_id,
+          user_id: editor.id,
+          username: editor.username,
+          role: "editor"
+        })
 
-      const listed = jsonOf(yield* dock(["members", "list", "--dock", path, ...adminFlags(url), "--json"]))
-      expect([...listed].sort(byUserId)).toEqual([added, defaulted].sort(byUserId))
+        const listed = jsonOf(yield* dock(["members", "list", "--dock", path, ...adminFlags(url), "--json"]))
+        expect([...listed].sort(byUserId)).toEqual([added, defaulted].sort(byUserId))
 
-      const removed = jsonOf(yield* dock([
-        "members",
-        "remove",
-        "--dock",
-        path,
-        "--user",
-        viewer.id,
-        ...adminFlags(url),
-        "--json"
-      ]))
-      expect(removed).toEqual(added)
-      expect(yield* membersOf(url, owner.default_bucket_id)).toEqual([defaulted])
-    }), TIMEOUT)
+        const removed = jsonOf(
+          yield* dock([
+            "members",
+            "remove",
+            "--dock",
+            path,
+            "--user",
+            viewer.id,
+            ...adminFlags(url),
+            "--json"
+          ])
+        )
+        expect(removed).toEqual(added)
+        expect(yield* membersOf(url, owner.default_bucket_id)).toEqual([defaulted])
+      }),
+    TIMEOUT
+  )
 
   it.effect("human output: Granted, the list lines, Removed and No collaborators", () =>
     Effect.gen(function*() {
@@ -135,18 +150,20 @@ layer(RunningServer, { timeout: TIMEOUT, excludeTestServices: true })("dock memb
       const owner = yield* createUser(url)
       const user = yield* createUser(url)
       yield* grantOverHttp(url, owner.default_bucket_id, user.username, "viewer")
-      const changed = jsonOf(yield* dock([
-        "members",
-        "add",
-        "--dock",
-        owner.default_bucket_id,
-        "--user",
-        user.username,
-        "--role",
-        "editor",
-        ...adminFlags(url),
-        "--json"
-      ]))
+      const changed = jsonOf(
+        yield* dock([
+          "members",
+          "add",
+          "--dock",
+          owner.default_bucket_id,
+          "--user",
+          user.username,
+          "--role",
+          "editor",
+          ...adminFlags(url),
+          "--json"
+        ])
+      )
       const expected = { bucket_id: owner.default_bucket_id, user_id: user.id, username: user.username, role: "editor" }
       expect(changed).toEqual(expected)
       expect(yield* membersOf(url, owner.default_bucket_id)).toEqual([expected])
@@ -160,16 +177,30 @@ layer(RunningServer, { timeout: TIMEOUT, excludeTestServices: true })("dock memb
       const path = `${owner.username}/${owner.username}`
       const nobody = `nobody-${unique()}`
 
-      expect(failureLine(yield* dock(["members", "add", "--dock", path, "--user", nobody, ...adminFlags(url), "--json"])))
+      expect(
+        failureLine(yield* dock(["members", "add", "--dock", path, "--user", nobody, ...adminFlags(url), "--json"]))
+      )
         .toBe(`dock: not_found: No user "${nobody}"`)
       const missingDock = `${owner.username}/no-such-${unique()}`
       expect(failureLine(yield* dock(["members", "list", "--dock", missingDock, ...adminFlags(url), "--json"])))
         .toBe(`dock: not_found: No Dock "${missingDock}"`)
-      expect(failureLine(yield* dock(["members", "add", "--dock", owner.username, "--user", user.username, ...adminFlags(url)])))
+      expect(
+        failureLine(
+          yield* dock(["members", "add", "--dock", owner.username, "--user", user.username, ...adminFlags(url)])
+        )
+      )
         .toBe(`dock: validation_error: Name the Dock by its id or as owner/slug, not "${owner.username}"`)
-      expect(failureLine(yield* dock(["members", "add", "--dock", path, "--user", owner.email, ...adminFlags(url), "--json"])))
+      expect(
+        failureLine(
+          yield* dock(["members", "add", "--dock", path, "--user", owner.email, ...adminFlags(url), "--json"])
+        )
+      )
         .toMatch(/^dock: validation_error: /)
-      expect(failureLine(yield* dock(["members", "remove", "--dock", path, "--user", user.username, ...adminFlags(url), "--json"])))
+      expect(
+        failureLine(
+          yield* dock(["members", "remove", "--dock", path, "--user", user.username, ...adminFlags(url), "--json"])
+        )
+      )
         .toMatch(/^dock: not_found: /)
       expect(yield* membersOf(url, path)).toEqual([])
     }), TIMEOUT)

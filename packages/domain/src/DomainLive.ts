@@ -6,19 +6,19 @@ import { Layer } from "effect"
 import { AccountsLive } from "./Accounts/AccountsLive.ts"
 import { ActivityLive } from "./Activity/ActivityLive.ts"
 import { PostgresObjectStore } from "./Blobs/ObjectStore.ts"
+import { ContentWorkersLive } from "./Content/ContentWorkers.ts"
 import { DocksLive } from "./Docks/DocksLive.ts"
 import { ImageProcessorLive } from "./Images/ImageProcessor.ts"
 import { ImagesLive } from "./Images/ImagesLive.ts"
 import { MembersLive } from "./Members/MembersLive.ts"
 import { MicroDbLive } from "./MicroDb/MicroDbLive.ts"
-import { ContentWorkersLive } from "./Content/ContentWorkers.ts"
 import { PagesLive } from "./Pages/PagesLive.ts"
 import { PartsLive } from "./Parts/PartsLive.ts"
 import { RateLimitsLive } from "./RateLimits/RateLimitsLive.ts"
 import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
-import { WriteRulesLive } from "./WriteRules.ts"
 import { SourcesLive } from "./Sources/SourcesLive.ts"
 import { TokensLive } from "./Tokens/TokensLive.ts"
+import { WriteRulesLive } from "./WriteRules.ts"
 
 const Base = Layer.mergeAll(ActivityLive, RateLimitsLive, TokensLive, ContentWorkersLive)
 const Rules = Layer.mergeAll(WriteRulesLive, PartsLive).pipe(Layer.provideMerge(Base))
@@ -27,4 +27,11 @@ const Services = AccountsLive.pipe(Layer.provideMerge(DocksLive), Layer.provideM
 /** Images over their two ports: the decoder (sharp) and the object store (PostgreSQL `blobs` by default). */
 const ImagesWithPorts = ImagesLive.pipe(Layer.provideMerge(Layer.mergeAll(ImageProcessorLive, PostgresObjectStore)))
 
-export const DomainLive = Layer.mergeAll(RegistrationsLive, MembersLive, PagesLive, MicroDbLive, ImagesWithPorts, SourcesLive).pipe(Layer.provideMerge(Services))
+export const DomainLive = Layer.mergeAll(
+  RegistrationsLive,
+  MembersLive,
+  PagesLive,
+  MicroDbLive,
+  ImagesWithPorts,
+  SourcesLive
+).pipe(Layer.provideMerge(Services))

@@ -21,7 +21,8 @@ export const SourceId = Schema.UUID.pipe(Schema.brand("SourceId"))
 export type SourceId = typeof SourceId.Type
 
 /** A UUID in any letter case: how targeting tells an id from a slug. */
-export const isUuid = (value: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
+export const isUuid = (value: string): boolean =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
 
 /** A page (a row of `parts`): web page, Markdown file or the Micro DB shell. */
 export const PageId = Schema.UUID.pipe(Schema.brand("PageId"))

@@ -101,7 +101,10 @@ export interface Exposure {
 }
 
 /** A sandbox token may author inside its sandbox and nothing more. */
-export const checkSandboxExposure = (principal: Principal, exposure: Exposure): Effect.Effect<void, PermissionDenied> => {
+export const checkSandboxExposure = (
+  principal: Principal,
+  exposure: Exposure
+): Effect.Effect<void, PermissionDenied> => {
   if (!principal.sandbox) return Effect.void
   const refused = [
     exposure.visibility === "public" ? "make a Dock public" : null,
@@ -155,7 +158,8 @@ export const checkDeleteDock = (
     yield* checkOwner(principal, dock)
     if (principal.sandbox) {
       return yield* new PermissionDenied({
-        message: "A sandbox token cannot delete its sandbox: unclaimed, it is deleted after the claim window; claim it first",
+        message:
+          "A sandbox token cannot delete its sandbox: unclaimed, it is deleted after the claim window; claim it first",
         details: { sandbox: true }
       })
     }

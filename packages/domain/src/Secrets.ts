@@ -19,7 +19,8 @@ const toBase62 = (bytes: Uint8Array, width: number): string => {
 }
 
 /** `bytes` random bytes from the CSPRNG as base62 (32 bytes → 43 characters). */
-export const randomBase62 = (bytes: number): string => toBase62(randomBytes(bytes), Math.ceil((bytes * 8) / Math.log2(62)))
+export const randomBase62 = (bytes: number): string =>
+  toBase62(randomBytes(bytes), Math.ceil((bytes * 8) / Math.log2(62)))
 
 const CRC_TABLE = (() => {
   const table = new Uint32Array(256)
@@ -70,7 +71,10 @@ export const sha256 = (text: string): string => createHash("sha256").update(text
 export const newOtp = (): string => randomInt(0, 1_000_000).toString().padStart(6, "0")
 
 /** HMAC(secret, purpose‖registration‖email‖otp): an OTP at rest cannot be brute-forced without the secret. */
-export const otpHash = (secret: string, parts: { purpose: string; registrationId: string; email: string; otp: string }) =>
+export const otpHash = (
+  secret: string,
+  parts: { purpose: string; registrationId: string; email: string; otp: string }
+) =>
   createHmac("sha256", secret)
     .update([parts.purpose, parts.registrationId, parts.email, parts.otp].join("\u0000"))
     .digest("hex")

@@ -10,8 +10,8 @@ import { randomBytes } from "node:crypto"
 import { TestDatabaseLive } from "./Database/TestDatabase.ts"
 import { DomainLive } from "./DomainLive.ts"
 import { Limits } from "./Limits.ts"
-import { Features, HmacKey, PublicBaseUrl } from "./Settings.ts"
 import { capturingMailer } from "./Mail/Mailer.ts"
+import { Features, HmacKey, PublicBaseUrl } from "./Settings.ts"
 
 export { scopedPostgresDatabase, TestDatabaseLive, testServerUrl } from "./Database/TestDatabase.ts"
 

@@ -26,7 +26,9 @@ layer(DomainTest)("Accounts", (it) => {
       expect(user.email).toBe("ada.lovelace@example.com")
       expect(user.confirmed).toBe(true)
       expect(user.default_bucket_id).not.toBeNull()
-      const dock = yield* (yield* Docks).byId(user.default_bucket_id! as DockId).pipe(Effect.map((resolved) => resolved.dock)).pipe(
+      const dock = yield* (yield* Docks).byId(user.default_bucket_id! as DockId).pipe(
+        Effect.map((resolved) => resolved.dock)
+      ).pipe(
         Effect.provideService(CurrentPrincipal, userPrincipal(user))
       )
       expect(dock.owner.username).toBe("ada-lovelace")
@@ -89,7 +91,9 @@ layer(DomainTest)("Accounts", (it) => {
       const second = yield* person(`sam-${id}@two.example`)
       expect(first.username).toBe(`sam-${id}`)
       expect(second.username).toMatch(new RegExp(`^sam-${id}-\\d{4}$`))
-      const dock = yield* (yield* Docks).byId(second.default_bucket_id! as DockId).pipe(Effect.map((resolved) => resolved.dock)).pipe(
+      const dock = yield* (yield* Docks).byId(second.default_bucket_id! as DockId).pipe(
+        Effect.map((resolved) => resolved.dock)
+      ).pipe(
         Effect.provideService(CurrentPrincipal, userPrincipal(second))
       )
       expect(dock.slug).toBe(second.username)
@@ -162,14 +166,16 @@ layer(DomainTest)("Accounts", (it) => {
       const id = unique()
       const user = yield* person(`Find.Me-${id}@Example.com`)
       expect(user.username).toBe(`find-me-${id}`)
-      for (const identifier of [
-        user.username,
-        user.username.toUpperCase(),
-        `  ${user.username} `,
-        `find.me-${id}@example.com`,
-        `FIND.ME-${id}@EXAMPLE.COM`,
-        ` Find.Me-${id}@Example.com `
-      ]) {
+      for (
+        const identifier of [
+          user.username,
+          user.username.toUpperCase(),
+          `  ${user.username} `,
+          `find.me-${id}@example.com`,
+          `FIND.ME-${id}@EXAMPLE.COM`,
+          ` Find.Me-${id}@Example.com `
+        ]
+      ) {
         expect((yield* accounts.findByIdentifier(identifier)).id).toBe(user.id)
       }
       expect(yield* accounts.findById(user.id)).toEqual(user)

@@ -1,12 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Option } from "effect"
-import { ContentWorkers, contentWorkersLayer, jobDeadlineMs, makeContentWorkers } from "../src/Content/ContentWorkers.ts"
+import {
+  ContentWorkers,
+  contentWorkersLayer,
+  jobDeadlineMs,
+  makeContentWorkers
+} from "../src/Content/ContentWorkers.ts"
 import { ordinary } from "./support/MarkdownSamples.ts"
 
 /** Issue 13's finding 1: one bracket label, quadratic in the parser (tens of seconds on the event loop before). */
 const runaway = "[[" + "a ".repeat(49152) + "]]"
 
-const failureOf = <A, E>(exit: Exit.Exit<A, E>) => Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+const failureOf = <A, E>(exit: Exit.Exit<A, E>) =>
+  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
 
 describe("ContentWorkers", () => {
   it("gives a 1 MiB input the whole deadline, a smaller one proportionally less, never under the floor", () => {
@@ -25,14 +31,20 @@ describe("ContentWorkers", () => {
       const html = yield* workers.run("htmlPage", { html: "<p>Hi <script>alert(1)</script><b>there</b></p>" })
       expect(html.html).toBe("<p>Hi <b>there</b></p>")
       expect(html.text).toBe("Hi there")
-      const markdown = yield* workers.run("markdownPage", { content: "---\ntitle: T\n---\n# Head\n\n[[Other]]", frontMatterRequired: true })
+      const markdown = yield* workers.run("markdownPage", {
+        content: "---\ntitle: T\n---\n# Head\n\n[[Other]]",
+        frontMatterRequired: true
+      })
       expect(markdown._tag).toBe("Page")
       if (markdown._tag === "Page") {
         expect(markdown.page.fields.title).toBe("T")
         expect(markdown.page.firstHeading).toBe("Head")
         expect(markdown.page.wikilinks.map((link) => link.target)).toEqual(["Other"])
       }
-      const read = yield* workers.run("renderMarkdown", { content: "[[Other]] and [[Gone]]", links: [["Other", "/a/other-1"]] })
+      const read = yield* workers.run("renderMarkdown", {
+        content: "[[Other]] and [[Gone]]",
+        links: [["Other", "/a/other-1"]]
+      })
       expect(read).toContain(`<a href="/a/other-1"`)
       expect(read).toContain("Gone")
     }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(30) }))))
@@ -78,11 +90,16 @@ describe("ContentWorkers", () => {
   it.scoped("while one worker is held by a runaway job, another answers the next job", () =>
     Effect.gen(function*() {
       const workers = yield* ContentWorkers
-      const runawayJob = yield* Effect.fork(workers.run("markdownPage", { content: runaway, frontMatterRequired: false }))
+      const runawayJob = yield* Effect.fork(
+        workers.run("markdownPage", { content: runaway, frontMatterRequired: false })
+      )
       const next = yield* workers.run("htmlPage", { html: "<p>meanwhile</p>" })
       expect(next.text).toBe("meanwhile")
       expect(Option.isNone(yield* Fiber.poll(runawayJob))).toBe(true)
-      expect(failureOf(yield* Fiber.await(runawayJob))).toMatchObject({ _tag: "ValidationError", details: { reason: "deadline" } })
+      expect(failureOf(yield* Fiber.await(runawayJob))).toMatchObject({
+        _tag: "ValidationError",
+        details: { reason: "deadline" }
+      })
     }).pipe(Effect.provide(contentWorkersLayer({ workers: 2, deadline: Duration.seconds(10) }))))
 
   it.scoped("a job that exhausts its worker's heap is validation_error, not the end of the server", () =>
@@ -94,14 +111,20 @@ describe("ContentWorkers", () => {
       expect((yield* workers.run("htmlPage", { html: "<p>after</p>" })).text).toBe("after")
     }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(60), heapMb: 64 }))))
 
-  it.live("a closed pool refuses new jobs as unavailable and fails the ones it was running", () =>
-    Effect.gen(function*() {
-      const pool = makeContentWorkers({ workers: 1, deadline: Duration.seconds(60) })
-      const running = yield* Effect.fork(pool.run("markdownPage", { content: runaway, frontMatterRequired: false }))
-      // The job is running once the worker has started and taken it.
-      while ((yield* pool.stats).started.markdownPage === 0) yield* Effect.sleep("10 millis")
-      yield* pool.close
-      expect(failureOf(yield* running.await)).toMatchObject({ _tag: "Unavailable" })
-      expect(failureOf(yield* Effect.exit(pool.run("htmlPage", { html: "x" })))).toMatchObject({ _tag: "Unavailable" })
-    }), { timeout: 60_000 })
+  it.live(
+    "a closed pool refuses new jobs as unavailable and fails the ones it was running",
+    () =>
+      Effect.gen(function*() {
+        const pool = makeContentWorkers({ workers: 1, deadline: Duration.seconds(60) })
+        const running = yield* Effect.fork(pool.run("markdownPage", { content: runaway, frontMatterRequired: false }))
+        // The job is running once the worker has started and taken it.
+        while ((yield* pool.stats).started.markdownPage === 0) yield* Effect.sleep("10 millis")
+        yield* pool.close
+        expect(failureOf(yield* running.await)).toMatchObject({ _tag: "Unavailable" })
+        expect(failureOf(yield* Effect.exit(pool.run("htmlPage", { html: "x" })))).toMatchObject({
+          _tag: "Unavailable"
+        })
+      }),
+    { timeout: 60_000 }
+  )
 })

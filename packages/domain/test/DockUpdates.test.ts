@@ -25,7 +25,9 @@ const byPath = (dock: Dock): DockRef => ({ _tag: "ByPath", owner: dock.owner.use
 const bySlug = (dock: Dock): DockRef => ({ _tag: "BySlug", slug: dock.slug })
 
 const update = (principal: Principal, ref: DockRef, patch: DockPatch) =>
-  Effect.flatMap(Docks, (docks) => Effect.flatMap(resolvedAt(ref), (dock) => docks.update(dock, patch))).pipe(as(principal))
+  Effect.flatMap(Docks, (docks) => Effect.flatMap(resolvedAt(ref), (dock) => docks.update(dock, patch))).pipe(
+    as(principal)
+  )
 
 const remove = (principal: Principal, ref: DockRef) =>
   Effect.flatMap(Docks, (docks) => Effect.flatMap(resolvedAt(ref), docks.remove)).pipe(as(principal))
@@ -38,21 +40,30 @@ const listWritable = (principal: Principal, filter: WritableFilter = {}) =>
 
 /** The Dock's row as stored, or undefined when it is gone. */
 const row = (dock: Dock) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ title: string; description: string | null; visibility: string; tags: Array<string> }>`select title,
-        description, visibility, tags from docks where id = ${dock.id}`.pipe(Effect.map((rows) => rows[0])))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ title: string; description: string | null; visibility: string; tags: Array<string> }>`select title,
+        description, visibility, tags from docks where id = ${dock.id}`.pipe(Effect.map((rows) => rows[0]))
+  )
 
 const actions = (dock: Dock) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ action: string }>`select action from activity where dock_id = ${dock.id} order by created_at, action`.pipe(
-      Effect.map((rows) => rows.map((r) => r.action))
-    ))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ action: string }>`select action from activity where dock_id = ${dock.id} order by created_at, action`.pipe(
+        Effect.map((rows) => rows.map((r) => r.action))
+      )
+  )
 
 const memberRows = (dock: Dock) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ n: number }>`select count(*)::int as n from dock_members where dock_id = ${dock.id}`.pipe(
-      Effect.map((rows) => rows[0]!.n)
-    ))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ n: number }>`select count(*)::int as n from dock_members where dock_id = ${dock.id}`.pipe(
+        Effect.map((rows) => rows[0]!.n)
+      )
+  )
 
 const ids = (docks: ReadonlyArray<Dock>) => docks.map((dock) => dock.id).sort()
 
@@ -106,11 +117,18 @@ layer(DomainTest)("Docks.update", (it) => {
         created_at: dock.created_at
       })
       expect(Date.parse(updated.updated_at) - Date.parse(dock.created_at)).toBe(90_000)
-      expect(yield* row(dock)).toEqual({ title: "After", description: "New description", visibility: "public", tags: ["a", "b"] })
+      expect(yield* row(dock)).toEqual({
+        title: "After",
+        description: "New description",
+        visibility: "public",
+        tags: ["a", "b"]
+      })
       expect(yield* get(userPrincipal(owner), byId(dock))).toEqual(updated)
 
       const sql = yield* SqlClient.SqlClient
-      const activity = yield* sql<{ user_id: string; token_id: string; agent_label: string; subject_id: string; details: unknown }>`
+      const activity = yield* sql<
+        { user_id: string; token_id: string; agent_label: string; subject_id: string; details: unknown }
+      >`
         select user_id, token_id, agent_label, subject_id, details from activity
         where dock_id = ${dock.id} and action = 'dock.updated'`
       expect(activity).toEqual([{
@@ -127,7 +145,12 @@ layer(DomainTest)("Docks.update", (it) => {
     Effect.gen(function*() {
       const { dock, owner } = yield* sharedDock
       const retitled = yield* update(userPrincipal(owner), byPath(dock), { title: "Only the title" })
-      expect(retitled).toMatchObject({ title: "Only the title", description: "Old description", visibility: "private", tags: ["old"] })
+      expect(retitled).toMatchObject({
+        title: "Only the title",
+        description: "Old description",
+        visibility: "private",
+        tags: ["old"]
+      })
       const cleared = yield* update(userPrincipal(owner), bySlug(dock), { description: null, tags: [] })
       expect(cleared).toMatchObject({ title: "Only the title", description: null, tags: [] })
       yield* update(userPrincipal(owner), byId(dock), { description: "again" })
@@ -157,10 +180,16 @@ layer(DomainTest)("Docks.update", (it) => {
       const { dock, owner } = yield* sharedDock
       const stranger = yield* newUser("upd")
       for (const ref of [byId(dock), byPath(dock), bySlug(dock)]) {
-        expect(errorBody(yield* Effect.flip(update(userPrincipal(stranger), ref, { title: "Mine now" })))).toEqual(NOT_FOUND_BODY)
+        expect(errorBody(yield* Effect.flip(update(userPrincipal(stranger), ref, { title: "Mine now" })))).toEqual(
+          NOT_FOUND_BODY
+        )
       }
-      expect(errorBody(yield* Effect.flip(update(anonymousPrincipal, byId(dock), { title: "x" })))).toEqual(NOT_FOUND_BODY)
-      expect(errorBody(yield* Effect.flip(update(userPrincipal(stranger), { _tag: "ById", id: crypto.randomUUID() }, {}))))
+      expect(errorBody(yield* Effect.flip(update(anonymousPrincipal, byId(dock), { title: "x" })))).toEqual(
+        NOT_FOUND_BODY
+      )
+      expect(
+        errorBody(yield* Effect.flip(update(userPrincipal(stranger), { _tag: "ById", id: crypto.randomUUID() }, {})))
+      )
         .toEqual(NOT_FOUND_BODY)
       yield* unchanged(dock)
 
@@ -243,7 +272,9 @@ layer(DomainTest)("Docks.remove", (it) => {
         expect(errorBody(yield* Effect.flip(remove(principal, byId(dock))))).toEqual(NOT_FOUND_BODY)
       }
       // the owner's other Docks are untouched
-      expect((yield* get(userPrincipal(owner), { _tag: "ById", id: owner.default_bucket_id! })).id).toBe(owner.default_bucket_id)
+      expect((yield* get(userPrincipal(owner), { _tag: "ById", id: owner.default_bucket_id! })).id).toBe(
+        owner.default_bucket_id
+      )
     }))
 
   it.effect("by bare slug and by id", () =>
@@ -307,7 +338,11 @@ layer(DomainTest)("Docks.listWritable", (it) => {
         owner: { id: other.id, username: other.username }
       })
       // the other user's list holds their own Docks only
-      expect((yield* listWritable(userPrincipal(other), { includeCollaborations: true })).every((dock) => dock.owner.id === other.id))
+      expect(
+        (yield* listWritable(userPrincipal(other), { includeCollaborations: true })).every((dock) =>
+          dock.owner.id === other.id
+        )
+      )
         .toBe(true)
     }))
 
@@ -328,14 +363,16 @@ layer(DomainTest)("Docks.listWritable", (it) => {
     Effect.gen(function*() {
       const { edited, me, privateOwn, publicOwn, tag } = yield* setup
       expect(ids(yield* listWritable(userPrincipal(me), { visibility: "public" }))).toEqual([publicOwn.id])
-      expect(ids(yield* listWritable(userPrincipal(me), { includeCollaborations: true, visibility: "private" }))).toEqual(
-        [me.default_bucket_id!, privateOwn.id, edited.id].sort()
-      )
+      expect(ids(yield* listWritable(userPrincipal(me), { includeCollaborations: true, visibility: "private" })))
+        .toEqual(
+          [me.default_bucket_id!, privateOwn.id, edited.id].sort()
+        )
       expect(ids(yield* listWritable(userPrincipal(me), { tag }))).toEqual([privateOwn.id])
       expect(ids(yield* listWritable(userPrincipal(me), { includeCollaborations: true, tag }))).toEqual(
         [privateOwn.id, edited.id].sort()
       )
-      expect(yield* listWritable(userPrincipal(me), { includeCollaborations: true, tag, visibility: "public" })).toEqual([])
+      expect(yield* listWritable(userPrincipal(me), { includeCollaborations: true, tag, visibility: "public" }))
+        .toEqual([])
       expect(yield* listWritable(userPrincipal(me), { tag: `none-${unique()}` })).toEqual([])
     }))
 
@@ -345,7 +382,9 @@ layer(DomainTest)("Docks.listWritable", (it) => {
       const tokenId = crypto.randomUUID() as TokenId
       const restricted = userPrincipal(me, { tokenId, allowedBucketIds: [privateOwn.id, edited.id, viewed.id] })
       expect(ids(yield* listWritable(restricted))).toEqual([privateOwn.id])
-      expect(ids(yield* listWritable(restricted, { includeCollaborations: true }))).toEqual([privateOwn.id, edited.id].sort())
+      expect(ids(yield* listWritable(restricted, { includeCollaborations: true }))).toEqual(
+        [privateOwn.id, edited.id].sort()
+      )
       const sandbox = userPrincipal(me, { tokenId, sandbox: true, allowedBucketIds: [me.default_bucket_id!] })
       expect(ids(yield* listWritable(sandbox, { includeCollaborations: true }))).toEqual([me.default_bucket_id!])
     }))

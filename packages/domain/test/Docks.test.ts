@@ -19,21 +19,24 @@ import {
   type UserId,
   userPrincipal
 } from "../src/index.ts"
-import { domainTestWith, DomainTest, TEST_BASE_URL } from "../src/testing.ts"
+import { DomainTest, domainTestWith, TEST_BASE_URL } from "../src/testing.ts"
 import { resolvedAt } from "./support/Fixtures.ts"
 
 /** Lowercase letters and digits, unique per call: keeps data apart between tests sharing one database. */
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
 
-const newUser = Effect.flatMap(Accounts, (accounts) =>
-  accounts.create({ email: `docks-${unique()}@example.com`, kind: "person", confirmed: true }))
+const newUser = Effect.flatMap(
+  Accounts,
+  (accounts) => accounts.create({ email: `docks-${unique()}@example.com`, kind: "person", confirmed: true })
+)
 
 const as = (principal: Principal) => Effect.provideService(CurrentPrincipal, principal)
 
 const create = (principal: Principal, input: NewDock) =>
   Effect.flatMap(Docks, (docks) => docks.create(input)).pipe(as(principal))
 
-const get = (principal: Principal, ref: DockRef) => Effect.map(resolvedAt(ref), (resolved) => resolved.dock).pipe(as(principal))
+const get = (principal: Principal, ref: DockRef) =>
+  Effect.map(resolvedAt(ref), (resolved) => resolved.dock).pipe(as(principal))
 
 const access = (principal: Principal, ref: DockRef) =>
   Effect.map(resolvedAt(ref), (resolved) => resolved.access).pipe(as(principal))
@@ -42,16 +45,20 @@ const byId = (dock: Dock): DockRef => ({ _tag: "ById", id: dock.id })
 const byPath = (dock: Dock): DockRef => ({ _tag: "ByPath", owner: dock.owner.username, slug: dock.slug })
 
 const grant = (dock: Dock, user: User, role: "editor" | "viewer") =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`insert into dock_members ${
-      sql.insert({ dock_id: dock.id, user_id: user.id, role, created_at: new Date() })
-    }`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`insert into dock_members ${sql.insert({ dock_id: dock.id, user_id: user.id, role, created_at: new Date() })}`
+  )
 
 const countDocks = (ownerId: UserId) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ n: number }>`select count(*)::int as n from docks where owner_id = ${ownerId}`.pipe(
-      Effect.map((rows) => rows[0]!.n)
-    ))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ n: number }>`select count(*)::int as n from docks where owner_id = ${ownerId}`.pipe(
+        Effect.map((rows) => rows[0]!.n)
+      )
+  )
 
 const NOT_FOUND = { error: { code: "not_found", status: 404, message: "Dock not found" } }
 

@@ -5,9 +5,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import {
   type DockError,
-  type ErrorCode,
-  ErrorClasses,
   errorBody,
+  ErrorClasses,
+  type ErrorCode,
   ErrorStatus,
   Internal,
   isDockError,

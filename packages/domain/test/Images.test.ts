@@ -3,6 +3,8 @@
 // offered under, and the signatures that alone reach the decoder.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FastCheck } from "effect"
+import { sanitizeHtml } from "../src/Content/HtmlSanitizer.ts"
+import { renderMarkdown } from "../src/Content/MarkdownRender.ts"
 import {
   contentDisposition,
   decodeImageBase64,
@@ -11,8 +13,6 @@ import {
   MAX_IMAGE_BYTES
 } from "../src/Images/Image.ts"
 import { sniffFormat } from "../src/Images/ImageProcessor.ts"
-import { sanitizeHtml } from "../src/Content/HtmlSanitizer.ts"
-import { renderMarkdown } from "../src/Content/MarkdownRender.ts"
 
 const URL = "https://dock.example/images/0b8d2c4e-6a43-4c7e-9a51-4b0c1d2e3f40.png"
 
@@ -33,13 +33,33 @@ describe("decodeImageBase64", () => {
   it("drops a data-URL prefix (whatever type it names) and every kind of whitespace", () => {
     const body = Buffer.from("a longer payload that wraps over lines").toString("base64")
     const wrapped = body.match(/.{1,8}/g)!.join("\r\n") + "\n"
-    for (const text of [`data:image/png;base64,${body}`, `DATA:image/gif;base64,${wrapped}`, ` \t${wrapped}  `, `data:;base64,${body}`]) {
+    for (
+      const text of [
+        `data:image/png;base64,${body}`,
+        `DATA:image/gif;base64,${wrapped}`,
+        ` \t${wrapped}  `,
+        `data:;base64,${body}`
+      ]
+    ) {
       expect(Buffer.from(decode(text).bytes!).toString()).toBe("a longer payload that wraps over lines")
     }
   })
 
   it("refuses what is not base64 with validation_error", () => {
-    for (const text of ["", "   ", "data:image/png;base64,", "not base64!", "abcde", "ab=c", "a===", "-_-_", "abc==", "%%%%"]) {
+    for (
+      const text of [
+        "",
+        "   ",
+        "data:image/png;base64,",
+        "not base64!",
+        "abcde",
+        "ab=c",
+        "a===",
+        "-_-_",
+        "abc==",
+        "%%%%"
+      ]
+    ) {
       expect(decode(text).error?._tag, text).toBe("ValidationError")
     }
   })
@@ -56,12 +76,16 @@ describe("decodeImageBase64", () => {
 
 /** The Markdown as a page would render it: renderer (every wikilink resolving, so one would show), then the sanitizer. */
 const rendered = (markdown: string) =>
-  sanitizeHtml(renderMarkdown(`Before.\n\n${markdown}\n\nAfter.`, { resolveWikilink: () => ({ href: "/a/linked" }) }).html).html
+  sanitizeHtml(
+    renderMarkdown(`Before.\n\n${markdown}\n\nAfter.`, { resolveWikilink: () => ({ href: "/a/linked" }) }).html
+  ).html
 
 const decodeEntities = (text: string) =>
   text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (_, entity: string) =>
     entity[0] === "#"
-      ? String.fromCodePoint(entity[1] === "x" || entity[1] === "X" ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10))
+      ? String.fromCodePoint(
+        entity[1] === "x" || entity[1] === "X" ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10)
+      )
       : ({ amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'" } as Record<string, string>)[entity.toLowerCase()]!)
 
 /** The one <img> of the rendered snippet, its attributes decoded; the rest of the document must be the two paragraphs. */
@@ -71,7 +95,9 @@ const imageOf = (markdown: string) => {
   expect(tags, html).toEqual(["p", "p", "img", "p"])
   const tag = /<img((?:\s+[a-z-]+="[^"]*")*)\s*\/?>/i.exec(html)
   expect(tag, html).not.toBeNull()
-  const attributes = Object.fromEntries([...tag![1]!.matchAll(/([a-z-]+)="([^"]*)"/gi)].map(([, name, value]) => [name, decodeEntities(value!)]))
+  const attributes = Object.fromEntries(
+    [...tag![1]!.matchAll(/([a-z-]+)="([^"]*)"/gi)].map(([, name, value]) => [name, decodeEntities(value!)])
+  )
   return { html, attributes }
 }
 
@@ -120,20 +146,22 @@ describe("markdownSnippet", () => {
 })
 
 describe("downloadName and contentDisposition", () => {
-  it.each([
-    ["photo.jpg", "jpeg", "photo.jpg"],
-    ["photo.JPEG", "jpeg", "photo.jpeg"],
-    ["holiday.png", "jpeg", "holiday.jpg"],
-    ["evil.html", "png", "evil.png"],
-    ["no-extension", "webp", "no-extension.webp"],
-    ["../../etc/passwd", "png", "passwd.png"],
-    ["C:\\Users\\ada\\cat.webp", "webp", "cat.webp"],
-    ["a\"b\r\nContent-Type: text-html;.png", "png", "ab Content-Type text-html.png"],
-    [".hidden", "png", "hidden.png"],
-    ["\u202egpj.exe", "jpeg", "gpj.jpg"],
-    ["", "png", "image.png"],
-    ["///", "png", "image.png"]
-  ] as const)("%j as %s → %j", (filename, format, expected) => {
+  it.each(
+    [
+      ["photo.jpg", "jpeg", "photo.jpg"],
+      ["photo.JPEG", "jpeg", "photo.jpeg"],
+      ["holiday.png", "jpeg", "holiday.jpg"],
+      ["evil.html", "png", "evil.png"],
+      ["no-extension", "webp", "no-extension.webp"],
+      ["../../etc/passwd", "png", "passwd.png"],
+      ["C:\\Users\\ada\\cat.webp", "webp", "cat.webp"],
+      ["a\"b\r\nContent-Type: text-html;.png", "png", "ab Content-Type text-html.png"],
+      [".hidden", "png", "hidden.png"],
+      ["\u202egpj.exe", "jpeg", "gpj.jpg"],
+      ["", "png", "image.png"],
+      ["///", "png", "image.png"]
+    ] as const
+  )("%j as %s → %j", (filename, format, expected) => {
     expect(downloadName(filename, format)).toBe(expected)
   })
 
@@ -154,7 +182,17 @@ describe("sniffFormat", () => {
     expect(sniffFormat(bytes("\xff\xd8\xff\xe0rest"))).toBe("jpeg")
     expect(sniffFormat(bytes("\x89PNG\r\n\x1a\nrest"))).toBe("png")
     expect(sniffFormat(bytes("RIFF\x10\x00\x00\x00WEBPVP8 "))).toBe("webp")
-    for (const other of ["GIF89a......", "<svg xmlns=...>", "<!doctype html>", "II*\x00tiff....", "\x00\x00\x00\x1cftypavif", "RIFF....WAVEfmt ", ""]) {
+    for (
+      const other of [
+        "GIF89a......",
+        "<svg xmlns=...>",
+        "<!doctype html>",
+        "II*\x00tiff....",
+        "\x00\x00\x00\x1cftypavif",
+        "RIFF....WAVEfmt ",
+        ""
+      ]
+    ) {
       expect(sniffFormat(bytes(other)), other).toBeUndefined()
     }
   })

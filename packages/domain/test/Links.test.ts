@@ -62,13 +62,19 @@ const savePage = (principal: Principal, dock: Dock, slug: string, title = slug) 
     })).pipe(as(principal), Effect.map(({ part }) => part))
 
 const pushMarkdown = (principal: Principal, dock: Dock, slug: string, content: string) =>
-  Effect.flatMap(Pages, (pages) =>
-    pages.push("web_page", { bucket: dock.id }, { slug, title: slug, content, contentType: "markdown" })).pipe(as(principal))
+  Effect.flatMap(
+    Pages,
+    (pages) => pages.push("web_page", { bucket: dock.id }, { slug, title: slug, content, contentType: "markdown" })
+  ).pipe(as(principal))
 
 /** Wikilinks each in a paragraph of its own (one long paragraph would be shown as plain text). */
 const wikilinks = (targets: ReadonlyArray<string>) => targets.map((target) => `[[${target}]]`).join("\n\n")
 
-const resolvedTo = (target: string, page: { id: string } | null) => ({ target, resolved: page !== null, pageId: page?.id ?? null })
+const resolvedTo = (target: string, page: { id: string } | null) => ({
+  target,
+  resolved: page !== null,
+  pageId: page?.id ?? null
+})
 const summary = (links: ReadonlyArray<OutboundLink>) => links.map((link) => resolvedTo(link.target, link.page))
 
 /**
@@ -92,14 +98,21 @@ const world = (docks: number) =>
       if (kind === "missing") {
         const path = `nobody-${unique()}/gone-${i}`
         targets.push(`${path}/home`, `${path}/secret`)
-        for (const seen of [forAlice, forAnyone]) seen.push(resolvedTo(`${path}/home`, null), resolvedTo(`${path}/secret`, null))
+        for (const seen of [forAlice, forAnyone]) {
+          seen.push(resolvedTo(`${path}/home`, null), resolvedTo(`${path}/secret`, null))
+        }
         continue
       }
-      const dock = yield* createDock(bob, { title: `${kind} ${i}`, visibility: kind === "public" ? "public" : "private" })
+      const dock = yield* createDock(bob, {
+        title: `${kind} ${i}`,
+        visibility: kind === "public" ? "public" : "private"
+      })
       const home = yield* savePage(asBob, dock, "home", "Home")
       const secret = yield* savePage(asBob, dock, "secret", "Secret")
       yield* markPrivate(secret.id)
-      if (kind === "shared") yield* grant(dock, alice, "viewer")
+      if (kind === "shared") {
+        yield* grant(dock, alice, "viewer")
+      }
       // The owner part of a path is matched case-insensitively, as the resolver matches it.
       const path = i % 8 === 2 ? pathOf(dock).toUpperCase().replace(dock.slug.toUpperCase(), dock.slug) : pathOf(dock)
       targets.push(`${path}/home`, `${path}/secret`)
@@ -132,12 +145,15 @@ layer(domainTestWith({ planMaxDocks: 1_000 }), { timeout: 300_000 })("Links", (i
       const { outbound } = yield* linksOf(userPrincipal(owner), dock, "at-cap")
       expect(outbound).toHaveLength(WIKILINKS_MAX)
 
-      const over = yield* pushMarkdown(userPrincipal(owner), dock, "over-cap", wikilinks([...targets, "one-more"])).pipe(Effect.flip)
+      const over = yield* pushMarkdown(userPrincipal(owner), dock, "over-cap", wikilinks([...targets, "one-more"]))
+        .pipe(Effect.flip)
       expect(errorBody(over)).toEqual({
         error: {
           code: "validation_error",
           status: 400,
-          message: `A page may link to at most ${WIKILINKS_MAX} distinct [[wikilink]] targets; this one names ${WIKILINKS_MAX + 1}`,
+          message: `A page may link to at most ${WIKILINKS_MAX} distinct [[wikilink]] targets; this one names ${
+            WIKILINKS_MAX + 1
+          }`,
           details: { field: "page_content", limit: WIKILINKS_MAX, count: WIKILINKS_MAX + 1 }
         }
       })
@@ -160,16 +176,27 @@ layer(domainTestWith({ planMaxDocks: 1_000 }), { timeout: 300_000 })("Links", (i
         const viewed = yield* withStatements(view(anonymousPrincipal, index.public_slug))
         const publicHome = forAnyone.find((link) => link.target.endsWith("/home") && link.resolved)!
         expect(viewed.value.html).toContain(`/a/`)
-        expect(forAlice.filter((link) => link.resolved).length).toBeGreaterThan(forAnyone.filter((link) => link.resolved).length)
-        for (const link of forAlice.filter((link) => link.resolved && !forAnyone.some((seen) => seen.target === link.target && seen.resolved))) {
+        expect(forAlice.filter((link) => link.resolved).length).toBeGreaterThan(
+          forAnyone.filter((link) => link.resolved).length
+        )
+        for (
+          const link of forAlice.filter((link) =>
+            link.resolved && !forAnyone.some((seen) => seen.target === link.target && seen.resolved)
+          )
+        ) {
           // pages only Alice may read are not linked for the public
           const part = forOwner.value.outbound.find((outbound) => outbound.target === link.target)!.page!
           expect(viewed.value.html).not.toContain(new URL(part.url).pathname)
         }
-        const linkedForAnyone = forAnonymous.value.outbound.find((outbound) => outbound.target === publicHome.target)!.page!
+        const linkedForAnyone = forAnonymous.value.outbound.find((outbound) => outbound.target === publicHome.target)!
+          .page!
         expect(viewed.value.html).toContain(`href="${new URL(linkedForAnyone.url).pathname}"`)
 
-        counts.push({ links: forOwner.statements.length, anonymousLinks: forAnonymous.statements.length, view: viewed.statements.length })
+        counts.push({
+          links: forOwner.statements.length,
+          anonymousLinks: forAnonymous.statements.length,
+          view: viewed.statements.length
+        })
       }
       expect(counts[1]).toEqual(counts[0])
       // resolving the Dock and page named, the page's links, the named Docks, their candidate pages, the

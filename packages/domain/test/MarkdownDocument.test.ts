@@ -88,7 +88,10 @@ describe("splitFrontMatter", () => {
     Effect.gen(function*() {
       for (const fence of ["---js", "---json", "---toml", "--- yaml", "---javascript", "+++"]) {
         for (const required of [true, false]) {
-          const error = yield* splitError(`${fence}\n{ "title": "x" }\n${fence === "+++" ? "+++" : "---"}\nbody`, required)
+          const error = yield* splitError(
+            `${fence}\n{ "title": "x" }\n${fence === "+++" ? "+++" : "---"}\nbody`,
+            required
+          )
           expect(error.code).toBe("invalid_front_matter")
           expect(error.message).toContain("must be YAML")
         }
@@ -221,10 +224,10 @@ describe("splitFrontMatter", () => {
     Effect.gen(function*() {
       for (
         const [yaml, path, line] of [
-          ['title: "\\ud800"', "title", 2],
-          ['summary: ok\ntags: [a, "b\\udc00c"]', "tags[1]", 3],
-          ['meta:\n  note: "x\\udbff"', "meta.note", 3],
-          ['"k\\ud800": 1', "k\uFFFD", 2]
+          ["title: \"\\ud800\"", "title", 2],
+          ["summary: ok\ntags: [a, \"b\\udc00c\"]", "tags[1]", 3],
+          ["meta:\n  note: \"x\\udbff\"", "meta.note", 3],
+          ["\"k\\ud800\": 1", "k\uFFFD", 2]
         ] as const
       ) {
         const error = yield* splitError(`---\n${yaml}\n---\nbody`)
@@ -233,7 +236,7 @@ describe("splitFrontMatter", () => {
         expect(error.message).toContain("not valid Unicode")
       }
       // an escaped pair is one character, and fine
-      expect((yield* split('---\ntitle: "\\ud83d\\ude80"\n---\nbody')).frontMatter).toEqual({ title: "\u{1F680}" })
+      expect((yield* split("---\ntitle: \"\\ud83d\\ude80\"\n---\nbody")).frontMatter).toEqual({ title: "\u{1F680}" })
     }))
 
   it.effect("requires a mapping at the top level", () =>
@@ -641,22 +644,24 @@ describe("renderMarkdown: text", () => {
 })
 
 describe("isSafeUrl", () => {
-  it.each([
-    ["https://example.org", "link", true],
-    ["mailto:a@b.c", "link", true],
-    ["/relative", "link", true],
-    ["#frag", "link", true],
-    ["?q=1", "link", true],
-    ["path/with:colon", "link", true],
-    ["javascript:alert(1)", "link", false],
-    [" \u0001javascript:alert(1)", "link", false],
-    ["java\tscript:alert(1)", "link", false],
-    ["tel:123", "link", false],
-    ["data:image/png;base64,AAAA", "link", false],
-    ["data:image/png;base64,AAAA", "image", true],
-    ["data:image/svg+xml,<svg/>", "image", false],
-    ["mailto:a@b.c", "image", false]
-  ] as const)("%j as %s → %s", (url, kind, safe) => {
+  it.each(
+    [
+      ["https://example.org", "link", true],
+      ["mailto:a@b.c", "link", true],
+      ["/relative", "link", true],
+      ["#frag", "link", true],
+      ["?q=1", "link", true],
+      ["path/with:colon", "link", true],
+      ["javascript:alert(1)", "link", false],
+      [" \u0001javascript:alert(1)", "link", false],
+      ["java\tscript:alert(1)", "link", false],
+      ["tel:123", "link", false],
+      ["data:image/png;base64,AAAA", "link", false],
+      ["data:image/png;base64,AAAA", "image", true],
+      ["data:image/svg+xml,<svg/>", "image", false],
+      ["mailto:a@b.c", "image", false]
+    ] as const
+  )("%j as %s → %s", (url, kind, safe) => {
     expect(isSafeUrl(url, kind)).toBe(safe)
   })
 })

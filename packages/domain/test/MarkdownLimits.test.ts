@@ -26,7 +26,6 @@ const numbered = (line: (i: number) => string, size = MiB) => {
 const wholeParse = (body: string) =>
   toHtml(toHast(fromMarkdown(body, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] })))
 
-
 describe("renderMarkdown: hostile Markdown", () => {
   const crowded: Record<string, string> = {
     "nested emphasis": fill("*a **a ", MiB / 2) + fill(" a** a*", MiB / 2),

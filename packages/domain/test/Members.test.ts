@@ -38,9 +38,12 @@ const everyCall = (
 const byId = (dock: Dock): DockRef => ({ _tag: "ById", id: dock.id })
 
 const grantRows = (dock: Dock) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ user_id: string; role: string }>`select user_id, role from dock_members where dock_id = ${dock.id}
-      order by user_id`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ user_id: string; role: string }>`select user_id, role from dock_members where dock_id = ${dock.id}
+      order by user_id`
+  )
 
 const memberOf = (dock: Dock, user: User, role: string) => ({
   bucket_id: dock.id,
@@ -80,7 +83,9 @@ layer(DomainTest)("Members", (it) => {
 
       const removed = yield* removeMember(dock.id, alice.id)
       expect({ ...removed }).toEqual(memberOf(dock, alice, "editor"))
-      expect({ ...(yield* removeMember(pathOf(dock), bob.email!.toUpperCase())) }).toEqual(memberOf(dock, bob, "viewer"))
+      expect({ ...(yield* removeMember(pathOf(dock), bob.email!.toUpperCase())) }).toEqual(
+        memberOf(dock, bob, "viewer")
+      )
       expect(yield* list(dock.id)).toEqual([])
       expect(yield* grantRows(dock)).toEqual([])
     }))
@@ -170,20 +175,48 @@ layer(DomainTest)("Members", (it) => {
       yield* add(dock.id, alice.username, "editor")
       yield* add(dock.id, bob.username, "viewer")
       for (const [user, role] of [[alice, "editor"], [bob, "viewer"]] as const) {
-        expect(yield* Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(user)))).toEqual(dock)
-        expect((yield* Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.access).pipe(as(userPrincipal(user)))).grant).toBe(role)
-        const update = yield* Effect.flip(Effect.flatMap(resolvedAt(byId(dock)), (resolved) => docks.update(resolved, { title: "Changed" })).pipe(as(userPrincipal(user))))
+        expect(yield* Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(user))))
+          .toEqual(dock)
+        expect(
+          (yield* Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.access).pipe(as(userPrincipal(user)))).grant
+        ).toBe(role)
+        const update = yield* Effect.flip(
+          Effect.flatMap(resolvedAt(byId(dock)), (resolved) => docks.update(resolved, { title: "Changed" })).pipe(
+            as(userPrincipal(user))
+          )
+        )
         expect(update.code).toBe("permission_denied")
-        const remove = yield* Effect.flip(Effect.flatMap(resolvedAt(byId(dock)), docks.remove).pipe(as(userPrincipal(user))))
+        const remove = yield* Effect.flip(
+          Effect.flatMap(resolvedAt(byId(dock)), docks.remove).pipe(as(userPrincipal(user)))
+        )
         expect(remove.code).toBe("permission_denied")
       }
-      expect(errorBody(yield* Effect.flip(Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(stranger)))))).toEqual(NOT_FOUND_BODY)
-      expect((yield* Effect.flatMap(resolvedAt(byId(dock)), (resolved) => docks.update(resolved, { title: "Owner's change" })).pipe(as(userPrincipal(owner)))).title)
+      expect(
+        errorBody(
+          yield* Effect.flip(
+            Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(stranger)))
+          )
+        )
+      ).toEqual(NOT_FOUND_BODY)
+      expect(
+        (yield* Effect.flatMap(
+          resolvedAt(byId(dock)),
+          (resolved) => docks.update(resolved, { title: "Owner's change" })
+        ).pipe(as(userPrincipal(owner)))).title
+      )
         .toBe("Owner's change")
 
       yield* removeMember(dock.id, alice.username)
-      expect(errorBody(yield* Effect.flip(Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(alice)))))).toEqual(NOT_FOUND_BODY)
-      expect((yield* Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(bob)))).title).toBe("Owner's change")
+      expect(
+        errorBody(
+          yield* Effect.flip(
+            Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(alice)))
+          )
+        )
+      ).toEqual(NOT_FOUND_BODY)
+      expect(
+        (yield* Effect.map(resolvedAt(byId(dock)), (resolved) => resolved.dock).pipe(as(userPrincipal(bob)))).title
+      ).toBe("Owner's change")
     }))
 
   it.effect("an owner grant lets a collaborator change and delete the Dock", () =>
@@ -191,7 +224,8 @@ layer(DomainTest)("Members", (it) => {
       const { alice, dock } = yield* scenario
       const docks = yield* Docks
       yield* add(dock.id, alice.username, "owner")
-      const changed = yield* Effect.flatMap(resolvedAt(byId(dock)), (resolved) => docks.update(resolved, { title: "Co-owner's change" })).pipe(as(userPrincipal(alice)))
+      const changed = yield* Effect.flatMap(resolvedAt(byId(dock)), (resolved) =>
+        docks.update(resolved, { title: "Co-owner's change" })).pipe(as(userPrincipal(alice)))
       expect(changed.title).toBe("Co-owner's change")
       yield* Effect.flatMap(resolvedAt(byId(dock)), docks.remove).pipe(as(userPrincipal(alice)))
       const sql = yield* SqlClient.SqlClient
@@ -202,7 +236,9 @@ layer(DomainTest)("Members", (it) => {
     Effect.gen(function*() {
       const { alice, dock, owner } = yield* scenario
       yield* add(dock.id, alice.username, "editor")
-      yield* Effect.flatMap(Docks, (docks) => Effect.flatMap(resolvedAt(byId(dock)), docks.remove)).pipe(as(userPrincipal(owner)))
+      yield* Effect.flatMap(Docks, (docks) => Effect.flatMap(resolvedAt(byId(dock)), docks.remove)).pipe(
+        as(userPrincipal(owner))
+      )
       const error = yield* Effect.flip(list(dock.id))
       expect(error.code).toBe("not_found")
       expect(yield* grantRows(dock)).toEqual([])

@@ -16,7 +16,16 @@ describe("Micro DB column values", () => {
     expect(stored("datetime", "2026-11-21T00:30:00.5-0930")).toBe("2026-11-21T10:00:00.500Z")
     expect(stored("datetime", "2026-11-21T09:30")).toBe("2026-11-21T09:30:00.000Z")
     expect(stored("datetime", "0001-01-01T00:00:00Z")).toBe("0001-01-01T00:00:00.000Z")
-    for (const bad of ["2026-02-30T00:00:00Z", "2026-11-21", "2026-11-21T24:00:00Z", "9999-12-31T23:00:00-02:00", "yesterday", 1]) {
+    for (
+      const bad of [
+        "2026-02-30T00:00:00Z",
+        "2026-11-21",
+        "2026-11-21T24:00:00Z",
+        "9999-12-31T23:00:00-02:00",
+        "yesterday",
+        1
+      ]
+    ) {
       expect(String(stored("datetime", bad)), String(bad)).toMatch(/^invalid/)
     }
   })
@@ -40,7 +49,9 @@ describe("Micro DB column values", () => {
       expect(String(stored("url", bad)), bad).toMatch(/^invalid/)
     }
     expect(stored("email", "ada@example.org")).toBe("ada@example.org")
-    for (const bad of ["ada@example", "ada example@x.org", "@x.org"]) expect(String(stored("email", bad)), bad).toMatch(/^invalid/)
+    for (const bad of ["ada@example", "ada example@x.org", "@x.org"]) {
+      expect(String(stored("email", bad)), bad).toMatch(/^invalid/)
+    }
     expect(stored("select", "b", ["a", "b"])).toBe("b")
     expect(String(stored("select", "B", ["a", "b"]))).toMatch(/^invalid/)
     expect(stored("multi_select", ["c", "a"], ["a", "b", "c"])).toEqual(["a", "c"])
@@ -107,8 +118,28 @@ describe("Micro DB columns and rows", () => {
 
   it("a row: unknown keys, wrong types and missing required values are each reported; defaults fill new rows; null clears on update", () => {
     const columns = [
-      new MicroDbColumn({ name: "A", slug: "a", type: "text", required: true, unique: false, default: null, options: [], description: null, position: 0 }),
-      new MicroDbColumn({ name: "N", slug: "n", type: "number", required: false, unique: false, default: 7, options: [], description: null, position: 1 })
+      new MicroDbColumn({
+        name: "A",
+        slug: "a",
+        type: "text",
+        required: true,
+        unique: false,
+        default: null,
+        options: [],
+        description: null,
+        position: 0
+      }),
+      new MicroDbColumn({
+        name: "N",
+        slug: "n",
+        type: "number",
+        required: false,
+        unique: false,
+        default: 7,
+        options: [],
+        description: null,
+        position: 1
+      })
     ]
     expect(checkRow(columns, { b: 1, n: "x" })).toEqual({
       errors: [
@@ -120,11 +151,16 @@ describe("Micro DB columns and rows", () => {
     expect(checkRow(columns, { a: "x" })).toMatchObject({ data: { a: "x", n: 7 } })
     expect(checkRow(columns, { a: "x", n: null })).toMatchObject({ data: { a: "x" } })
     expect(checkRow(columns, { n: null }, { a: "x", n: 3 })).toMatchObject({ data: { a: "x" } })
-    expect(checkRow(columns, { a: null }, { a: "x" })).toEqual({ errors: [{ column: "a", message: "a value is required" }] })
+    expect(checkRow(columns, { a: null }, { a: "x" })).toEqual({
+      errors: [{ column: "a", message: "a value is required" }]
+    })
     const long = [new MicroDbColumn({ ...columns[0]!, type: "long_text" })]
     expect(checkRow(long, { a: "x".repeat(256 * 1024 - 8) })).toMatchObject({ bytes: 256 * 1024 })
     expect(checkRow(long, { a: "x".repeat(256 * 1024 - 7) })).toEqual({
-      errors: [{ column: "data", message: `a row is at most ${256 * 1024} bytes of JSON; this one is ${256 * 1024 + 1}` }]
+      errors: [{
+        column: "data",
+        message: `a row is at most ${256 * 1024} bytes of JSON; this one is ${256 * 1024 + 1}`
+      }]
     })
   })
 })

@@ -1,5 +1,5 @@
 // Migrations: applied once, idempotent, safe when several servers start together, all-or-nothing on failure.
-import { migrations, type Migration } from "@dock/migrations"
+import { type Migration, migrations } from "@dock/migrations"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Data, Effect, Layer, Option } from "effect"
@@ -98,21 +98,21 @@ layer(TestDatabaseLive)("Migrations on a migrated database", (it) => {
 })
 
 layer(UnmigratedDatabase)("Migrations on a fresh database", (it) => {
-    it.effect("applied by five concurrent runs, each migration exactly once", () =>
-      Effect.gen(function*() {
-        expect(yield* appliedMigrationId).toBe(0)
-        const runs = yield* Effect.all(Array.from({ length: 5 }, () => applyMigrations()), {
-          concurrency: "unbounded"
-        })
-        const all = migrations.map((m) => m.id).sort((a, b) => a - b)
-        // exactly one run did the work; the others found nothing left to do
-        expect(runs.filter((ids) => ids.length > 0)).toEqual([all])
-        expect(runs.filter((ids) => ids.length === 0)).toHaveLength(4)
-        const sql = yield* SqlClient.SqlClient
-        const counts = yield* sql<{ id: number; n: number }>`select id, count(*)::int as n from dock_migrations
+  it.effect("applied by five concurrent runs, each migration exactly once", () =>
+    Effect.gen(function*() {
+      expect(yield* appliedMigrationId).toBe(0)
+      const runs = yield* Effect.all(Array.from({ length: 5 }, () => applyMigrations()), {
+        concurrency: "unbounded"
+      })
+      const all = migrations.map((m) => m.id).sort((a, b) => a - b)
+      // exactly one run did the work; the others found nothing left to do
+      expect(runs.filter((ids) => ids.length > 0)).toEqual([all])
+      expect(runs.filter((ids) => ids.length === 0)).toHaveLength(4)
+      const sql = yield* SqlClient.SqlClient
+      const counts = yield* sql<{ id: number; n: number }>`select id, count(*)::int as n from dock_migrations
           group by id order by id`
-        expect(counts).toEqual(all.map((id) => ({ id, n: 1 })))
-        expect(yield* appliedMigrationId).toBe(latestMigrationId)
-        for (const table of foundationTables) expect(yield* tableExists(table)).toBe(true)
-      }))
+      expect(counts).toEqual(all.map((id) => ({ id, n: 1 })))
+      expect(yield* appliedMigrationId).toBe(latestMigrationId)
+      for (const table of foundationTables) expect(yield* tableExists(table)).toBe(true)
+    }))
 })

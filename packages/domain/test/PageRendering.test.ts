@@ -19,7 +19,9 @@ layer(domainTestWith({ renderDeadline: Duration.millis(300) }), { excludeTestSer
         const pages = yield* Pages
         const workers = yield* ContentWorkers
         const owner = yield* newUser("render")
-        const pushed = yield* pages.push("markdown", {}, { content: "# Fine\n\nAt first." }).pipe(as(userPrincipal(owner)))
+        const pushed = yield* pages.push("markdown", {}, { content: "# Fine\n\nAt first." }).pipe(
+          as(userPrincipal(owner))
+        )
         const first = yield* pages.view({ id: pushed.part.id }).pipe(as(anonymousPrincipal))
         expect(first.html).toContain("<h1>Fine</h1>")
 
@@ -27,7 +29,10 @@ layer(domainTestWith({ renderDeadline: Duration.millis(300) }), { excludeTestSer
         const planted = `<script>alert(1)</script>\n\n${runaway}`
         yield* sql`update parts set content = ${planted}, version = 2 where id = ${pushed.part.id}`
         const before = (yield* workers.stats).started.renderMarkdown
-        const views = yield* Effect.forEach([1, 2, 3], () => pages.view({ id: pushed.part.id }).pipe(as(anonymousPrincipal)))
+        const views = yield* Effect.forEach(
+          [1, 2, 3],
+          () => pages.view({ id: pushed.part.id }).pipe(as(anonymousPrincipal))
+        )
         expect((yield* workers.stats).started.renderMarkdown).toBe(before + 1)
         // (checked by pieces: the page is 96 KiB, too long for an assertion's diff)
         for (const view of views) expect(view.html === views[0]!.html).toBe(true)

@@ -35,10 +35,13 @@ const details = (principal: Principal, dock: Dock) =>
   Effect.flatMap(Docks, (docks) => docks.details({ bucket: dock.id })).pipe(as(principal))
 
 const versions = (partId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ version: number; reason: string; user_id: string; token_id: string | null; agent_label: string | null }>`
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ version: number; reason: string; user_id: string; token_id: string | null; agent_label: string | null }>`
       select version, reason, user_id, token_id, agent_label from part_versions where part_id = ${partId}
-      order by version`)
+      order by version`
+  )
 
 layer(DomainTest)("Pages", (it) => {
   it.effect("a first save creates version 1; identical content is unchanged; a change makes version 2", () =>
@@ -110,7 +113,11 @@ layer(DomainTest)("Pages", (it) => {
       const owner = yield* newUser("pages")
       const me = userPrincipal(owner)
       const dock = yield* createDock(owner, { title: "Graph" })
-      yield* save(me, dock, page("a", { entities: ["Ada Lovelace", "Babbage", "Babbage"], concepts: ["engines"], tags: ["math"] }))
+      yield* save(
+        me,
+        dock,
+        page("a", { entities: ["Ada Lovelace", "Babbage", "Babbage"], concepts: ["engines"], tags: ["math"] })
+      )
       yield* save(me, dock, page("b", { entities: ["ada lovelace", "Zuse"], concepts: ["Engines"], tags: [] }))
       yield* save(me, dock, page("c", { entities: ["Ada Lovelace"], tags: ["math", "history"] }))
 
@@ -145,8 +152,10 @@ layer(domainTestWith({ planMaxArtifactsPerDock: 2 }))("Pages under a tight plan"
       expect(errorBody(error).error.code).toBe("tier_limit_exceeded")
       // Updating an existing page is still allowed at the cap.
       expect((yield* save(me, dock, page("two", { content: "<p>2</p>" }))).action).toBe("updated")
-      const count = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ n: number }>`select count(*)::int as n from parts where dock_id = ${dock.id}`)
+      const count = yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql<{ n: number }>`select count(*)::int as n from parts where dock_id = ${dock.id}`
+      )
       expect(count[0]!.n).toBe(2)
     }))
 })

@@ -205,7 +205,9 @@ describe("Policy table", () => {
     })
     // anonymous, stranger and the foreign sandbox token: four checks each
     expect(bodies).toHaveLength(12)
-    expect(new Set(bodies)).toEqual(new Set([JSON.stringify({ error: { code: "not_found", status: 404, message: "Dock not found" } })]))
+    expect(new Set(bodies)).toEqual(
+      new Set([JSON.stringify({ error: { code: "not_found", status: 404, message: "Dock not found" } })])
+    )
   })
 })
 
@@ -295,7 +297,12 @@ describe("a sandbox principal without its Dock list", () => {
   it("is confined to nothing: writes and creates are permission_denied", () => {
     const user = { id: crypto.randomUUID() as UserId, username: "sandboxed" }
     const principal = userPrincipal(user, { sandbox: true })
-    const dock: DockAccess = { dockId: crypto.randomUUID() as DockId, ownerId: user.id, visibility: "private", grant: null }
+    const dock: DockAccess = {
+      dockId: crypto.randomUUID() as DockId,
+      ownerId: user.id,
+      visibility: "private",
+      grant: null
+    }
     const write = Effect.runSync(Effect.either(checkWrite(principal, dock)))
     expect(write._tag === "Left" && write.left.code).toBe("permission_denied")
     const create = Effect.runSync(Effect.either(checkCreateDock(principal)))

@@ -11,7 +11,11 @@ const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
 const register = (label?: string) =>
   Effect.flatMap(Registrations, (registrations) =>
     registrations.register(
-      { type: "anonymous", requested_credential_type: "mcp_write_token", ...(label === undefined ? {} : { agent_label: label }) },
+      {
+        type: "anonymous",
+        requested_credential_type: "mcp_write_token",
+        ...(label === undefined ? {} : { agent_label: label })
+      },
       `203.0.113.${unique()}`
     ))
 

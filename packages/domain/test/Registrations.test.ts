@@ -20,8 +20,8 @@ import {
   Features,
   HmacKey,
   Limits,
-  MailError,
   Mailer,
+  MailError,
   newRegistrationSecret,
   OTP_WRONG_TRIES_PER_CODE,
   OTP_WRONG_TRIES_PER_DAY,
@@ -37,7 +37,7 @@ import {
   VERIFIED_EMAIL_WINDOW,
   VerifiedEmailRegistration
 } from "../src/index.ts"
-import { domainTestWith, DomainTest, TEST_BASE_URL, TestDatabaseLive } from "../src/testing.ts"
+import { DomainTest, domainTestWith, TEST_BASE_URL, TestDatabaseLive } from "../src/testing.ts"
 
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
 const newIp = () => `198.51.100.${unique()}`
@@ -129,8 +129,19 @@ const sql = <A extends object>(strings: TemplateStringsArray, ...args: Array<unk
 
 const registrationRow = (claimToken: string) =>
   Effect.map(
-    sql<{ id: string; status: string; user_id: UserId | null; dock_id: DockId | null; token_id: TokenId | null; claimed_user_id: UserId | null }>`
-      select id, status, user_id, dock_id, token_id, claimed_user_id from registrations where secret_hash = ${sha256(claimToken)}`,
+    sql<
+      {
+        id: string
+        status: string
+        user_id: UserId | null
+        dock_id: DockId | null
+        token_id: TokenId | null
+        claimed_user_id: UserId | null
+      }
+    >`
+      select id, status, user_id, dock_id, token_id, claimed_user_id from registrations where secret_hash = ${
+      sha256(claimToken)
+    }`,
     (rows) => rows[0]
   )
 
@@ -213,7 +224,16 @@ layer(DomainTest)("Registrations", (it) => {
       const label = `token-bot-${unique()}`
       const registration = yield* registerAnonymous({ label })
       const [token] = yield* sql<
-        { id: string; kind: string; scopes: Array<string>; allowed_bucket_ids: Array<string>; expires_at: Date; label: string; secret_hash: string; revoked_at: Date | null }
+        {
+          id: string
+          kind: string
+          scopes: Array<string>
+          allowed_bucket_ids: Array<string>
+          expires_at: Date
+          label: string
+          secret_hash: string
+          revoked_at: Date | null
+        }
       >`select id, kind, scopes, allowed_bucket_ids, expires_at, label, secret_hash, revoked_at from tokens where id = ${registration.token_id}`
       expect(token).toEqual({
         id: registration.token_id,
@@ -244,7 +264,17 @@ layer(DomainTest)("Registrations", (it) => {
       const label = `dock-bot-${unique()}`
       const registration = yield* registerAnonymous({ label })
       const dockId = registration.sandbox_bucket.id
-      const [dock] = yield* sql<{ slug: string; visibility: string; discoverable: boolean; sandbox: boolean; hidden_at: Date | null; allow_forks: boolean; title: string }>`
+      const [dock] = yield* sql<
+        {
+          slug: string
+          visibility: string
+          discoverable: boolean
+          sandbox: boolean
+          hidden_at: Date | null
+          allow_forks: boolean
+          title: string
+        }
+      >`
         select slug, visibility, discoverable, sandbox, hidden_at, allow_forks, title from docks where id = ${dockId}`
       expect(dock).toEqual({
         slug: registration.sandbox_bucket.slug,
@@ -255,11 +285,19 @@ layer(DomainTest)("Registrations", (it) => {
         allow_forks: false,
         title: `Sandbox of ${label}`
       })
-      const [owner] = yield* sql<{ id: UserId; kind: string; email: string | null; confirmed: boolean; default_dock_id: string; docks: number }>`
+      const [owner] = yield* sql<
+        { id: UserId; kind: string; email: string | null; confirmed: boolean; default_dock_id: string; docks: number }
+      >`
         select u.id, u.kind, u.email, u.confirmed, u.default_dock_id,
           (select count(*)::int from docks where owner_id = u.id) as docks
         from users u join docks d on d.owner_id = u.id where d.id = ${dockId}`
-      expect(owner).toMatchObject({ kind: "anonymous", email: null, confirmed: false, default_dock_id: dockId, docks: 1 })
+      expect(owner).toMatchObject({
+        kind: "anonymous",
+        email: null,
+        confirmed: false,
+        default_dock_id: dockId,
+        docks: 1
+      })
 
       // The agent reads its sandbox with its own token.
       const principal = yield* authenticate(registration.credential)
@@ -286,11 +324,18 @@ layer(DomainTest)("Registrations", (it) => {
       yield* freshTime
       const ip = newIp()
       const registration = yield* registerAnonymous({ ip })
-      const rows = yield* sql<Record<string, unknown>>`select * from registrations where dock_id = ${registration.sandbox_bucket.id}`
+      const rows = yield* sql<
+        Record<string, unknown>
+      >`select * from registrations where dock_id = ${registration.sandbox_bucket.id}`
       expect(rows).toHaveLength(1)
       const row = rows[0]!
       expect(row.secret_hash).toBe(sha256(registration.registration_id))
-      expect(row).toMatchObject({ kind: "anonymous", status: "unclaimed", token_id: registration.token_id, requester_ip: ip })
+      expect(row).toMatchObject({
+        kind: "anonymous",
+        status: "unclaimed",
+        token_id: registration.token_id,
+        requester_ip: ip
+      })
       for (const [column, value] of Object.entries(row)) {
         const text = value instanceof Date ? value.toISOString() : JSON.stringify(value) ?? ""
         expect(text, column).not.toContain(registration.registration_id)
@@ -310,7 +355,9 @@ layer(DomainTest)("Registrations", (it) => {
       expect(instructions).toContain(registration.expires_at)
       expect(instructions).toContain(`{"claim_token":"${registration.registration_id}","email":`)
       expect(instructions).toContain(`{"claim_token":"${registration.registration_id}","otp":`)
-      const bodies = (instructions.match(/\{"[^{}]*\}/g) ?? []).map((text) => JSON.parse(text) as Record<string, string>)
+      const bodies = (instructions.match(/\{"[^{}]*\}/g) ?? []).map((text) =>
+        JSON.parse(text) as Record<string, string>
+      )
       expect(bodies).toHaveLength(2)
       expect(Object.keys(bodies[0]!)).toEqual(["claim_token", "email"])
       expect(Object.keys(bodies[1]!)).toEqual(["claim_token", "otp"])
@@ -321,7 +368,11 @@ layer(DomainTest)("Registrations", (it) => {
     Effect.gen(function*() {
       yield* freshTime
       const ip = newIp()
-      const registrations = yield* Effect.all([registerAnonymous({ ip }), registerAnonymous({ ip }), registerAnonymous()])
+      const registrations = yield* Effect.all([
+        registerAnonymous({ ip }),
+        registerAnonymous({ ip }),
+        registerAnonymous()
+      ])
       for (const key of ["registration_id", "credential", "token_id"] as const) {
         expect(new Set(registrations.map((registration) => registration[key])).size).toBe(3)
       }
@@ -585,7 +636,9 @@ layer(DomainTest)("Registrations", (it) => {
       const email = newEmail()
       const otp = yield* startAndReadCode(registration.registration_id, email)
       const wrongs = []
-      for (let n = 0; n < 5; n++) wrongs.push(yield* Effect.flip(complete(registration.registration_id, wrongCode(otp))))
+      for (let n = 0; n < 5; n++) {
+        wrongs.push(yield* Effect.flip(complete(registration.registration_id, wrongCode(otp))))
+      }
       const right = yield* Effect.flip(complete(registration.registration_id, otp))
       expectRefusal(right)
       for (const wrong of wrongs) expect(body(wrong)).toEqual(body(right))
@@ -610,7 +663,9 @@ layer(DomainTest)("Registrations", (it) => {
       }
       expectRefusal(yield* Effect.flip(complete(registration.registration_id, otp)))
       const row = yield* registrationRow(registration.registration_id)
-      const [code] = yield* sql<{ wrong_tries: number }>`select wrong_tries from otp_codes where registration_id = ${row!.id}`
+      const [code] = yield* sql<{ wrong_tries: number }>`select wrong_tries from otp_codes where registration_id = ${
+        row!.id
+      }`
       expect(code!.wrong_tries).toBe(12)
     }))
 
@@ -668,7 +723,9 @@ layer(DomainTest)("Registrations", (it) => {
       for (let round = 0; round < 4; round++) {
         const stranger = yield* registerAnonymous()
         const otp = yield* startAndReadCode(stranger.registration_id, victim)
-        for (let n = 0; n < 5; n++) expectRefusal(yield* Effect.flip(complete(stranger.registration_id, wrongCode(otp))))
+        for (let n = 0; n < 5; n++) {
+          expectRefusal(yield* Effect.flip(complete(stranger.registration_id, wrongCode(otp))))
+        }
       }
       const otp = yield* startAndReadCode(own.registration_id, victim)
       const capped = yield* Effect.flip(complete(own.registration_id, otp))
@@ -686,7 +743,10 @@ layer(DomainTest)("Registrations", (it) => {
       const registration = yield* registerAnonymous()
       const principal = yield* authenticate(registration.credential)
       const error = yield* Effect.flip(
-        Effect.flatMap(Docks, (docks) => Effect.flatMap(docks.named({ bucket: registration.sandbox_bucket.id }), docks.remove)).pipe(
+        Effect.flatMap(
+          Docks,
+          (docks) => Effect.flatMap(docks.named({ bucket: registration.sandbox_bucket.id }), docks.remove)
+        ).pipe(
           Effect.provideService(CurrentPrincipal, principal)
         )
       )
@@ -710,7 +770,9 @@ layer(DomainTest)("Registrations", (it) => {
           details: { field: "claim_token" }
         }
       }
-      for (let n = 0; n < 3; n++) expect(body(yield* Effect.flip(complete(registration.registration_id, otp)))).toEqual(expected)
+      for (let n = 0; n < 3; n++) {
+        expect(body(yield* Effect.flip(complete(registration.registration_id, otp)))).toEqual(expected)
+      }
       expect(body(yield* Effect.flip(start(registration.registration_id, newEmail("late"))))).toEqual(expected)
       expect(yield* mailTo(email)).toHaveLength(1)
       expect((yield* registrationRow(registration.registration_id))!.status).toBe("unclaimed")
@@ -759,7 +821,17 @@ layer(DomainTest)("Registrations", (it) => {
       const label = `kept-token-${unique()}`
       const registration = yield* registerAnonymous({ label })
       const answer = yield* claimWithNewAccount(registration)
-      const [token] = yield* sql<{ user_id: string; kind: string; expires_at: Date; allowed_bucket_ids: Array<string>; scopes: Array<string>; revoked_at: Date | null; label: string }>`
+      const [token] = yield* sql<
+        {
+          user_id: string
+          kind: string
+          expires_at: Date
+          allowed_bucket_ids: Array<string>
+          scopes: Array<string>
+          revoked_at: Date | null
+          label: string
+        }
+      >`
         select user_id, kind, expires_at, allowed_bucket_ids, scopes, revoked_at, label from tokens where id = ${registration.token_id}`
       expect(token).toEqual({
         user_id: answer.account.id,
@@ -880,7 +952,9 @@ layer(DomainTest)("Registrations", (it) => {
       expect(error.code).toBe("forbidden")
       expect(error.status).toBe(403)
       expect((yield* registrationRow(registration.registration_id))!.status).toBe("unclaimed")
-      const [dock] = yield* sql<{ sandbox: boolean }>`select sandbox from docks where id = ${registration.sandbox_bucket.id}`
+      const [dock] = yield* sql<
+        { sandbox: boolean }
+      >`select sandbox from docks where id = ${registration.sandbox_bucket.id}`
       expect(dock!.sandbox).toBe(true)
     }))
 
@@ -1014,7 +1088,7 @@ layer(DomainTest)("Registrations", (it) => {
       expect(yield* mailTo(elsewhere)).toEqual([])
       const second = yield* startAndReadCode(registration.registration_id, email)
       if (second !== first) expectRefusal(yield* Effect.flip(complete(registration.registration_id, first)))
-      expect((yield* complete(registration.registration_id, second))).toBeInstanceOf(CredentialIssued)
+      expect(yield* complete(registration.registration_id, second)).toBeInstanceOf(CredentialIssued)
     }))
 
   it.effect("verified-email: the claim token lapses after its window", () =>
@@ -1056,7 +1130,9 @@ layer(DomainTest)("Registrations", (it) => {
 
       // The token is revoked, not merely expired.
       expect((yield* Effect.flip(authenticate(registration.credential))).code).toBe("unauthorized")
-      const [token] = yield* sql<{ revoked_at: Date | null }>`select revoked_at from tokens where id = ${registration.token_id}`
+      const [token] = yield* sql<
+        { revoked_at: Date | null }
+      >`select revoked_at from tokens where id = ${registration.token_id}`
       expect(token!.revoked_at).toEqual(new Date(now + CLAIM_WINDOW))
       // The sandbox is hidden, even from its owner and its token's principal.
       expect((yield* Effect.flip(getDock(owner, dockId))).code).toBe("not_found")
@@ -1115,10 +1191,14 @@ layer(DomainTest)("Registrations", (it) => {
         yield* registrations.sweep
         const dock = yield* getDock(userPrincipal(answer.account), dockId)
         expect(dock.owner.id).toBe(answer.account.id)
-        const [dockRow] = yield* sql<{ sandbox: boolean; hidden_at: Date | null }>`select sandbox, hidden_at from docks where id = ${dockId}`
+        const [dockRow] = yield* sql<
+          { sandbox: boolean; hidden_at: Date | null }
+        >`select sandbox, hidden_at from docks where id = ${dockId}`
         expect(dockRow).toEqual({ sandbox: false, hidden_at: null })
         expect((yield* registrationRow(registration.registration_id))!.status).toBe("claimed")
-        const [token] = yield* sql<{ revoked_at: Date | null }>`select revoked_at from tokens where id = ${registration.token_id}`
+        const [token] = yield* sql<
+          { revoked_at: Date | null }
+        >`select revoked_at from tokens where id = ${registration.token_id}`
         expect(token!.revoked_at).toBeNull()
         if (at < CLAIMED_TTL) expect((yield* authenticate(registration.credential)).sandbox).toBe(false)
       }
@@ -1179,7 +1259,17 @@ layer(DomainTest)("Registrations", (it) => {
       const tables = yield* client<{ table_name: string }>`select table_name from information_schema.tables
         where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`
       const names = tables.map((table) => table.table_name)
-      expect(names).toEqual(expect.arrayContaining(["users", "docks", "tokens", "registrations", "otp_codes", "activity", "rate_limit_counters"]))
+      expect(names).toEqual(
+        expect.arrayContaining([
+          "users",
+          "docks",
+          "tokens",
+          "registrations",
+          "otp_codes",
+          "activity",
+          "rate_limit_counters"
+        ])
+      )
       const render = (value: unknown): string =>
         value === null || value === undefined
           ? ""
@@ -1264,9 +1354,14 @@ layer(domainTestWith({ registrationsPerIpPerDay: 2 }))("Registrations per reques
       expect(error.message).toContain("address")
       expect(yield* rowCounts).toEqual(before)
       // A verified-email registration from that address is counted the same.
-      expect((yield* Effect.flip(Effect.flatMap(Registrations, (registrations) =>
-        registrations.register({ type: "verified_email", requested_credential_type: "mcp_write_token", email: newEmail() }, ip)
-      ))).code).toBe("rate_limited")
+      expect(
+        (yield* Effect.flip(Effect.flatMap(Registrations, (registrations) =>
+          registrations.register({
+            type: "verified_email",
+            requested_credential_type: "mcp_write_token",
+            email: newEmail()
+          }, ip)))).code
+      ).toBe("rate_limited")
 
       expect((yield* registerAnonymous({ ip: newIp() })).status).toBe("unclaimed")
       yield* TestClock.adjust("6 hours")
@@ -1394,7 +1489,9 @@ layer(WithFlakyMail)("Registrations when mail cannot go out", (it) => {
         expect(error.code).toBe("unavailable")
         expect(error.status).toBe(503)
       }
-      const codes = yield* sql<{ voided_at: Date | null }>`select voided_at from otp_codes where registration_id = ${row.id}`
+      const codes = yield* sql<
+        { voided_at: Date | null }
+      >`select voided_at from otp_codes where registration_id = ${row.id}`
       expect(codes).toEqual([{ voided_at: null }])
       expect((yield* completeClaimed(registration.registration_id, otp)).account.email).toBe(email)
     }))

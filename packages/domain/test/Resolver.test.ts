@@ -121,7 +121,11 @@ layer(DomainTest)("Docks.resolve", (it) => {
       }
       // A collaboration on a public Dock still counts as a collaboration.
       const slug2 = `tiers-${unique()}`
-      const sharedPublic = yield* createDock(collaborator, { title: "Shared public", slug: slug2, visibility: "public" })
+      const sharedPublic = yield* createDock(collaborator, {
+        title: "Shared public",
+        slug: slug2,
+        visibility: "public"
+      })
       yield* createDock(publisher, { title: "Other public", slug: slug2, visibility: "public" })
       yield* grant(sharedPublic, viewer, "viewer")
       expect((yield* resolved(userPrincipal(viewer), { bucket: slug2 })).dock.id).toBe(sharedPublic.id)
@@ -165,7 +169,9 @@ layer(DomainTest)("Docks.resolve", (it) => {
       yield* grant(b, me, "viewer")
       const error = yield* failure(userPrincipal(me), { bucket: slug })
       expect(error.code).toBe("bad_request")
-      expect([...(error.details as { candidates: Array<string> }).candidates].sort()).toEqual([pathOf(a), pathOf(b)].sort())
+      expect([...(error.details as { candidates: Array<string> }).candidates].sort()).toEqual(
+        [pathOf(a), pathOf(b)].sort()
+      )
     }))
 
   it.effect("forms naming different Docks are bad_request", () =>

@@ -62,7 +62,20 @@ describe("tokens", () => {
   it("are refused with a wrong prefix", () => {
     const token = newToken()
     const rest = token.slice(TOKEN_PREFIX.length)
-    for (const prefix of ["", "dock_mcp", "dock-mcp_", "Dock_mcp_", "DOCK_MCP_", "service_mcp_", "dock_reg_", "dock_pat_", " dock_mcp_", "xdock_mcp_"]) {
+    for (
+      const prefix of [
+        "",
+        "dock_mcp",
+        "dock-mcp_",
+        "Dock_mcp_",
+        "DOCK_MCP_",
+        "service_mcp_",
+        "dock_reg_",
+        "dock_pat_",
+        " dock_mcp_",
+        "xdock_mcp_"
+      ]
+    ) {
       expect(isWellFormedToken(`${prefix}${rest}`)).toBe(false)
     }
     expect(isWellFormedToken(`Bearer ${token}`)).toBe(false)
@@ -131,7 +144,12 @@ describe("OTPs", () => {
     expect(new Set(codes).size).toBeGreaterThan(4900)
   })
 
-  const base = { purpose: "claim", registrationId: "3f1c8a52-0c1e-4d8e-9a55-6f1f3c0d2b11", email: "ada@example.com", otp: "123456" }
+  const base = {
+    purpose: "claim",
+    registrationId: "3f1c8a52-0c1e-4d8e-9a55-6f1f3c0d2b11",
+    email: "ada@example.com",
+    otp: "123456"
+  }
   const key = "k".repeat(64)
 
   it("are hashed with an HMAC-SHA-256 over purpose, registration, email and code", () => {

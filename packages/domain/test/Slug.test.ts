@@ -65,11 +65,15 @@ describe("slugify", () => {
     expect(slugify("word ".repeat(30), 10)).toBe("word-word")
   })
 
-  it.prop("always gives a valid slug within the maximum, or nothing", [FastCheck.string({ unit: "grapheme" })], ([text]) => {
-    const slug = slugify(text)
-    expect(slug === "" || isSlug(slug)).toBe(true)
-    expect(slug.length).toBeLessThanOrEqual(SLUG_MAX)
-  })
+  it.prop(
+    "always gives a valid slug within the maximum, or nothing",
+    [FastCheck.string({ unit: "grapheme" })],
+    ([text]) => {
+      const slug = slugify(text)
+      expect(slug === "" || isSlug(slug)).toBe(true)
+      expect(slug.length).toBeLessThanOrEqual(SLUG_MAX)
+    }
+  )
 
   it.prop(
     "is idempotent and leaves slugs unchanged",

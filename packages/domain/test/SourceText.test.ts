@@ -3,7 +3,6 @@
 // the supported media types, the size bound, titles and origins, and the extension table of `dock sources add`.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
-import { SOURCE_CONTENT_MAX_BYTES, SOURCE_TITLE_MAX } from "../src/Sources/Source.ts"
 import {
   extractSourceText,
   fileNameOf,
@@ -12,6 +11,7 @@ import {
   sourceOrigin,
   sourceTitle
 } from "../src/Content/SourceText.ts"
+import { SOURCE_CONTENT_MAX_BYTES, SOURCE_TITLE_MAX } from "../src/Sources/Source.ts"
 
 const text = (mediaType: "text/plain" | "text/markdown" | "text/html", content: string) =>
   Effect.map(extractSourceText(mediaType, content), (extracted) => extracted.text)
@@ -75,7 +75,20 @@ describe("source text: HTML", () => {
       ].join("\n")
       const extracted = yield* text("text/html", html)
       expect(extracted).toBe("Before\n\nInside\n\nAfter link")
-      for (const marker of ["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "TEXTAREA", "SVG", "FRAME", "EVENT", "alert", "javascript"]) {
+      for (
+        const marker of [
+          "SCRIPT",
+          "STYLE",
+          "NOSCRIPT",
+          "TEMPLATE",
+          "TEXTAREA",
+          "SVG",
+          "FRAME",
+          "EVENT",
+          "alert",
+          "javascript"
+        ]
+      ) {
         expect(extracted).not.toContain(marker)
       }
     }))
@@ -98,7 +111,8 @@ describe("source text: HTML", () => {
 describe("source text: Markdown", () => {
   it.effect("front matter is dropped and the Markdown is kept as written; its title is offered", () =>
     Effect.gen(function*() {
-      const markdown = "---\ntitle: Harbour guide\nsecret_key: FRONT-MATTER-ONLY\ntags: [a]\n---\n\n# Harbour\n\nBoats *leave* at dawn.\n"
+      const markdown =
+        "---\ntitle: Harbour guide\nsecret_key: FRONT-MATTER-ONLY\ntags: [a]\n---\n\n# Harbour\n\nBoats *leave* at dawn.\n"
       const extracted = yield* extractSourceText("text/markdown", markdown)
       expect(extracted.text).toBe("# Harbour\n\nBoats *leave* at dawn.\n")
       expect(extracted.text).not.toContain("FRONT-MATTER-ONLY")
@@ -149,7 +163,9 @@ describe("source text: plain text", () => {
       expect((yield* text("text/plain", exact)).length).toBe(SOURCE_CONTENT_MAX_BYTES / 2)
       expect(yield* failure(extractSourceText("text/plain", `${exact}x`))).toEqual({
         code: "validation_error",
-        message: `content is ${SOURCE_CONTENT_MAX_BYTES + 1} bytes of UTF-8; a source is at most ${SOURCE_CONTENT_MAX_BYTES} (5 MiB)`,
+        message: `content is ${
+          SOURCE_CONTENT_MAX_BYTES + 1
+        } bytes of UTF-8; a source is at most ${SOURCE_CONTENT_MAX_BYTES} (5 MiB)`,
         details: { field: "content", bytes: SOURCE_CONTENT_MAX_BYTES + 1, limit: SOURCE_CONTENT_MAX_BYTES }
       })
     }))
@@ -194,7 +210,9 @@ describe("source titles and origins", () => {
       expect(yield* sourceTitle("  Given  ", "From front matter", "a.md")).toBe("Given")
       expect(yield* sourceTitle(undefined, "From front matter", "a.md")).toBe("From front matter")
       expect(yield* sourceTitle("   ", undefined, "reports/q3.md")).toBe("q3.md")
-      expect(yield* sourceTitle(undefined, undefined, "https://example.com/docs/Tide%20Guide.html?x=1#top")).toBe("Tide Guide.html")
+      expect(yield* sourceTitle(undefined, undefined, "https://example.com/docs/Tide%20Guide.html?x=1#top")).toBe(
+        "Tide Guide.html"
+      )
       expect(yield* sourceTitle(undefined, undefined, "https://example.com/")).toBe("example.com")
       expect(yield* sourceTitle(undefined, undefined, "C:\\notes\\harbour.txt")).toBe("harbour.txt")
       expect((yield* sourceTitle(undefined, undefined, `${"x".repeat(400)}.txt`)).length).toBe(SOURCE_TITLE_MAX)

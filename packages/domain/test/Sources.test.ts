@@ -4,28 +4,46 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Exit } from "effect"
-import { type DockId, type Source, Sources, SOURCES_PER_DOCK_MAX, userPrincipal } from "../src/index.ts"
 import { ContentWorkers } from "../src/Content/ContentWorkers.ts"
+import { type DockId, type Source, Sources, SOURCES_PER_DOCK_MAX, userPrincipal } from "../src/index.ts"
 import { domainTestWith } from "../src/testing.ts"
 import { as, createDock, newUser } from "./support/Fixtures.ts"
 
 const DOCK_BYTES = 1000
 
 const add = (dock: string, content: string, title?: string) =>
-  Effect.flatMap(Sources, (sources) =>
-    sources.add({ dock, origin: "notes.txt", media_type: "text/plain", content, ...(title === undefined ? {} : { title }) }))
+  Effect.flatMap(
+    Sources,
+    (sources) =>
+      sources.add({
+        dock,
+        origin: "notes.txt",
+        media_type: "text/plain",
+        content,
+        ...(title === undefined ? {} : { title })
+      })
+  )
 
 const usedBytes = (dockId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ bytes: string }>`select bytes from dock_usage where dock_id = ${dockId}`.pipe(
-      Effect.map((rows) => Number(rows[0]?.bytes ?? 0))
-    ))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ bytes: string }>`select bytes from dock_usage where dock_id = ${dockId}`.pipe(
+        Effect.map((rows) => Number(rows[0]?.bytes ?? 0))
+      )
+  )
 
 const errorOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.exit(effect), (exit) => {
-    if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") return expect.fail(`expected a failure, got ${String(exit)}`)
+    if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") {
+      return expect.fail(`expected a failure, got ${String(exit)}`)
+    }
     const error = exit.cause.error as { code: string; message: string; details?: unknown }
-    return { code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) }
+    return {
+      code: error.code,
+      message: error.message,
+      ...(error.details === undefined ? {} : { details: error.details })
+    }
   })
 
 layer(domainTestWith({ planMaxDockBytes: DOCK_BYTES }))("Sources", (it) => {
@@ -36,8 +54,10 @@ layer(domainTestWith({ planMaxDockBytes: DOCK_BYTES }))("Sources", (it) => {
       const html = `<p>${"é".repeat(300)}</p><script>${"x".repeat(5000)}</script>`
       const workers = yield* ContentWorkers
       const before = (yield* workers.stats).started.sourceText
-      const source = yield* Effect.flatMap(Sources, (sources) =>
-        sources.add({ dock, origin: "page.html", media_type: "text/html", content: html }))
+      const source = yield* Effect.flatMap(
+        Sources,
+        (sources) => sources.add({ dock, origin: "page.html", media_type: "text/html", content: html })
+      )
       // extracted in a content worker (under its deadline), not on the event loop
       expect((yield* workers.stats).started.sourceText).toBe(before + 1)
       // the stored text is what counts, not what was sent
@@ -46,7 +66,10 @@ layer(domainTestWith({ planMaxDockBytes: DOCK_BYTES }))("Sources", (it) => {
       yield* add(dock, "y".repeat(400))
       expect(yield* usedBytes(dock)).toBe(1000)
       const refused = yield* errorOf(add(dock, "z"))
-      expect(refused).toMatchObject({ code: "tier_limit_exceeded", details: { max_bytes: DOCK_BYTES, used: { bytes: 1000 } } })
+      expect(refused).toMatchObject({
+        code: "tier_limit_exceeded",
+        details: { max_bytes: DOCK_BYTES, used: { bytes: 1000 } }
+      })
       expect((yield* Effect.flatMap(Sources, (sources) => sources.listAll(dock))).length).toBe(2)
 
       // archiving hides a source but keeps its text, and so its bytes
@@ -78,7 +101,9 @@ layer(domainTestWith({ planMaxDockBytes: DOCK_BYTES }))("Sources", (it) => {
       const owner = yield* newUser("many")
       const dock = owner.default_bucket_id!
       yield* sql`insert into sources (dock_id, title, origin, media_type, body_text, created_at)
-        select ${dock}, 'seeded ' || n, 'seed.txt', 'text/plain', '', now() from generate_series(1, ${SOURCES_PER_DOCK_MAX - 1}) n`
+        select ${dock}, 'seeded ' || n, 'seed.txt', 'text/plain', '', now() from generate_series(1, ${
+        SOURCES_PER_DOCK_MAX - 1
+      }) n`
       const last = yield* add(dock, "the thousandth")
       const refused = yield* errorOf(add(dock, "one too many"))
       expect(refused).toEqual({
@@ -102,7 +127,10 @@ layer(domainTestWith({ planMaxDockBytes: DOCK_BYTES }))("Sources", (it) => {
         Effect.flatMap(Sources, (sources) => sources.read({ bucket }, id)).pipe(as(principal))
 
       const asOwner = userPrincipal(owner)
-      expect((yield* read(asOwner, other.id, theirs.source_id)).source).toMatchObject({ title: "In other", text: "other text" })
+      expect((yield* read(asOwner, other.id, theirs.source_id)).source).toMatchObject({
+        title: "In other",
+        text: "other text"
+      })
       expect(yield* errorOf(read(asOwner, other.id, mine.source_id))).toMatchObject({ code: "not_found" })
       expect(yield* errorOf(read(userPrincipal(outsider), other.id, theirs.source_id))).toEqual({
         code: "not_found",

@@ -4,15 +4,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import { createHash } from "node:crypto"
-import {
-  Accounts,
-  type DockId,
-  type NewToken,
-  newToken,
-  type TokenId,
-  Tokens,
-  type User
-} from "../src/index.ts"
+import { Accounts, type DockId, type NewToken, newToken, type TokenId, Tokens, type User } from "../src/index.ts"
 import { DomainTest } from "../src/testing.ts"
 
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
@@ -21,8 +13,10 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 /** A known instant for tests that read times back. */
 const T0 = Date.UTC(2031, 2, 14, 9, 30, 0)
 
-const newUser = Effect.flatMap(Accounts, (accounts) =>
-  accounts.create({ email: `tokens-${unique()}@example.com`, kind: "person", confirmed: true }))
+const newUser = Effect.flatMap(
+  Accounts,
+  (accounts) => accounts.create({ email: `tokens-${unique()}@example.com`, kind: "person", confirmed: true })
+)
 
 const createToken = (user: User, input: Partial<NewToken> = {}) =>
   Effect.flatMap(Tokens, (tokens) => tokens.create({ userId: user.id, kind: "personal", ...input }))
@@ -30,8 +24,10 @@ const createToken = (user: User, input: Partial<NewToken> = {}) =>
 const authenticate = (secret: string) => Effect.flatMap(Tokens, (tokens) => tokens.authenticate(secret))
 
 const tokenRow = (id: TokenId) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<Record<string, unknown>>`select * from tokens where id = ${id}`.pipe(Effect.map((rows) => rows[0]!)))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<Record<string, unknown>>`select * from tokens where id = ${id}`.pipe(Effect.map((rows) => rows[0]!))
+  )
 
 const stringify = (value: unknown): string =>
   value instanceof Date ? value.toISOString() : typeof value === "string" ? value : JSON.stringify(value) ?? ""

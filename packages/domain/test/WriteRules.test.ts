@@ -3,7 +3,6 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import type { Exposure } from "../src/Policy.ts"
 import {
   Accounts,
   AnonymousRegistration,
@@ -19,6 +18,7 @@ import {
   userPrincipal,
   WriteRules
 } from "../src/index.ts"
+import type { Exposure } from "../src/Policy.ts"
 import { domainTestWith } from "../src/testing.ts"
 
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
@@ -45,10 +45,13 @@ const registerSandbox = Effect.gen(function*() {
 })
 
 const usage = (dockId: DockId) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ artifacts: number; bytes: string }>`select artifacts, bytes from dock_usage where dock_id = ${dockId}`.pipe(
-      Effect.map((rows) => ({ artifacts: rows[0]!.artifacts, bytes: Number(rows[0]!.bytes) }))
-    ))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ artifacts: number; bytes: string }>`select artifacts, bytes from dock_usage where dock_id = ${dockId}`.pipe(
+        Effect.map((rows) => ({ artifacts: rows[0]!.artifacts, bytes: Number(rows[0]!.bytes) }))
+      )
+  )
 
 const exposures: ReadonlyArray<readonly [string, Exposure]> = [
   ["public visibility", { visibility: "public" }],
@@ -191,7 +194,9 @@ layer(domainTestWith({ sandboxWritesPerMinute: 3, tokenWritesPerMinute: 5 }))("W
         used: { artifacts: 1, bytes: limits.sandboxMaxBytes },
         sandbox: true
       })
-      const tooBig = yield* Effect.flip(reserve((yield* registerSandbox).sandbox_bucket.id, 1, limits.sandboxMaxBytes + 1))
+      const tooBig = yield* Effect.flip(
+        reserve((yield* registerSandbox).sandbox_bucket.id, 1, limits.sandboxMaxBytes + 1)
+      )
       expect(tooBig.code).toBe("tier_limit_exceeded")
     }))
 
@@ -229,7 +234,9 @@ layer(domainTestWith({ sandboxWritesPerMinute: 3, tokenWritesPerMinute: 5 }))("W
       const sql = yield* SqlClient.SqlClient
       const dock = (yield* registerSandbox).sandbox_bucket.id
       yield* reserve(dock, 1, 10)
-      const failed = yield* Effect.flip(sql.withTransaction(Effect.zipRight(reserve(dock, 5, 50), Effect.fail("write failed"))))
+      const failed = yield* Effect.flip(
+        sql.withTransaction(Effect.zipRight(reserve(dock, 5, 50), Effect.fail("write failed")))
+      )
       expect(failed).toBe("write failed")
       expect(yield* usage(dock)).toEqual({ artifacts: 1, bytes: 10 })
     }))
@@ -237,7 +244,11 @@ layer(domainTestWith({ sandboxWritesPerMinute: 3, tokenWritesPerMinute: 5 }))("W
   it.effect("applies the plan limits to a normal Dock", () =>
     Effect.gen(function*() {
       const limits = yield* Limits
-      const user = yield* (yield* Accounts).create({ email: `plan-${unique()}@example.com`, kind: "person", confirmed: true })
+      const user = yield* (yield* Accounts).create({
+        email: `plan-${unique()}@example.com`,
+        kind: "person",
+        confirmed: true
+      })
       const dock = user.default_bucket_id as DockId
       // Far beyond the sandbox cap: 26 artifacts and 11 MB are fine.
       for (let n = 0; n < 26; n++) yield* reserve(dock, 1, 0)

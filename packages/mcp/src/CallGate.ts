@@ -59,7 +59,9 @@ export const makeCallGate = (inFlightMax: number): CallGate => {
         queue.push(turn)
         signal.addEventListener("abort", abandon, { once: true })
       })
-      if (!granted) return new RateLimited({ message: "The call was abandoned while waiting for its turn", retry_after_seconds: 1 })
+      if (!granted) {
+        return new RateLimited({ message: "The call was abandoned while waiting for its turn", retry_after_seconds: 1 })
+      }
     }
     try {
       return await call()

@@ -1,4 +1,6 @@
 /** Every tool this server offers, in one list: `tools/list` order. Tools needing only mcp:read are also served on /mcp/public. */
+import type { CurrentPrincipal } from "@dock/domain"
+import type { Effect } from "effect"
 import {
   createBucket,
   deleteBucket,
@@ -12,6 +14,25 @@ import {
   updateBucket,
   updateBucketMetadata
 } from "./tools/DockTools.ts"
+import { pushImage } from "./tools/ImageTools.ts"
+import {
+  addMicroDbColumn,
+  createMicroDbTable,
+  deleteMicroDbColumn,
+  deleteMicroDbRow,
+  deleteMicroDbTable,
+  getMicroDbRow,
+  getMicroDbSchema,
+  insertMicroDbRow,
+  insertMicroDbRows,
+  listMicroDbTables,
+  pushMicroDb,
+  queryMicroDbRows,
+  snapshotMicroDb,
+  updateMicroDbColumn,
+  updateMicroDbRow,
+  updateMicroDbTable
+} from "./tools/MicroDbTools.ts"
 import {
   deleteMarkdownFile,
   deleteWebPage,
@@ -31,27 +52,6 @@ import {
   restoreWebPageVersion,
   searchWebPages
 } from "./tools/PageTools.ts"
-import {
-  addMicroDbColumn,
-  createMicroDbTable,
-  deleteMicroDbColumn,
-  deleteMicroDbRow,
-  deleteMicroDbTable,
-  getMicroDbRow,
-  getMicroDbSchema,
-  insertMicroDbRow,
-  insertMicroDbRows,
-  listMicroDbTables,
-  pushMicroDb,
-  queryMicroDbRows,
-  snapshotMicroDb,
-  updateMicroDbColumn,
-  updateMicroDbRow,
-  updateMicroDbTable
-} from "./tools/MicroDbTools.ts"
-import type { CurrentPrincipal } from "@dock/domain"
-import type { Effect } from "effect"
-import { pushImage } from "./tools/ImageTools.ts"
 import { listSources, readSource } from "./tools/SourceTools.ts"
 
 export const catalogue = [
@@ -110,4 +110,7 @@ export const publicCatalogue = catalogue.filter((entry) => entry.scope === "mcp:
  * The services the catalogue's tools need from the application's runtime: everything their Effects require but
  * the caller (CurrentPrincipal), which the dispatcher provides per call.
  */
-export type CatalogueServices = Exclude<Effect.Effect.Context<ReturnType<(typeof catalogue)[number]["run"]>>, CurrentPrincipal>
+export type CatalogueServices = Exclude<
+  Effect.Effect.Context<ReturnType<(typeof catalogue)[number]["run"]>>,
+  CurrentPrincipal
+>

@@ -20,8 +20,8 @@ import {
 import { type CallToolResult, createMcpHandler, type McpHttpHandler, McpServer } from "@modelcontextprotocol/server"
 import { Cause, Effect, Exit, Option, ParseResult, Runtime, Schema } from "effect"
 import { ALL_ISSUES_MAX_VALUES, inspectArguments, ISSUES_MAX } from "./Arguments.ts"
-import { makeCallGate } from "./CallGate.ts"
 import { callerOf } from "./CallerAuth.ts"
+import { makeCallGate } from "./CallGate.ts"
 import { mcpSchema } from "./JsonSchema.ts"
 import type { AnyTool } from "./Tool.ts"
 
@@ -121,7 +121,10 @@ export const makeMcpHandler = <R>(
       if (timedOut !== undefined) return result(errorBody(timedOut), true)
       const requestId = crypto.randomUUID()
       Runtime.runFork(runtime)(Effect.logError(`Tool ${entry.entry.name} failed (request id ${requestId})`, exit.cause))
-      return result(errorBody(new Internal({ message: `Internal error (request id ${requestId})`, request_id: requestId })), true)
+      return result(
+        errorBody(new Internal({ message: `Internal error (request id ${requestId})`, request_id: requestId })),
+        true
+      )
     })
 
   return createMcpHandler(
@@ -138,9 +141,9 @@ export const makeMcpHandler = <R>(
             annotations: { ...entry.entry.annotations, openWorldHint: false }
           },
           (args, extra) =>
-            gate.run(caller, extra.mcpReq.signal, () => call(entry, args, principal, extra.mcpReq.signal)).then((outcome) =>
-              outcome instanceof RateLimited ? result(errorBody(outcome), true) : outcome
-            )
+            gate.run(caller, extra.mcpReq.signal, () => call(entry, args, principal, extra.mcpReq.signal)).then((
+              outcome
+            ) => outcome instanceof RateLimited ? result(errorBody(outcome), true) : outcome)
         )
       }
       return mcp

@@ -34,7 +34,9 @@ const tidy = (root: Json): Json => {
       } else if (MANY.includes(key) && Array.isArray(value)) {
         out[key] = value.map((item) => visit(item as Json))
       } else if (MAP.includes(key) && typeof value === "object" && value !== null) {
-        out[key] = Object.fromEntries(Object.entries(value as Json).map(([name, schema]) => [name, visit(schema as Json)]))
+        out[key] = Object.fromEntries(
+          Object.entries(value as Json).map(([name, schema]) => [name, visit(schema as Json)])
+        )
       } else {
         out[key] = value
       }

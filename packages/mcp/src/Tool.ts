@@ -22,7 +22,7 @@ export interface Tool<A, I, O, OI, R> {
 }
 
 // The catalogue holds tools of many shapes; the dispatcher only needs them generically.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 export type AnyTool<R = any> = Tool<any, any, any, any, R>
 
 export const tool = <A, I, O, OI, R>(definition: Tool<A, I, O, OI, R>): Tool<A, I, O, OI, R> => definition

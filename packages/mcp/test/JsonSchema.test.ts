@@ -66,7 +66,12 @@ describe("mcpSchema: the advertised JSON Schema", () => {
         properties: {},
         additionalProperties: { anyOf: [{ type: "string" }, { type: "number" }, { type: "null" }] }
       },
-      note: { type: "object", required: ["text"], properties: { text: { type: "string" } }, additionalProperties: false }
+      note: {
+        type: "object",
+        required: ["text"],
+        properties: { text: { type: "string" } },
+        additionalProperties: false
+      }
     })
   })
 
@@ -93,7 +98,12 @@ describe("mcpSchema: the advertised JSON Schema", () => {
     expect(json["type"]).toBe("object")
     expect(json["properties"]).toEqual({})
     expect(json["anyOf"]).toEqual([
-      { type: "object", required: ["deleted"], properties: { deleted: { type: "boolean" } }, additionalProperties: false },
+      {
+        type: "object",
+        required: ["deleted"],
+        properties: { deleted: { type: "boolean" } },
+        additionalProperties: false
+      },
       {
         type: "object",
         required: ["error"],

@@ -4,7 +4,7 @@
  * start without an https DOCK_BASE_URL and a DOCK_SECRET. The only module that reads the environment.
  */
 import { Database, Limits, type LimitValues } from "@dock/domain"
-import { Config, ConfigError, Duration, Either, Effect, Option, Redacted } from "effect"
+import { Config, ConfigError, Duration, Effect, Either, Option, Redacted } from "effect"
 import * as Path from "node:path"
 
 export type DockEnv = "development" | "production"
@@ -52,19 +52,19 @@ const duration = (name: string, fallback: Duration.Duration) => Config.duration(
 
 /** "https://x.example/" → "https://x.example"; rejects anything but an http(s) origin. */
 const parseOrigin = (name: string, raw: string): Either.Either<string, ConfigError.ConfigError> => {
-    let url: URL
-    try {
-      url = new URL(raw)
-    } catch {
-      return Either.left(invalid(name, `Expected an absolute http(s) URL but received ${raw}`))
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      return Either.left(invalid(name, `Expected an http or https URL but received ${raw}`))
-    }
-    if (url.pathname !== "/" || url.search !== "" || url.hash !== "") {
-      return Either.left(invalid(name, `Expected an origin without a path but received ${raw}`))
-    }
-    return Either.right(url.origin)
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return Either.left(invalid(name, `Expected an absolute http(s) URL but received ${raw}`))
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return Either.left(invalid(name, `Expected an http or https URL but received ${raw}`))
+  }
+  if (url.pathname !== "/" || url.search !== "" || url.hash !== "") {
+    return Either.left(invalid(name, `Expected an origin without a path but received ${raw}`))
+  }
+  return Either.right(url.origin)
 }
 
 const limits: Config.Config<LimitValues> = Config.all({
@@ -128,9 +128,11 @@ const raw = Config.all({
     onNone: () => Either.right(Option.none<ReadonlyArray<string>>()),
     onSome: (list) =>
       Either.map(
-        Either.all(list.split(",").map((item) => item.trim()).filter((item) => item !== "").map((item) =>
-          parseOrigin("DOCK_ALLOWED_ORIGINS", item)
-        )),
+        Either.all(
+          list.split(",").map((item) => item.trim()).filter((item) => item !== "").map((item) =>
+            parseOrigin("DOCK_ALLOWED_ORIGINS", item)
+          )
+        ),
         (origins) => Option.some<ReadonlyArray<string>>(origins)
       )
   }))),

@@ -16,7 +16,6 @@ export const configuration: Effect.Effect<ServerConfig, ConfigurationInvalid> = 
   Effect.mapError((error) => new ConfigurationInvalid({ message: `Invalid configuration: ${String(error)}` }))
 )
 
-
 /** Serves until interrupted. */
 export const serve = (config: ServerConfig) =>
   Effect.gen(function*() {
@@ -27,6 +26,8 @@ export const serve = (config: ServerConfig) =>
 /** The whole program: configuration errors end the process with exit code 1 and one line on stderr. */
 export const program = configuration.pipe(
   Effect.flatMap(serve),
-  Effect.catchTag("ConfigurationInvalid", (error) =>
-    Console.error(error.message).pipe(Effect.zipRight(Effect.sync(() => process.exit(1)))))
+  Effect.catchTag(
+    "ConfigurationInvalid",
+    (error) => Console.error(error.message).pipe(Effect.zipRight(Effect.sync(() => process.exit(1))))
+  )
 )

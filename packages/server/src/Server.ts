@@ -3,16 +3,25 @@
  * the request middleware, and a Node HTTP server that shuts down gracefully. `main.ts`, `dock serve` and the
  * tests all build this same layer.
  */
+import {
+  ArtifactBaseUrl,
+  Database,
+  DockApi,
+  DomainLive,
+  Features,
+  HmacKey,
+  Limits,
+  MigrationsLive,
+  PublicBaseUrl
+} from "@dock/domain"
 import { HttpLayerRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { ArtifactBaseUrl, Database, DockApi, DomainLive, Features, HmacKey, Limits, MigrationsLive, PublicBaseUrl } from "@dock/domain"
 import type { SqlClient, SqlError } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Http from "node:http"
 import type { ServerConfig } from "./Config.ts"
-import { sandboxSweepJob } from "./Jobs.ts"
 import {
   adminAuthorizationLayer,
   AdminMembersHttp,
@@ -24,12 +33,13 @@ import {
 } from "./http/AdminHttp.ts"
 import { agentAuthHttp } from "./http/AgentAuthHttp.ts"
 import { artifactRoutes } from "./http/ArtifactHttp.ts"
-import { imageRoutes } from "./http/ImageHttp.ts"
 import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
+import { imageRoutes } from "./http/ImageHttp.ts"
 import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
-import { mailerLayer } from "./mail/Mailers.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
+import { sandboxSweepJob } from "./Jobs.ts"
+import { mailerLayer } from "./mail/Mailers.ts"
 
 /**
  * On shutdown: stop accepting connections, answer what is in flight with `Connection: close`, let those
@@ -62,7 +72,10 @@ const gracefulShutdown = (server: Http.Server, grace: Duration.Duration) =>
           Effect.repeat(Schedule.spaced("50 millis"))
         )
         // Finalizers are uninterruptible; the wait must not be, or the grace period could never cut it short.
-        const finished = yield* Effect.raceFirst(closed, closeIdle).pipe(Effect.interruptible, Effect.timeoutOption(grace))
+        const finished = yield* Effect.raceFirst(closed, closeIdle).pipe(
+          Effect.interruptible,
+          Effect.timeoutOption(grace)
+        )
         if (finished._tag === "None") {
           yield* Effect.logWarning(`Requests still running after ${Duration.format(grace)}: closing them`)
           server.closeAllConnections()
@@ -83,7 +96,10 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.provideMerge(MigrationsLive, database),
     Layer.succeed(Limits, config.limits),
     Layer.succeed(PublicBaseUrl, config.baseUrl),
-    Option.match(config.artifactOrigin, { onNone: () => Layer.empty, onSome: (origin) => Layer.succeed(ArtifactBaseUrl, origin) }),
+    Option.match(config.artifactOrigin, {
+      onNone: () => Layer.empty,
+      onSome: (origin) => Layer.succeed(ArtifactBaseUrl, origin)
+    }),
     Layer.succeed(Features, {
       anonymousRegistration: config.anonymousRegistrationEnabled,
       verifiedEmailRegistration: config.verifiedEmailRegistration

@@ -18,7 +18,11 @@ interface AdminUser {
 /** A person made through the admin API; their default Dock is `username/username`. */
 const newUser = Effect.gen(function*() {
   const server = yield* TestServer
-  const reply = yield* postJson(`${server.url}/admin/users`, { email: `members-${unique()}@example.com` }, bearer(server.adminToken))
+  const reply = yield* postJson(
+    `${server.url}/admin/users`,
+    { email: `members-${unique()}@example.com` },
+    bearer(server.adminToken)
+  )
   expect(reply.status).toBe(201)
   return reply.json as AdminUser
 })
@@ -29,18 +33,24 @@ const addMember = (body: unknown, headers?: Record<string, string>) =>
   Effect.flatMap(admin, (a) => postJson(`${a.url}/admin/members`, body, headers ?? a.headers))
 
 const listMembers = (dock: string | undefined, headers?: Record<string, string>) =>
-  Effect.flatMap(admin, (a) =>
-    fetchReply(`${a.url}/admin/members${dock === undefined ? "" : `?dock=${encodeURIComponent(dock)}`}`, {
-      headers: headers ?? a.headers
-    }))
+  Effect.flatMap(
+    admin,
+    (a) =>
+      fetchReply(`${a.url}/admin/members${dock === undefined ? "" : `?dock=${encodeURIComponent(dock)}`}`, {
+        headers: headers ?? a.headers
+      })
+  )
 
 const removeMember = (body: unknown, headers?: Record<string, string>) =>
   Effect.flatMap(admin, (a) => postJson(`${a.url}/admin/members/remove`, body, headers ?? a.headers))
 
 const grantRows = (dockId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ user_id: string; role: string }>`select user_id, role from dock_members where dock_id = ${dockId}
-      order by user_id`)
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ user_id: string; role: string }>`select user_id, role from dock_members where dock_id = ${dockId}
+      order by user_id`
+  )
 
 const member = (owner: AdminUser, user: AdminUser, role: string) => ({
   bucket_id: owner.default_bucket_id,
@@ -68,7 +78,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
         const listed = yield* listMembers(dock)
         expect(listed.status).toBe(200)
         expect([...listed.json].sort((a: any, b: any) => a.user_id.localeCompare(b.user_id))).toEqual(
-          [member(owner, editor, "editor"), member(owner, viewer, "viewer")].sort((a, b) => a.user_id.localeCompare(b.user_id))
+          [member(owner, editor, "editor"), member(owner, viewer, "viewer")].sort((a, b) =>
+            a.user_id.localeCompare(b.user_id)
+          )
         )
       }
 
@@ -87,7 +99,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
     Effect.gen(function*() {
       const owner = yield* newUser
       const user = yield* newUser
-      expect((yield* addMember({ dock: owner.default_bucket_id, user: user.username, role: "viewer" })).status).toBe(201)
+      expect((yield* addMember({ dock: owner.default_bucket_id, user: user.username, role: "viewer" })).status).toBe(
+        201
+      )
       const changed = yield* addMember({ dock: owner.default_bucket_id, user: user.username, role: "editor" })
       expect(changed.status).toBe(201)
       expect(changed.json.role).toBe("editor")
@@ -107,7 +121,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
     Effect.gen(function*() {
       const owner = yield* newUser
       const user = yield* newUser
-      const unknownDocks = [crypto.randomUUID(), `${owner.username}/no-such-${unique()}`, `nobody-${unique()}/${owner.username}`]
+      const unknownDocks = [
+        crypto.randomUUID(),
+        `${owner.username}/no-such-${unique()}`,
+        `nobody-${unique()}/${owner.username}`
+      ]
       for (const dock of unknownDocks) {
         for (
           const reply of [
@@ -117,7 +135,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
           ]
         ) {
           expect(reply.status, dock).toBe(404)
-          expect(reply.json).toEqual({ error: { code: "not_found", status: 404, message: `No Dock "${dock}"`, details: { field: "dock" } } })
+          expect(reply.json).toEqual({
+            error: { code: "not_found", status: 404, message: `No Dock "${dock}"`, details: { field: "dock" } }
+          })
         }
       }
       const nobody = `nobody-${unique()}@example.com`
@@ -128,7 +148,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
         ]
       ) {
         expect(reply.status).toBe(404)
-        expect(reply.json).toEqual({ error: { code: "not_found", status: 404, message: `No user "${nobody}"`, details: { field: "user" } } })
+        expect(reply.json).toEqual({
+          error: { code: "not_found", status: 404, message: `No user "${nobody}"`, details: { field: "user" } }
+        })
       }
       expect(yield* grantRows(owner.default_bucket_id)).toEqual([])
     }))
@@ -165,7 +187,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
       }
       const notJson = yield* addMember("{not json")
       expect(notJson.status).toBe(400)
-      expect(notJson.json).toEqual({ error: { code: "bad_request", status: 400, message: "The request body is not valid JSON" } })
+      expect(notJson.json).toEqual({
+        error: { code: "bad_request", status: 400, message: "The request body is not valid JSON" }
+      })
       expect(yield* grantRows(owner.default_bucket_id)).toEqual([])
     }))
 
@@ -188,7 +212,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
         }
       }
       // an MCP token is not an admin token either
-      const token = yield* Effect.flatMap(admin, (a) => postJson(`${a.url}/admin/tokens`, { user: owner.email }, a.headers))
+      const token = yield* Effect.flatMap(
+        admin,
+        (a) => postJson(`${a.url}/admin/tokens`, { user: owner.email }, a.headers)
+      )
       expect((yield* addMember(body, bearer(token.json.token))).status).toBe(401)
       expect(yield* grantRows(owner.default_bucket_id)).toEqual([])
     }))

@@ -9,30 +9,64 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { bearer, postJson, unique } from "./support/Http.ts"
 import { type AdminUser, newUser } from "./support/McpTools.ts"
-import { addSource, archiveSource, listSourcesAdmin, postSource, SOURCE_KEYS, type SourceBody } from "./support/Sources.ts"
+import {
+  addSource,
+  archiveSource,
+  listSourcesAdmin,
+  postSource,
+  SOURCE_KEYS,
+  type SourceBody
+} from "./support/Sources.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 const MIB = 1024 * 1024
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 const storedRow = (id: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ dock_id: string; title: string; origin: string; media_type: string; body_text: string; archived_at: Date | null }>`
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<
+        {
+          dock_id: string
+          title: string
+          origin: string
+          media_type: string
+          body_text: string
+          archived_at: Date | null
+        }
+      >`
       select dock_id, title, origin, media_type, body_text, archived_at from sources where id = ${id}`.pipe(
-      Effect.map((rows) => rows[0])
-    ))
+        Effect.map((rows) => rows[0])
+      )
+  )
 
 const dockBytes = (dockId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ bytes: string }>`select bytes from dock_usage where dock_id = ${dockId}`.pipe(
-      Effect.map((rows) => Number(rows[0]?.bytes ?? 0))
-    ))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ bytes: string }>`select bytes from dock_usage where dock_id = ${dockId}`.pipe(
+        Effect.map((rows) => Number(rows[0]?.bytes ?? 0))
+      )
+  )
 
 const activityOf = (sourceId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ dock_id: string; user_id: string | null; token_id: string | null; agent_label: string | null; action: string; details: any }>`
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<
+        {
+          dock_id: string
+          user_id: string | null
+          token_id: string | null
+          agent_label: string | null
+          action: string
+          details: any
+        }
+      >`
       select dock_id, user_id, token_id, agent_label, action, details from activity where subject_id = ${sourceId}
-      order by seq`)
+      order by seq`
+  )
 
 const pathOf = (user: AdminUser) => `${user.username}/${user.username}`
 
@@ -88,7 +122,8 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
       const source = yield* addSource(pathOf(owner), {
         origin: "https://example.com/guides/harbour.md",
         media_type: "text/markdown",
-        content: "---\ntitle: Harbour guide\nvisibility: public\nbucket: someone-else\n---\n\n# Harbour\n\nBoats *leave* at dawn.\n"
+        content:
+          "---\ntitle: Harbour guide\nvisibility: public\nbucket: someone-else\n---\n\n# Harbour\n\nBoats *leave* at dawn.\n"
       })
       expect(source).toMatchObject({
         bucket_id: owner.default_bucket_id,
@@ -99,11 +134,17 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
       expect((yield* storedRow(source.source_id))!.body_text).toBe("# Harbour\n\nBoats *leave* at dawn.\n")
       // front matter is data: it never moves the source or changes the Dock
       const server = yield* TestServer
-      const [dock] = yield* server.sql<{ visibility: string }>`select visibility from docks where id = ${owner.default_bucket_id}`
+      const [dock] = yield* server.sql<
+        { visibility: string }
+      >`select visibility from docks where id = ${owner.default_bucket_id}`
       expect(dock!.visibility).toBe("private")
 
       // without a title anywhere, the file name the origin ends with
-      const untitled = yield* addSource(owner.default_bucket_id, { origin: "notes/plain-notes.md", media_type: "text/x-markdown", content: "Just text\n" })
+      const untitled = yield* addSource(owner.default_bucket_id, {
+        origin: "notes/plain-notes.md",
+        media_type: "text/x-markdown",
+        content: "Just text\n"
+      })
       expect(untitled).toMatchObject({ title: "plain-notes.md", media_type: "text/markdown" })
     }))
 
@@ -146,12 +187,29 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
       const owner = yield* newUser
       const dock = owner.default_bucket_id
       const cases: ReadonlyArray<[unknown, string, unknown]> = [
-        [{ dock, origin: "a.txt", media_type: "text/plain", content: "  \n" }, "validation_error", { field: "content" }],
-        [{ dock, origin: "a.txt", media_type: "text/plain", content: "a\u0000b" }, "validation_error", { field: "content" }],
-        [{ dock, origin: "a.html", media_type: "text/html", content: "<script>x()</script>" }, "validation_error", { field: "content" }],
-        [{ dock, origin: "a.txt", media_type: "text/plain", content: "x", title: "t".repeat(301) }, "validation_error", { field: "title", limit: 300 }],
-        [{ dock, origin: "  ", media_type: "text/plain", content: "x" }, "validation_error", { field: "origin", limit: 2048 }],
-        [{ dock, origin: "a.md", media_type: "text/markdown", content: "---\ntitle: [x\n---\nBody" }, "invalid_front_matter", undefined],
+        [{ dock, origin: "a.txt", media_type: "text/plain", content: "  \n" }, "validation_error", {
+          field: "content"
+        }],
+        [{ dock, origin: "a.txt", media_type: "text/plain", content: "a\u0000b" }, "validation_error", {
+          field: "content"
+        }],
+        [{ dock, origin: "a.html", media_type: "text/html", content: "<script>x()</script>" }, "validation_error", {
+          field: "content"
+        }],
+        [
+          { dock, origin: "a.txt", media_type: "text/plain", content: "x", title: "t".repeat(301) },
+          "validation_error",
+          { field: "title", limit: 300 }
+        ],
+        [{ dock, origin: "  ", media_type: "text/plain", content: "x" }, "validation_error", {
+          field: "origin",
+          limit: 2048
+        }],
+        [
+          { dock, origin: "a.md", media_type: "text/markdown", content: "---\ntitle: [x\n---\nBody" },
+          "invalid_front_matter",
+          undefined
+        ],
         [{ dock, origin: "a.txt", media_type: "text/plain" }, "validation_error", undefined],
         [{ dock, media_type: "text/plain", content: "x" }, "validation_error", undefined]
       ]
@@ -168,7 +226,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
     Effect.gen(function*() {
       const owner = yield* newUser
       for (const dock of [crypto.randomUUID(), `${owner.username}/no-such-${unique()}`, `nobody-${unique()}/x`]) {
-        const body = { error: { code: "not_found", status: 404, message: `No Dock "${dock}"`, details: { field: "dock" } } }
+        const body = {
+          error: { code: "not_found", status: 404, message: `No Dock "${dock}"`, details: { field: "dock" } }
+        }
         const added = yield* postSource({ dock, origin: "a.txt", media_type: "text/plain", content: "x" })
         expect(added.status).toBe(404)
         expect(added.json).toEqual(body)
@@ -223,16 +283,33 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
       const big = yield* addSource(owner.default_bucket_id, { content, origin: "big.txt" })
       expect(big.size_bytes).toBe(5 * MIB)
 
-      const over = yield* postSource({ dock: owner.default_bucket_id, origin: "big.txt", media_type: "text/plain", content: `${content}x` })
+      const over = yield* postSource({
+        dock: owner.default_bucket_id,
+        origin: "big.txt",
+        media_type: "text/plain",
+        content: `${content}x`
+      })
       expect(over.status).toBe(400)
-      expect(over.json.error).toMatchObject({ code: "validation_error", details: { field: "content", bytes: 5 * MIB + 1, limit: 5 * MIB } })
+      expect(over.json.error).toMatchObject({
+        code: "validation_error",
+        details: { field: "content", bytes: 5 * MIB + 1, limit: 5 * MIB }
+      })
 
       const server = yield* TestServer
-      const huge = yield* postJson(`${server.url}/admin/sources`, { dock: owner.default_bucket_id, origin: "x", media_type: "text/plain", content: "\"".repeat(6 * MIB) }, bearer(server.adminToken))
+      const huge = yield* postJson(`${server.url}/admin/sources`, {
+        dock: owner.default_bucket_id,
+        origin: "x",
+        media_type: "text/plain",
+        content: "\"".repeat(6 * MIB)
+      }, bearer(server.adminToken))
       expect(huge.status).toBe(413)
       expect(huge.json.error).toMatchObject({ code: "payload_too_large", status: 413 })
       // other admin routes keep the 1 MiB limit
-      const members = yield* postJson(`${server.url}/admin/members`, { dock: "x/y", user: "u".repeat(2 * MIB) }, bearer(server.adminToken))
+      const members = yield* postJson(
+        `${server.url}/admin/members`,
+        { dock: "x/y", user: "u".repeat(2 * MIB) },
+        bearer(server.adminToken)
+      )
       expect(members.status).toBe(413)
     }))
 
@@ -242,7 +319,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
       const source = yield* addSource(owner.default_bucket_id)
       for (const headers of [{}, bearer("dock_admin_wrong"), bearer("dock_mcp_not-an-admin-token")]) {
         const replies = [
-          yield* postSource({ dock: owner.default_bucket_id, origin: "a.txt", media_type: "text/plain", content: "x" }, headers),
+          yield* postSource(
+            { dock: owner.default_bucket_id, origin: "a.txt", media_type: "text/plain", content: "x" },
+            headers
+          ),
           yield* listSourcesAdmin(owner.default_bucket_id, headers),
           yield* archiveSource(source.source_id, headers)
         ]

@@ -108,7 +108,10 @@ layer(
         token_id: expect.stringMatching(UUID),
         expires_at: expect.stringMatching(ISO),
         scopes: ["mcp:read", "mcp:write"],
-        sandbox_bucket: { id: expect.stringMatching(UUID), slug: expect.stringMatching(/^anonymous-sandbox-[0-9a-z]+$/) },
+        sandbox_bucket: {
+          id: expect.stringMatching(UUID),
+          slug: expect.stringMatching(/^anonymous-sandbox-[0-9a-z]+$/)
+        },
         status: "unclaimed",
         claim_url: `${server.config.baseUrl}/agent/auth/claim`,
         claim_instructions: expect.any(String)
@@ -127,7 +130,7 @@ layer(
       const tokens = yield* admin(server, "/admin/tokens")
       expect(tokens.status).toBe(200)
       expect(tokens.json.find((token: { id: string }) => token.id === body.token_id)).toMatchObject({
-        label: label,
+        label,
         kind: "anonymous",
         scopes: ["mcp:read", "mcp:write"],
         allowed_bucket_ids: [body.sandbox_bucket.id],
@@ -173,7 +176,10 @@ layer(
         "null"
       ]
       for (const body of cases) {
-        const reply = yield* postJson(`${server.url}/agent/auth`, typeof body === "string" ? body : JSON.stringify(body))
+        const reply = yield* postJson(
+          `${server.url}/agent/auth`,
+          typeof body === "string" ? body : JSON.stringify(body)
+        )
         expect(reply.status, JSON.stringify(body)).toBe(400)
         expect(reply.json.error, JSON.stringify(body)).toMatchObject({ code: "validation_error", status: 400 })
         expect(reply.json.error.message).toMatch(/^Invalid /)
@@ -250,7 +256,10 @@ layer(
       })
       expect(Object.keys(claimed.json.account).sort()).toEqual(["email", "id", "username"])
       expect(Object.keys(claimed.json.token).sort()).toEqual(["expires_at", "id"])
-      expect(claimed.json.bucket.owner).toMatchObject({ id: claimed.json.account.id, username: claimed.json.account.username })
+      expect(claimed.json.bucket.owner).toMatchObject({
+        id: claimed.json.account.id,
+        username: claimed.json.account.username
+      })
       // The same token now lives 90 days.
       const tokenExpiry = Date.parse(claimed.json.token.expires_at)
       expect(tokenExpiry).toBeGreaterThanOrEqual(before + 90 * DAY - 1000)
@@ -340,7 +349,9 @@ layer(
       const row = yield* registrationRow(server, registration.registration_id)
       expect(row?.status).toBe("unclaimed")
       // Every guess was counted, none was lost to a race.
-      const tries = yield* server.sql<{ wrong_tries: number }>`select wrong_tries from otp_codes where registration_id = ${row!.id}`
+      const tries = yield* server.sql<
+        { wrong_tries: number }
+      >`select wrong_tries from otp_codes where registration_id = ${row!.id}`
       expect(tries.map((t) => Number(t.wrong_tries))).toEqual([8])
     }))
 
@@ -368,7 +379,9 @@ layer(
       expect((yield* claim(server.url, { claim_token: first.registration_id, email })).status).toBe(200)
       const [firstMail] = yield* outboxTo(server.config.dataDir, email)
       expect((yield* claim(server.url, { claim_token: second.registration_id, email })).status).toBe(200)
-      const secondMails = (yield* outboxTo(server.config.dataDir, email)).filter((mail) => mail.file !== firstMail!.file)
+      const secondMails = (yield* outboxTo(server.config.dataDir, email)).filter((mail) =>
+        mail.file !== firstMail!.file
+      )
       expect(secondMails).toHaveLength(1)
 
       const [a, b] = yield* Effect.all([
@@ -554,7 +567,11 @@ layer(serverWith({ ANONYMOUS_REGISTRATION_ENABLED: "false" }), { excludeTestServ
         const reply = yield* register(server.url, { type: "verified_email", email })
         expect(reply.status).toBe(403)
         expect(reply.json).toEqual({
-          error: { code: "forbidden", status: 403, message: "Verified-email registration is not enabled on this server" }
+          error: {
+            code: "forbidden",
+            status: 403,
+            message: "Verified-email registration is not enabled on this server"
+          }
         })
         expect(yield* outboxTo(server.config.dataDir, email)).toEqual([])
         expect(yield* count(server, "registrations")).toBe(0)
@@ -669,7 +686,10 @@ layer(
       // A code mailed within the window cannot complete the claim now.
       const mails = yield* outboxTo(server.config.dataDir, email)
       expect(mails.length).toBeGreaterThanOrEqual(1)
-      const late = yield* claim(server.url, { claim_token: registration.registration_id, otp: codeIn(mails.at(-1)!.text) })
+      const late = yield* claim(server.url, {
+        claim_token: registration.registration_id,
+        otp: codeIn(mails.at(-1)!.text)
+      })
       expect(late.status).toBe(403)
       expect(late.json.error.code).toBe("forbidden")
     }))
@@ -694,7 +714,9 @@ layer(
         expect(sweep.status).toBe(200)
         expect(sweep.json).toEqual({ expired: expect.any(Number), purged: 0 })
         expired = yield* expiredIds()
-        if (!expired.includes(registration.sandbox_bucket.id)) yield* Effect.sleep("200 millis")
+        if (!expired.includes(registration.sandbox_bucket.id)) {
+          yield* Effect.sleep("200 millis")
+        }
       }
       expect(expired).toContain(registration.sandbox_bucket.id)
 
@@ -706,9 +728,13 @@ layer(
       expect(complete.json.error.code).toBe("forbidden")
 
       const tokens = yield* admin(server, "/admin/tokens")
-      const token = tokens.json.find((t: { id: string }) => t.id === registration.token_id)
+      const token = tokens.json.find((t: { id: string }) =>
+        t.id === registration.token_id
+      )
       expect(token.revoked_at).toEqual(expect.stringMatching(ISO))
-      const hidden = yield* server.sql<{ hidden_at: Date | null }>`select hidden_at from docks where id = ${registration.sandbox_bucket.id}`
+      const hidden = yield* server.sql<
+        { hidden_at: Date | null }
+      >`select hidden_at from docks where id = ${registration.sandbox_bucket.id}`
       expect(hidden[0]!.hidden_at).toBeInstanceOf(Date)
       expect((yield* registrationRow(server, registration.registration_id))?.status).toBe("expired")
     }))
@@ -722,7 +748,9 @@ layer(serverWith({ DOCK_OTP_TTL: "2 seconds" }), { excludeTestServices: true })(
       const mail = (yield* outboxTo(server.config.dataDir, email))[0]!
       expect(mail.text).toContain("2 seconds")
       const row = yield* registrationRow(server, registration.registration_id)
-      const stored = yield* server.sql<{ expires_at: Date }>`select expires_at from otp_codes where registration_id = ${row!.id}`
+      const stored = yield* server.sql<{ expires_at: Date }>`select expires_at from otp_codes where registration_id = ${
+        row!.id
+      }`
       // Wait (bounded) until the code's own expiry has passed.
       const deadline = Date.now() + 10_000
       while (Date.now() <= stored[0]!.expires_at.getTime() && Date.now() < deadline) yield* Effect.sleep("100 millis")
@@ -762,7 +790,11 @@ layer(
 
       // Sweep (bounded poll) until the abandoned sandbox is gone from the list.
       const deadline = Date.now() + 20_000
-      const listed = () => Effect.map(admin(server, "/admin/sandboxes"), (reply) => reply.json as ReadonlyArray<{ bucket_id: string; status: string }>)
+      const listed = () =>
+        Effect.map(
+          admin(server, "/admin/sandboxes"),
+          (reply) => reply.json as ReadonlyArray<{ bucket_id: string; status: string }>
+        )
       let purged = 0
       let sandboxes = yield* listed()
       while (sandboxes.some((s) => s.bucket_id === abandoned.sandbox_bucket.id) && Date.now() < deadline) {
@@ -777,11 +809,16 @@ layer(
       expect(yield* count(server, "docks", `id = '${abandoned.sandbox_bucket.id}'`)).toBe(0)
       expect(yield* count(server, "tokens", `id = '${abandoned.token_id}'`)).toBe(0)
       expect(yield* registrationRow(server, abandoned.registration_id)).toBeUndefined()
-      const late = yield* claim(server.url, { claim_token: abandoned.registration_id, email: `late-${unique()}@example.com` })
+      const late = yield* claim(server.url, {
+        claim_token: abandoned.registration_id,
+        email: `late-${unique()}@example.com`
+      })
       expect(late.status).toBe(404)
 
       // The claimed sandbox is permanent: listed, visible, its token alive.
-      expect(sandboxes).toContainEqual(expect.objectContaining({ bucket_id: kept.registration.sandbox_bucket.id, status: "claimed" }))
+      expect(sandboxes).toContainEqual(
+        expect.objectContaining({ bucket_id: kept.registration.sandbox_bucket.id, status: "claimed" })
+      )
       const dock = yield* server.sql<{ hidden_at: Date | null; sandbox: boolean }>`
         select hidden_at, sandbox from docks where id = ${kept.registration.sandbox_bucket.id}`
       expect(dock).toEqual([{ hidden_at: null, sandbox: false }])

@@ -16,18 +16,15 @@ import { ARTIFACT_CSP } from "../src/http/ArtifactPage.ts"
 import { BrowserLive, isBrowserReport, openPage, type RecordedPage, skipBrowserTests } from "./support/Browser.ts"
 import { unique } from "./support/Http.ts"
 import { type AnyClient } from "./support/McpClients.ts"
-import {
-  actor,
-  createBucket,
-  pushedPart as push
-} from "./support/McpTools.ts"
+import { actor, createBucket, pushedPart as push } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 /** An image URL the CSP allows (img-src https:); the page's network answers it with a 1×1 PNG. */
 const ALLOWED_IMAGE = "https://img.example.test/allowed.png"
 
 /** What every vector tries when it runs: each effect is visible from outside the page. */
-const PWN = "window.top.__pwned=1;document.title='pwned';document.documentElement.setAttribute('data-pwned','1');alert(1);console.log('pwned')"
+const PWN =
+  "window.top.__pwned=1;document.title='pwned';document.documentElement.setAttribute('data-pwned','1');alert(1);console.log('pwned')"
 
 /** HTML attack vectors, from the classics to mutation XSS; the links are labelled so a test can click them. */
 const HOSTILE_HTML = `
@@ -114,7 +111,8 @@ Plain text that must survive.
 The end.
 `
 
-const publicDock = (client: AnyClient) => createBucket(client, { title: "Browser", slug: `browser-${unique()}`, visibility: "public" })
+const publicDock = (client: AnyClient) =>
+  createBucket(client, { title: "Browser", slug: `browser-${unique()}`, visibility: "public" })
 
 /** Opens `url`; `settle` waits on after load, for a 0 s meta refresh, autofocus and late image errors. */
 const go = (recorded: RecordedPage, url: string, settle = 300) =>
@@ -151,7 +149,19 @@ const dangerousAttributes = (recorded: RecordedPage) =>
           ) found.push(`<${element.tagName.toLowerCase()} ${name}="${attribute.value}">`)
         }
       }
-      const tags = ["script", "iframe", "object", "embed", "svg", "math", "form", "meta[http-equiv]", "base", "link", "template"]
+      const tags = [
+        "script",
+        "iframe",
+        "object",
+        "embed",
+        "svg",
+        "math",
+        "form",
+        "meta[http-equiv]",
+        "base",
+        "link",
+        "template"
+      ]
       for (const tag of tags) {
         for (const element of Array.from(document.querySelectorAll(tag))) found.push(element.outerHTML.slice(0, 80))
       }
@@ -183,7 +193,18 @@ const expectInert = (recorded: RecordedPage, origin: string, url: string, title:
 const clickEverything = (recorded: RecordedPage, url: string, title: string) =>
   Effect.gen(function*() {
     const main = recorded.page.locator("main")
-    const labels = ["js link 1", "js link 2", "js link 3", "js link 4", "js link 5", "js link 6", "js link 7", "form button", "formaction button", "toggle"]
+    const labels = [
+      "js link 1",
+      "js link 2",
+      "js link 3",
+      "js link 4",
+      "js link 5",
+      "js link 6",
+      "js link 7",
+      "form button",
+      "formaction button",
+      "toggle"
+    ]
     let clicked = 0
     for (const label of labels) {
       const target = main.getByText(label, { exact: true })
@@ -303,7 +324,8 @@ describe.skipIf(skipBrowserTests)("artifacts in Chromium", () => {
         expect(recorded.requests.filter((request) => request.url === "https://evil.example/x.css")).toMatchObject([
           { sent: false, failure: "csp" }
         ])
-        expect(recorded.console.some((message) => message.text.startsWith("Framing 'https://evil.example/' violates"))).toBe(true)
+        expect(recorded.console.some((message) => message.text.startsWith("Framing 'https://evil.example/' violates")))
+          .toBe(true)
         expect(recorded.requests.filter((request) => request.url === ALLOWED_IMAGE)).toMatchObject([{ sent: true }])
         // base-uri 'none': the relative image resolved against the artifact, not evil.example
         expect(recorded.requests.map((request) => request.url)).toContain(`${server.url}/a/nowhere.png`)
@@ -453,7 +475,9 @@ describe.skipIf(skipBrowserTests)("artifacts in Chromium", () => {
           expect(response.headers()["content-security-policy"], path).toBe(ARTIFACT_CSP)
           expect(yield* Effect.promise(() => recorded.page.title()), path).toBe("Not found")
           expect(yield* Effect.promise(() => recorded.page.locator("main h1").textContent()), path).toBe("Not found")
-          expect(yield* Effect.promise(() => recorded.page.locator("body").innerText()), path).not.toContain("not for the public")
+          expect(yield* Effect.promise(() => recorded.page.locator("body").innerText()), path).not.toContain(
+            "not for the public"
+          )
           expect(yield* Effect.promise(() => recorded.page.evaluate(() => window.origin)), path).toBe("null")
         }
         expect(recorded.dialogs).toEqual([])

@@ -20,29 +20,43 @@ const ArtifactOriginServer = Layer.scoped(
 
 /** A request to the test server that names another host (fetch cannot set Host). */
 const requestAs = (host: string, method: string, path: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    Effect.async<{ status: number; contentType: string | undefined; csp: string | undefined; body: string }>((resume) => {
-      const request = Http.request({ host: "127.0.0.1", port: server.port, method, path, headers: { host } }, (response) => {
-        const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("end", () =>
-          resume(Effect.succeed({
-            status: response.statusCode!,
-            contentType: response.headers["content-type"],
-            csp: response.headers["content-security-policy"] as string | undefined,
-            body: Buffer.concat(chunks).toString("utf8")
-          })))
-      })
-      request.on("error", (error) => resume(Effect.die(error)))
-      request.end()
-    }))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      Effect.async<{ status: number; contentType: string | undefined; csp: string | undefined; body: string }>(
+        (resume) => {
+          const request = Http.request(
+            { host: "127.0.0.1", port: server.port, method, path, headers: { host } },
+            (response) => {
+              const chunks: Array<Buffer> = []
+              response.on("data", (chunk: Buffer) => chunks.push(chunk))
+              response.on("end", () =>
+                resume(Effect.succeed({
+                  status: response.statusCode!,
+                  contentType: response.headers["content-type"],
+                  csp: response.headers["content-security-policy"] as string | undefined,
+                  body: Buffer.concat(chunks).toString("utf8")
+                })))
+            }
+          )
+          request.on("error", (error) => resume(Effect.die(error)))
+          request.end()
+        }
+      )
+  )
 
 layer(ArtifactOriginServer, { excludeTestServices: true, timeout: 60_000 })("DOCK_ARTIFACT_ORIGIN", (it) => {
   it.scoped("pages link to the artifact origin, which serves artifacts and nothing else", () =>
     Effect.gen(function*() {
       const owner = yield* actor("v2 modern")
-      const dock = yield* createBucket(owner.client, { title: "Shown", slug: `shown-${unique()}`, visibility: "public" })
-      const pushed = ok(yield* call(owner.client, "push_web_page", { bucket: dock.id, page_title: "Hello", page_content: "<p>hi</p>" }))
+      const dock = yield* createBucket(owner.client, {
+        title: "Shown",
+        slug: `shown-${unique()}`,
+        visibility: "public"
+      })
+      const pushed = ok(
+        yield* call(owner.client, "push_web_page", { bucket: dock.id, page_title: "Hello", page_content: "<p>hi</p>" })
+      )
       expect(pushed.part.url).toBe(`${ARTIFACTS}/a/${pushed.part.public_slug}`)
 
       for (const path of [`/a/${pushed.part.public_slug}`, `/artifacts/${pushed.part.id}`]) {
@@ -52,7 +66,12 @@ layer(ArtifactOriginServer, { excludeTestServices: true, timeout: 60_000 })("DOC
         expect(reply.csp).toMatch(/^sandbox;/)
         expect(reply.body).toContain("<p>hi</p>")
       }
-      for (const [method, path] of [["GET", "/healthz"], ["POST", "/mcp"], ["GET", "/.well-known/oauth-protected-resource"], ["GET", "/b/x"]]) {
+      for (
+        const [method, path] of [["GET", "/healthz"], ["POST", "/mcp"], [
+          "GET",
+          "/.well-known/oauth-protected-resource"
+        ], ["GET", "/b/x"]]
+      ) {
         const reply = yield* requestAs("artifacts.dock.test", method!, path!)
         expect(reply.status).toBe(404)
         expect(JSON.parse(reply.body).error.code).toBe("not_found")

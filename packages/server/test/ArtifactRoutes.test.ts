@@ -27,7 +27,8 @@ import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 const MODERN: Era = "v2 modern"
 
-const CSP = "sandbox; default-src 'none'; img-src 'self' https: data:; style-src 'unsafe-inline'; form-action 'none'; " +
+const CSP =
+  "sandbox; default-src 'none'; img-src 'self' https: data:; style-src 'unsafe-inline'; form-action 'none'; " +
   "base-uri 'none'; frame-ancestors 'self'"
 const LINK_REL = `rel="noopener noreferrer nofollow ugc"`
 
@@ -155,23 +156,74 @@ const NAMED_ENTITIES: Record<string, string> = {
 
 /** Character references decoded as a browser decodes them in an attribute value (with or without `;`). */
 const decodeEntities = (value: string) =>
-  value.replace(/&(?:#(\d+);?|#[xX]([0-9a-fA-F]+);?|([a-zA-Z]+);)/g, (whole, dec?: string, hex?: string, name?: string) => {
-    if (dec !== undefined) return String.fromCodePoint(Math.min(Number(dec), 0x10ffff))
-    if (hex !== undefined) return String.fromCodePoint(Math.min(parseInt(hex, 16), 0x10ffff))
-    return NAMED_ENTITIES[name!.toLowerCase()] ?? whole
-  })
+  value.replace(
+    /&(?:#(\d+);?|#[xX]([0-9a-fA-F]+);?|([a-zA-Z]+);)/g,
+    (whole, dec?: string, hex?: string, name?: string) => {
+      if (dec !== undefined) return String.fromCodePoint(Math.min(Number(dec), 0x10ffff))
+      if (hex !== undefined) return String.fromCodePoint(Math.min(parseInt(hex, 16), 0x10ffff))
+      return NAMED_ENTITIES[name!.toLowerCase()] ?? whole
+    }
+  )
 
 // Elements security.md "Untrusted content" rules out: script-capable, raw-text, foreign, form, frame, embed, base,
 // meta, link, style, template and noscript.
 const FORBIDDEN_ELEMENTS = new Set([
-  "script", "style", "svg", "math", "iframe", "frame", "frameset", "object", "embed", "applet", "base", "meta",
-  "link", "form", "button", "select", "option", "textarea", "template", "noscript", "xmp", "noembed", "noframes",
-  "title", "plaintext", "foreignobject", "use", "image", "animate", "set", "portal", "fencedframe", "param", "source",
-  "video", "audio", "isindex", "keygen"
+  "script",
+  "style",
+  "svg",
+  "math",
+  "iframe",
+  "frame",
+  "frameset",
+  "object",
+  "embed",
+  "applet",
+  "base",
+  "meta",
+  "link",
+  "form",
+  "button",
+  "select",
+  "option",
+  "textarea",
+  "template",
+  "noscript",
+  "xmp",
+  "noembed",
+  "noframes",
+  "title",
+  "plaintext",
+  "foreignobject",
+  "use",
+  "image",
+  "animate",
+  "set",
+  "portal",
+  "fencedframe",
+  "param",
+  "source",
+  "video",
+  "audio",
+  "isindex",
+  "keygen"
 ])
 const FORBIDDEN_ATTRIBUTES = new Set([
-  "style", "srcdoc", "srcset", "action", "formaction", "xlink:href", "name", "form", "data", "codebase", "http-equiv",
-  "background", "dynsrc", "lowsrc", "shadowrootmode", "is"
+  "style",
+  "srcdoc",
+  "srcset",
+  "action",
+  "formaction",
+  "xlink:href",
+  "name",
+  "form",
+  "data",
+  "codebase",
+  "http-equiv",
+  "background",
+  "dynsrc",
+  "lowsrc",
+  "shadowrootmode",
+  "is"
 ])
 const ALLOWED_ID = /^(?:user-content-\S+|footnote-label)$/
 
@@ -364,10 +416,28 @@ const FAMILIES: ReadonlyArray<Family> = [
       "",
       "[md-ok](https://ok.example/md)"
     ].join("\n"),
-    htmlSurvives: ["url-js", "url-case", "url-control", "url-tab", "url-newline", "url-vb", "url-data", "url-ok",
-      `href="https://ok.example/path"`],
-    markdownSurvives: ["md-js", "md-vb", "md-data", "md-autolink", "md-ref", "md-img", "md-tab", "md-ok",
-      `href="https://ok.example/md"`]
+    htmlSurvives: [
+      "url-js",
+      "url-case",
+      "url-control",
+      "url-tab",
+      "url-newline",
+      "url-vb",
+      "url-data",
+      "url-ok",
+      `href="https://ok.example/path"`
+    ],
+    markdownSurvives: [
+      "md-js",
+      "md-vb",
+      "md-data",
+      "md-autolink",
+      "md-ref",
+      "md-img",
+      "md-tab",
+      "md-ok",
+      `href="https://ok.example/md"`
+    ]
   },
   {
     name: "SVG and MathML with scripts (namespace confusion)",
@@ -531,7 +601,9 @@ const FAMILIES: ReadonlyArray<Family> = [
     htmlSurvives: ["clobber-img", "clobber-link", "clobber-proto", "clobber-body", "clobber-collection"],
     markdownSurvives: ["clobber-md", "first note", "second note", `id="user-content-fn-location"`],
     also: (main) => {
-      const ids = tokenize(main).tags.flatMap((tag) => tag.attributes.filter(([name]) => name === "id").map(([, v]) => v))
+      const ids = tokenize(main).tags.flatMap((tag) =>
+        tag.attributes.filter(([name]) => name === "id").map(([, v]) => v)
+      )
       expect(ids.filter((id) => !ALLOWED_ID.test(id))).toEqual([])
       expect(main).not.toMatch(/\sname=/)
     }
@@ -627,7 +699,14 @@ const FAMILIES: ReadonlyArray<Family> = [
       "",
       "md-after"
     ].join("\n"),
-    htmlSurvives: ["unclosed-safe", "unclosed-bold", "unclosed-dangle", "unclosed-nested-a", "unclosed-cell", "unclosed-deep"],
+    htmlSurvives: [
+      "unclosed-safe",
+      "unclosed-bold",
+      "unclosed-dangle",
+      "unclosed-nested-a",
+      "unclosed-cell",
+      "unclosed-deep"
+    ],
     markdownSurvives: ["md-unclosed", "md-nested-quote", "md-after"],
     also: (main) => {
       expect(main).not.toContain("steal=")
@@ -638,530 +717,630 @@ const FAMILIES: ReadonlyArray<Family> = [
 
 // ---------------------------------------------------------------------------------------------------------------
 
-layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the artifact routes /a/, /artifacts/ and /b/", (it) => {
-  it.scoped("an HTML page and a Markdown page of a public Dock: a standalone document under the artifact headers, by slug and by UUID", () =>
-    Effect.gen(function*() {
-      const owner = yield* agent
-      const dock = yield* dockOf(owner.client)
-      const title = `<b>&"x'`
-      const html = yield* push(owner.client, "push_web_page", {
-        bucket: dock.id,
-        page_slug: "tides",
-        page_title: title,
-        page_content: `<h1>Tides</h1><p>Twice a <em>day</em>.</p><img src="https://img.example/t.png" alt="tide">`
-      })
-      expect(html.part.url.endsWith(`/a/${html.part.public_slug}`)).toBe(true)
-      const native = ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: html.part.id })).part.content
-
-      const documents = yield* Effect.forEach(pathsOf(html.part), served)
-      for (const document of documents) expect(document.text).toBe(documents[0]!.text)
-      const page = documents[0]!
-      // the title, escaped: the text a browser shows is exactly the page title, and nothing in it is markup
-      expect(page.title).not.toMatch(/[<>"']/)
-      expect(page.title).not.toMatch(/&(?!#\d+;|#x[0-9a-f]+;|[a-z]+;)/i)
-      expect(decodeEntities(page.title)).toBe(title)
-      expect(page.text).not.toContain("<b>&")
-      // the body is the sanitized content, exactly what a native read gives
-      expect(page.main).toBe(native)
-      expect(page.main).toContain("<h1>Tides</h1><p>Twice a <em>day</em>.</p>")
-      expect(page.main).toContain(`<img src="https://img.example/t.png" alt="tide" />`)
-      expect(page.footer).toBe(yield* footerFor(html.part.id, 1, `${owner.label} (${owner.user.username})`))
-
-      const markdown = yield* push(owner.client, "push_markdown", {
-        bucket: dock.id,
-        page_slug: "harbour",
-        page_content: "# Harbour\n\nBoats leave at *dawn*, **always**.\n\n- one\n- two\n"
-      })
-      const markdownDocuments = yield* Effect.forEach(pathsOf(markdown.part), served)
-      for (const document of markdownDocuments) expect(document.text).toBe(markdownDocuments[0]!.text)
-      const rendered = markdownDocuments[0]!
-      expect(rendered.title).toBe("Harbour")
-      expect(rendered.main).toContain("<h1>Harbour</h1>")
-      expect(rendered.main).toContain("<p>Boats leave at <em>dawn</em>, <strong>always</strong>.</p>")
-      expect(rendered.main).toMatch(/<ul>\s*<li>one<\/li>\s*<li>two<\/li>\s*<\/ul>/)
-      expect(rendered.main).not.toContain("# Harbour")
-      expect(rendered.footer).toBe(yield* footerFor(markdown.part.id, 1, `${owner.label} (${owner.user.username})`))
-
-      // an editor's agent updates the page: version 2, written by the editor's agent
-      const editor = yield* agent
-      yield* grant(dock.id, editor.user, "editor")
-      const updated = yield* push(editor.client, "push_web_page", {
-        bucket: dock.id,
-        page_slug: "tides",
-        page_title: title,
-        page_content: "<p>Four times a day here.</p>"
-      })
-      expect(updated).toMatchObject({ action: "updated", part: { id: html.part.id, version: 2 } })
-      for (const path of pathsOf(html.part)) {
-        const after = yield* served(path)
-        expect(after.main).toBe("<p>Four times a day here.</p>")
-        expect(after.footer).toBe(yield* footerFor(html.part.id, 2, `${editor.label} (${editor.user.username})`))
-        expect(after.footer.startsWith("Version 2, written by ")).toBe(true)
-        expect(after.footer).not.toContain(owner.label)
-      }
-    }))
-
-  it.scoped("every status carries the artifact headers: 404 for an unknown slug, an unknown UUID and a non-UUID is an HTML page", () =>
-    Effect.gen(function*() {
-      const missing = yield* missingBody
-      const bodies = yield* Effect.forEach([
-        `/a/no-such-${unique()}`,
-        `/artifacts/${crypto.randomUUID()}`,
-        `/artifacts/${crypto.randomUUID().toUpperCase()}`,
-        "/artifacts/xyz",
-        "/artifacts/12345678-1234-1234-1234-1234567890123"
-      ], notFound)
-      for (const body of bodies) expect(body).toBe(missing)
-      const document = documentOf(missing)
-      expect(document.title).toBe("Not found")
-      expect(document.main).toContain("<h1>Not found</h1>")
-      // Paths that cannot name an artifact get the same HTML 404: a NUL byte, an empty or nested path, a
-      // slug too long for a route parameter, bytes that are not UTF-8.
-      const odd = yield* Effect.forEach(
-        ["/a/x%00y", "/a/", "/a", "/a/x/y", "/a/%FF", "/artifacts/", "/artifacts", "/artifacts/a/b", `/a/${"x".repeat(300)}`],
-        notFound
-      )
-      for (const body of odd) expect(body).toBe(missing)
-    }))
-
-  it.scoped("content that is not viewable is 404 with exactly the body of a missing artifact", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const missing = yield* missingBody
-      const owner = yield* agent
-      const open = yield* dockOf(owner.client)
-      const closed = yield* dockOf(owner.client, "private")
-      const expectHidden = (part: { id: string; public_slug: string }) =>
-        Effect.forEach(pathsOf(part), (path) => Effect.map(notFound(path), (body) => expect(body, path).toBe(missing)))
-      const expectShown = (part: { id: string; public_slug: string }, text: string) =>
-        Effect.forEach(pathsOf(part), (path) => Effect.map(served(path), (document) => expect(document.main).toContain(text)))
-
-      // a page of a private Dock
-      const inPrivate = yield* push(owner.client, "push_web_page", {
-        bucket: closed.id,
-        page_slug: "closed",
-        page_content: "<p>private-dock-text</p>"
-      })
-      yield* expectHidden(inPrivate.part)
-
-      // a page marked private in a public Dock
-      const marked = yield* push(owner.client, "push_web_page", { bucket: open.id, page_slug: "marked", page_content: "<p>marked-text</p>" })
-      yield* expectShown(marked.part, "marked-text")
-      yield* server.sql`update parts set visibility = 'private' where id = ${marked.part.id}`
-      yield* expectHidden(marked.part)
-
-      // a sandbox's page
-      const registration = yield* register(server.url)
-      expect(registration.status, registration.text).toBe(201)
-      const sandbox = yield* connect(registration.json.credential as string, MODERN)
-      const sandboxed = yield* push(sandbox, "push_web_page", { page_slug: "sandboxed", page_content: "<p>sandbox-text</p>" })
-      expect(sandboxed.part.bucket_id).toBe(registration.json.sandbox_bucket.id)
-      yield* expectHidden(sandboxed.part)
-
-      // a page of a hidden Dock
-      const hiddenDock = yield* dockOf(owner.client)
-      const inHidden = yield* push(owner.client, "push_web_page", {
-        bucket: hiddenDock.id,
-        page_slug: "hidden",
-        page_content: "<p>hidden-text</p>"
-      })
-      yield* expectShown(inHidden.part, "hidden-text")
-      yield* server.sql`update docks set hidden_at = now() where id = ${hiddenDock.id}`
-      yield* expectHidden(inHidden.part)
-
-      // a deleted page
-      const deleted = yield* push(owner.client, "push_web_page", { bucket: open.id, page_slug: "gone", page_content: "<p>gone-text</p>" })
-      yield* expectShown(deleted.part, "gone-text")
-      expect(ok(yield* call(owner.client, "delete_web_page", { bucket: open.id, web_page: deleted.part.id }))).toEqual({ ok: true })
-      yield* expectHidden(deleted.part)
-
-      // a page of a Dock that was public, then made private
-      const turned = yield* dockOf(owner.client)
-      const inTurned = yield* push(owner.client, "push_web_page", { bucket: turned.id, page_slug: "turned", page_content: "<p>turned-text</p>" })
-      yield* expectShown(inTurned.part, "turned-text")
-      ok(yield* call(owner.client, "update_bucket", { bucket: turned.id, visibility: "private" }))
-      yield* expectHidden(inTurned.part)
-
-      // none of them says anything of the hidden content
-      for (const text of ["private-dock-text", "marked-text", "sandbox-text", "hidden-text", "gone-text", "turned-text"]) {
-        expect(missing).not.toContain(text)
-      }
-    }))
-
-  it.scoped("a standalone artifact (push_markdown with no Dock) is served at /a/ and /artifacts/", () =>
-    Effect.gen(function*() {
-      const owner = yield* agent
-      const loose = yield* push(owner.client, "push_markdown", { page_content: "# Loose thoughts\n\nStanding *alone*." })
-      expect(loose.part.bucket_id).toBeNull()
-      const documents = yield* Effect.forEach(pathsOf(loose.part), served)
-      for (const document of documents) {
-        expect(document.text).toBe(documents[0]!.text)
-        expect(document.title).toBe("Loose thoughts")
-        expect(document.main).toContain("<h1>Loose thoughts</h1>")
-        expect(document.main).toContain("<p>Standing <em>alone</em>.</p>")
-        expect(document.footer).toBe(yield* footerFor(loose.part.id, 1, `${owner.label} (${owner.user.username})`))
-      }
-    }))
-
-  it.scoped("Markdown is rendered when read: wikilinks resolve once their page exists, never into a private Dock; front matter is hidden; GFM renders", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const owner = yield* agent
-      const dock = yield* dockOf(owner.client)
-      const other = yield* agent
-      const theirPrivate = yield* dockOf(other.client, "private")
-      const theirPublic = yield* dockOf(other.client)
-      const secret = yield* push(other.client, "push_markdown", { bucket: theirPrivate.id, page_slug: "secret", page_content: "# Secret" })
-      const open = yield* push(other.client, "push_markdown", { bucket: theirPublic.id, page_slug: "open", page_content: "# Open" })
-      const privatePath = `${other.user.username}/${theirPrivate.slug}/secret`
-      const publicPath = `${other.user.username}/${theirPublic.slug}/open`
-
-      // a page marked private in this public Dock, and a page of a hidden Dock: neither is a link target on /a/
-      const marked = yield* push(owner.client, "push_markdown", { bucket: dock.id, page_slug: "marked", page_content: "# Marked" })
-      yield* server.sql`update parts set visibility = 'private' where id = ${marked.part.id}`
-      const hiddenDock = yield* dockOf(owner.client)
-      const inHidden = yield* push(owner.client, "push_markdown", { bucket: hiddenDock.id, page_slug: "shelved", page_content: "# Shelved" })
-      yield* server.sql`update docks set hidden_at = now() where id = ${hiddenDock.id}`
-      const hiddenPath = `${owner.user.username}/${hiddenDock.slug}/shelved`
-
-      const a = yield* push(owner.client, "push_markdown", {
-        bucket: dock.id,
-        page_slug: "alpha",
-        page_content: `# Alpha\n\nSee [[Beta]], [[${privatePath}]] and [[${publicPath}|their open page]].\n\n` +
-          `Also [[marked]] and [[${hiddenPath}]].\n`
-      })
-      const before = yield* served(`/a/${a.part.public_slug}`)
-      expect(before.main).toContain(`<span class="wikilink-unresolved">Beta</span>`)
-      expect(before.main).toContain(`<span class="wikilink-unresolved">${privatePath}</span>`)
-      expect(before.main).toMatch(new RegExp(`<a [^>]*href="/a/${open.part.public_slug}"[^>]*>their open page</a>`))
-      expect(before.main).not.toContain(secret.part.public_slug)
-      expect(before.main).toContain(`<span class="wikilink-unresolved">marked</span>`)
-      expect(before.main).toContain(`<span class="wikilink-unresolved">${hiddenPath}</span>`)
-      for (const slug of [marked.part.public_slug, inHidden.part.public_slug]) expect(before.main).not.toContain(slug)
-      // the owner of the private Dock does read the page it links to; the anonymous reader of /a/ does not
-      expect(ok(yield* call(other.client, "get_web_page", { bucket: theirPrivate.id, web_page: "secret" })).part.id).toBe(secret.part.id)
-
-      const b = yield* push(owner.client, "push_markdown", { bucket: dock.id, page_slug: "beta", page_content: "# Beta\n\nHello." })
-      const after = yield* served(`/a/${a.part.public_slug}`)
-      expect(after.main).toMatch(new RegExp(`<a [^>]*href="/a/${b.part.public_slug}"[^>]*>Beta</a>`))
-      expect(after.main).toContain(LINK_REL)
-      expect(after.main).not.toContain(`<span class="wikilink-unresolved">Beta</span>`)
-      expect(after.main).toContain(`<span class="wikilink-unresolved">${privatePath}</span>`)
-      expect(after.main).not.toContain(secret.part.public_slug)
-      // A itself did not change: same version, same footer
-      expect(after.footer).toBe(before.footer)
-      expect(after.footer.startsWith("Version 1, ")).toBe(true)
-      const row = yield* server.sql<{ version: number }>`select version from parts where id = ${a.part.id}`
-      expect(row[0]!.version).toBe(1)
-      // by UUID the same
-      expect((yield* served(`/artifacts/${a.part.id}`)).main).toBe(after.main)
-
-      // front matter is data, not body
-      const withFm = yield* push(owner.client, "push_markdown", {
-        bucket: dock.id,
-        page_content: [
-          "---",
-          "title: Front matter title",
-          "slug: fm-page",
-          "secret_field: fm-hidden-value",
-          "tags: [fm-tag]",
-          "---",
-          "Body after front matter.",
-          ""
-        ].join("\n")
-      })
-      const fm = yield* served(`/a/${withFm.part.public_slug}`)
-      expect(fm.title).toBe("Front matter title")
-      expect(fm.main).toBe("<p>Body after front matter.</p>")
-      for (const text of ["secret_field", "fm-hidden-value", "fm-tag", "---"]) expect(fm.main).not.toContain(text)
-
-      // GFM: tables, strikethrough, task lists
-      const gfm = yield* push(owner.client, "push_markdown", {
-        bucket: dock.id,
-        page_slug: "gfm",
-        page_content: [
-          "| Name | Count |",
-          "| :--- | ----: |",
-          "| ropes | 3 |",
-          "",
-          "This is ~~gone~~ now.",
-          "",
-          "- [x] done item",
-          "- [ ] open item",
-          ""
-        ].join("\n")
-      })
-      const table = (yield* served(`/a/${gfm.part.public_slug}`)).main
-      expect(table).toMatch(/<table>\s*<thead>\s*<tr>\s*<th align="left">Name<\/th>\s*<th align="right">Count<\/th>\s*<\/tr>\s*<\/thead>/)
-      expect(table).toMatch(/<tbody>\s*<tr>\s*<td align="left">ropes<\/td>\s*<td align="right">3<\/td>\s*<\/tr>\s*<\/tbody>\s*<\/table>/)
-      expect(table).toContain("<p>This is <del>gone</del> now.</p>")
-      const items = [...table.matchAll(/<li class="task-list-item">(<input [^>]*>) ([a-z ]+)<\/li>/g)]
-      expect(items.map(([, , text]) => text)).toEqual(["done item", "open item"])
-      const inputs = items.map(([, input]) => tokenize(input!).tags[0]!.attributes.map(([name]) => name).sort())
-      expect(inputs).toEqual([["checked", "disabled", "type"], ["disabled", "type"]])
-      expectClean(table)
-    }))
-
-  it.scoped("/b/ redirects with 308 to the web app's Dock views, and an encoded slash stays encoded", () =>
-    Effect.gen(function*() {
-      const dock = yield* get("/b/harbour-notes")
-      expect(dock.status).toBe(308)
-      expect(dock.headers["location"]).toBe("/app/buckets/harbour-notes")
-      const page = yield* get("/b/harbour-notes/tides")
-      expect(page.status).toBe(308)
-      expect(page.headers["location"]).toBe("/app/buckets/harbour-notes/tides")
-      const sneaky = yield* get("/b/x%2F%2Fevil.com/p")
-      expect(sneaky.status).toBe(308)
-      expect(sneaky.headers["location"]).toBe("/app/buckets/x%2F%2Fevil.com/p")
-      const resolved = new URL(sneaky.headers["location"]!, "https://dock.example/")
-      expect(resolved.origin).toBe("https://dock.example")
-      expect(resolved.pathname.split("/")).toEqual(["", "app", "buckets", "x%2F%2Fevil.com", "p"])
-    }))
-
-  // -------------------------------------------------------------------------------------------------------------
-  // security.md "Untrusted content", one test per family
-
-  for (const family of FAMILIES) {
-    it.scoped(`untrusted content, ${family.name}: clean on /a/ from push_web_page and push_markdown`, () =>
+layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })(
+  "the artifact routes /a/, /artifacts/ and /b/",
+  (it) => {
+    it.scoped("an HTML page and a Markdown page of a public Dock: a standalone document under the artifact headers, by slug and by UUID", () =>
       Effect.gen(function*() {
         const owner = yield* agent
         const dock = yield* dockOf(owner.client)
+        const title = `<b>&"x'`
         const html = yield* push(owner.client, "push_web_page", {
           bucket: dock.id,
-          page_slug: "attack-html",
-          page_title: "Attack",
-          page_content: family.html
+          page_slug: "tides",
+          page_title: title,
+          page_content: `<h1>Tides</h1><p>Twice a <em>day</em>.</p><img src="https://img.example/t.png" alt="tide">`
         })
+        expect(html.part.url.endsWith(`/a/${html.part.public_slug}`)).toBe(true)
+        const native =
+          ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: html.part.id })).part.content
+
+        const documents = yield* Effect.forEach(pathsOf(html.part), served)
+        for (const document of documents) expect(document.text).toBe(documents[0]!.text)
+        const page = documents[0]!
+        // the title, escaped: the text a browser shows is exactly the page title, and nothing in it is markup
+        expect(page.title).not.toMatch(/[<>"']/)
+        expect(page.title).not.toMatch(/&(?!#\d+;|#x[0-9a-f]+;|[a-z]+;)/i)
+        expect(decodeEntities(page.title)).toBe(title)
+        expect(page.text).not.toContain("<b>&")
+        // the body is the sanitized content, exactly what a native read gives
+        expect(page.main).toBe(native)
+        expect(page.main).toContain("<h1>Tides</h1><p>Twice a <em>day</em>.</p>")
+        expect(page.main).toContain(`<img src="https://img.example/t.png" alt="tide" />`)
+        expect(page.footer).toBe(yield* footerFor(html.part.id, 1, `${owner.label} (${owner.user.username})`))
+
         const markdown = yield* push(owner.client, "push_markdown", {
           bucket: dock.id,
-          page_slug: "attack-md",
-          page_title: "Attack",
-          page_content: family.markdown
+          page_slug: "harbour",
+          page_content: "# Harbour\n\nBoats leave at *dawn*, **always**.\n\n- one\n- two\n"
         })
-        for (const [kind, part, survives] of [
-          ["html", html.part, family.htmlSurvives],
-          ["markdown", markdown.part, family.markdownSurvives]
-        ] as const) {
-          const document = yield* served(`/a/${part.public_slug}`)
-          expect(unsafeParts(document.main), `${kind}:\n${document.main}`).toEqual([])
-          expect(document.main).not.toMatch(/<script/i)
-          // outside quoted attribute values, no `on…=` in any tag
-          expect(document.main.replace(/"[^"]*"/g, "\"\"")).not.toMatch(/<[^>]*[\s/]on[a-z]+\s*=/i)
-          for (const text of survives) expect(document.main, `${kind}: ${text}`).toContain(text)
-          family.also?.(document.main, kind)
-          // the whole document too: nothing outside <main> but the server's own head and footer
-          expect(unsafeParts(document.text.slice(document.text.indexOf("<body>")))).toEqual([])
+        const markdownDocuments = yield* Effect.forEach(pathsOf(markdown.part), served)
+        for (const document of markdownDocuments) expect(document.text).toBe(markdownDocuments[0]!.text)
+        const rendered = markdownDocuments[0]!
+        expect(rendered.title).toBe("Harbour")
+        expect(rendered.main).toContain("<h1>Harbour</h1>")
+        expect(rendered.main).toContain("<p>Boats leave at <em>dawn</em>, <strong>always</strong>.</p>")
+        expect(rendered.main).toMatch(/<ul>\s*<li>one<\/li>\s*<li>two<\/li>\s*<\/ul>/)
+        expect(rendered.main).not.toContain("# Harbour")
+        expect(rendered.footer).toBe(yield* footerFor(markdown.part.id, 1, `${owner.label} (${owner.user.username})`))
+
+        // an editor's agent updates the page: version 2, written by the editor's agent
+        const editor = yield* agent
+        yield* grant(dock.id, editor.user, "editor")
+        const updated = yield* push(editor.client, "push_web_page", {
+          bucket: dock.id,
+          page_slug: "tides",
+          page_title: title,
+          page_content: "<p>Four times a day here.</p>"
+        })
+        expect(updated).toMatchObject({ action: "updated", part: { id: html.part.id, version: 2 } })
+        for (const path of pathsOf(html.part)) {
+          const after = yield* served(path)
+          expect(after.main).toBe("<p>Four times a day here.</p>")
+          expect(after.footer).toBe(yield* footerFor(html.part.id, 2, `${editor.label} (${editor.user.username})`))
+          expect(after.footer.startsWith("Version 2, written by ")).toBe(true)
+          expect(after.footer).not.toContain(owner.label)
         }
       }))
-  }
 
-  it.scoped("untrusted content, YAML front matter: a title or summary that breaks out of <title> or attributes stays text; ---js, __proto__ and alias bombs are refused", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const owner = yield* agent
-      const dock = yield* dockOf(owner.client)
-      const title = `</title><script>alert(1)</script><title>`
-      const page = yield* push(owner.client, "push_markdown", {
-        bucket: dock.id,
-        page_slug: "fm-breakout",
-        page_content: [
-          "---",
-          `title: "${title.replaceAll("\"", "\\\"")}"`,
-          `summary: '<img src=x onerror=alert(2)>" onload="alert(3)'`,
-          `description: "'><svg onload=alert(4)>"`,
-          "---",
-          "fm-breakout-body",
-          ""
-        ].join("\n")
-      })
-      expect(page.part.title).toBe(title)
-      const document = yield* served(`/a/${page.part.public_slug}`)
-      expect(decodeEntities(document.title)).toBe(title)
-      expect(document.title).not.toMatch(/[<>"']/)
-      const head = document.text.slice(0, document.text.indexOf("<body>"))
-      expect(head.match(/<title>/g)).toHaveLength(1)
-      expect(head).not.toMatch(/<script|<img|<svg/i)
-      expect(document.main).toBe("<p>fm-breakout-body</p>")
-      expect(unsafeParts(document.text.slice(document.text.indexOf("<body>")))).toEqual([])
-      expect(document.text).not.toMatch(/onerror|onload/)
+    it.scoped("every status carries the artifact headers: 404 for an unknown slug, an unknown UUID and a non-UUID is an HTML page", () =>
+      Effect.gen(function*() {
+        const missing = yield* missingBody
+        const bodies = yield* Effect.forEach([
+          `/a/no-such-${unique()}`,
+          `/artifacts/${crypto.randomUUID()}`,
+          `/artifacts/${crypto.randomUUID().toUpperCase()}`,
+          "/artifacts/xyz",
+          "/artifacts/12345678-1234-1234-1234-1234567890123"
+        ], notFound)
+        for (const body of bodies) expect(body).toBe(missing)
+        const document = documentOf(missing)
+        expect(document.title).toBe("Not found")
+        expect(document.main).toContain("<h1>Not found</h1>")
+        // Paths that cannot name an artifact get the same HTML 404: a NUL byte, an empty or nested path, a
+        // slug too long for a route parameter, bytes that are not UTF-8.
+        const odd = yield* Effect.forEach(
+          [
+            "/a/x%00y",
+            "/a/",
+            "/a",
+            "/a/x/y",
+            "/a/%FF",
+            "/artifacts/",
+            "/artifacts",
+            "/artifacts/a/b",
+            `/a/${"x".repeat(300)}`
+          ],
+          notFound
+        )
+        for (const body of odd) expect(body).toBe(missing)
+      }))
 
-      // front matter that is not YAML, pollutes prototypes or is an alias bomb is refused, and nothing is stored
-      const aliasBomb = ["---", `a: &a ["x","x","x","x","x","x","x","x","x"]`]
-      for (const [name, previous] of [["b", "a"], ["c", "b"], ["d", "c"], ["e", "d"], ["f", "e"], ["g", "f"], ["h", "g"], ["i", "h"]]) {
-        aliasBomb.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(",")}]`)
-      }
-      aliasBomb.push("title: bomb", "---", "body")
-      for (const content of [
-        "---js\ntitle: x\n---\nbody",
-        "---\n__proto__:\n  polluted: yes\ntitle: proto\n---\nbody",
-        aliasBomb.join("\n")
-      ]) {
-        expect(refused(yield* call(owner.client, "push_markdown", { bucket: dock.id, page_content: content })).error)
-          .toMatchObject({ code: "invalid_front_matter", status: 400 })
-      }
-      expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
-      const stored = yield* server.sql<{ n: number }>`select count(*)::int as n from parts where dock_id = ${dock.id}`
-      expect(stored[0]!.n).toBe(1)
-    }))
+    it.scoped("content that is not viewable is 404 with exactly the body of a missing artifact", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const missing = yield* missingBody
+        const owner = yield* agent
+        const open = yield* dockOf(owner.client)
+        const closed = yield* dockOf(owner.client, "private")
+        const expectHidden = (part: { id: string; public_slug: string }) =>
+          Effect.forEach(
+            pathsOf(part),
+            (path) => Effect.map(notFound(path), (body) => expect(body, path).toBe(missing))
+          )
+        const expectShown = (part: { id: string; public_slug: string }, text: string) =>
+          Effect.forEach(
+            pathsOf(part),
+            (path) => Effect.map(served(path), (document) => expect(document.main).toContain(text))
+          )
 
-  it.effect("the body checker these tests rely on flags what it must (and passes what is safe)", () =>
-    Effect.sync(() => {
-      expect(unsafeParts(`<p>ok <a href="https://x.example/" rel="noopener noreferrer nofollow ugc">x</a></p>`)).toEqual([])
-      expect(unsafeParts(`<img src="https://x.example/a.png" alt="a" />`)).toEqual([])
-      for (
-        const bad of [
-          `<script>1</script>`,
-          `<img src="x" onerror="1" />`,
-          `<img src=x OnError=1>`,
-          `<a href="&#106;avascript:1" rel="noopener noreferrer nofollow ugc">x</a>`,
-          `<a href="java&#x09;script:1" rel="noopener noreferrer nofollow ugc">x</a>`,
-          `<a href=" vbscript:1" rel="noopener noreferrer nofollow ugc">x</a>`,
-          `<img src="data:text/html,x" />`,
-          `<iframe src="https://x.example/"></iframe>`,
-          `<svg></svg>`,
-          `<p style="color:red">x</p>`,
-          `<form action="https://x.example/"></form>`,
-          `<input name="q" />`,
-          `<p id="config">x</p>`,
-          `<a href="https://x.example/">no rel</a>`,
-          `<!--><img src=x onerror=1>-->`,
-          `<p>text<`.concat("img src=x")
-        ]
-      ) {
-        expect(unsafeParts(bad), bad).not.toEqual([])
-      }
-    }))
+        // a page of a private Dock
+        const inPrivate = yield* push(owner.client, "push_web_page", {
+          bucket: closed.id,
+          page_slug: "closed",
+          page_content: "<p>private-dock-text</p>"
+        })
+        yield* expectHidden(inPrivate.part)
 
-  // -------------------------------------------------------------------------------------------------------------
-  // content planted in the database
+        // a page marked private in a public Dock
+        const marked = yield* push(owner.client, "push_web_page", {
+          bucket: open.id,
+          page_slug: "marked",
+          page_content: "<p>marked-text</p>"
+        })
+        yield* expectShown(marked.part, "marked-text")
+        yield* server.sql`update parts set visibility = 'private' where id = ${marked.part.id}`
+        yield* expectHidden(marked.part)
 
-  it.scoped("HTML planted in the database comes out clean through /a/, /artifacts/, get_web_page, get_web_page_version and restore", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const owner = yield* agent
-      const dock = yield* dockOf(owner.client)
-      const page = yield* push(owner.client, "push_web_page", {
-        bucket: dock.id,
-        page_slug: "planted",
-        page_content: "<p>clean first version</p>"
-      })
-      const planted = `<img src=x onerror=alert(1)><script>alert(2)</script><a href="javascript:alert(3)">planted-link</a>` +
-        `<p>planted-safe</p>`
-      yield* server.sql`insert into part_versions (part_id, version, title, summary, content_type, content, size_bytes,
+        // a sandbox's page
+        const registration = yield* register(server.url)
+        expect(registration.status, registration.text).toBe(201)
+        const sandbox = yield* connect(registration.json.credential as string, MODERN)
+        const sandboxed = yield* push(sandbox, "push_web_page", {
+          page_slug: "sandboxed",
+          page_content: "<p>sandbox-text</p>"
+        })
+        expect(sandboxed.part.bucket_id).toBe(registration.json.sandbox_bucket.id)
+        yield* expectHidden(sandboxed.part)
+
+        // a page of a hidden Dock
+        const hiddenDock = yield* dockOf(owner.client)
+        const inHidden = yield* push(owner.client, "push_web_page", {
+          bucket: hiddenDock.id,
+          page_slug: "hidden",
+          page_content: "<p>hidden-text</p>"
+        })
+        yield* expectShown(inHidden.part, "hidden-text")
+        yield* server.sql`update docks set hidden_at = now() where id = ${hiddenDock.id}`
+        yield* expectHidden(inHidden.part)
+
+        // a deleted page
+        const deleted = yield* push(owner.client, "push_web_page", {
+          bucket: open.id,
+          page_slug: "gone",
+          page_content: "<p>gone-text</p>"
+        })
+        yield* expectShown(deleted.part, "gone-text")
+        expect(ok(yield* call(owner.client, "delete_web_page", { bucket: open.id, web_page: deleted.part.id })))
+          .toEqual({ ok: true })
+        yield* expectHidden(deleted.part)
+
+        // a page of a Dock that was public, then made private
+        const turned = yield* dockOf(owner.client)
+        const inTurned = yield* push(owner.client, "push_web_page", {
+          bucket: turned.id,
+          page_slug: "turned",
+          page_content: "<p>turned-text</p>"
+        })
+        yield* expectShown(inTurned.part, "turned-text")
+        ok(yield* call(owner.client, "update_bucket", { bucket: turned.id, visibility: "private" }))
+        yield* expectHidden(inTurned.part)
+
+        // none of them says anything of the hidden content
+        for (
+          const text of ["private-dock-text", "marked-text", "sandbox-text", "hidden-text", "gone-text", "turned-text"]
+        ) {
+          expect(missing).not.toContain(text)
+        }
+      }))
+
+    it.scoped("a standalone artifact (push_markdown with no Dock) is served at /a/ and /artifacts/", () =>
+      Effect.gen(function*() {
+        const owner = yield* agent
+        const loose = yield* push(owner.client, "push_markdown", {
+          page_content: "# Loose thoughts\n\nStanding *alone*."
+        })
+        expect(loose.part.bucket_id).toBeNull()
+        const documents = yield* Effect.forEach(pathsOf(loose.part), served)
+        for (const document of documents) {
+          expect(document.text).toBe(documents[0]!.text)
+          expect(document.title).toBe("Loose thoughts")
+          expect(document.main).toContain("<h1>Loose thoughts</h1>")
+          expect(document.main).toContain("<p>Standing <em>alone</em>.</p>")
+          expect(document.footer).toBe(yield* footerFor(loose.part.id, 1, `${owner.label} (${owner.user.username})`))
+        }
+      }))
+
+    it.scoped("Markdown is rendered when read: wikilinks resolve once their page exists, never into a private Dock; front matter is hidden; GFM renders", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const owner = yield* agent
+        const dock = yield* dockOf(owner.client)
+        const other = yield* agent
+        const theirPrivate = yield* dockOf(other.client, "private")
+        const theirPublic = yield* dockOf(other.client)
+        const secret = yield* push(other.client, "push_markdown", {
+          bucket: theirPrivate.id,
+          page_slug: "secret",
+          page_content: "# Secret"
+        })
+        const open = yield* push(other.client, "push_markdown", {
+          bucket: theirPublic.id,
+          page_slug: "open",
+          page_content: "# Open"
+        })
+        const privatePath = `${other.user.username}/${theirPrivate.slug}/secret`
+        const publicPath = `${other.user.username}/${theirPublic.slug}/open`
+
+        // a page marked private in this public Dock, and a page of a hidden Dock: neither is a link target on /a/
+        const marked = yield* push(owner.client, "push_markdown", {
+          bucket: dock.id,
+          page_slug: "marked",
+          page_content: "# Marked"
+        })
+        yield* server.sql`update parts set visibility = 'private' where id = ${marked.part.id}`
+        const hiddenDock = yield* dockOf(owner.client)
+        const inHidden = yield* push(owner.client, "push_markdown", {
+          bucket: hiddenDock.id,
+          page_slug: "shelved",
+          page_content: "# Shelved"
+        })
+        yield* server.sql`update docks set hidden_at = now() where id = ${hiddenDock.id}`
+        const hiddenPath = `${owner.user.username}/${hiddenDock.slug}/shelved`
+
+        const a = yield* push(owner.client, "push_markdown", {
+          bucket: dock.id,
+          page_slug: "alpha",
+          page_content: `# Alpha\n\nSee [[Beta]], [[${privatePath}]] and [[${publicPath}|their open page]].\n\n` +
+            `Also [[marked]] and [[${hiddenPath}]].\n`
+        })
+        const before = yield* served(`/a/${a.part.public_slug}`)
+        expect(before.main).toContain(`<span class="wikilink-unresolved">Beta</span>`)
+        expect(before.main).toContain(`<span class="wikilink-unresolved">${privatePath}</span>`)
+        expect(before.main).toMatch(new RegExp(`<a [^>]*href="/a/${open.part.public_slug}"[^>]*>their open page</a>`))
+        expect(before.main).not.toContain(secret.part.public_slug)
+        expect(before.main).toContain(`<span class="wikilink-unresolved">marked</span>`)
+        expect(before.main).toContain(`<span class="wikilink-unresolved">${hiddenPath}</span>`)
+        for (const slug of [marked.part.public_slug, inHidden.part.public_slug]) {
+          expect(before.main).not.toContain(slug)
+        }
+        // the owner of the private Dock does read the page it links to; the anonymous reader of /a/ does not
+        expect(ok(yield* call(other.client, "get_web_page", { bucket: theirPrivate.id, web_page: "secret" })).part.id)
+          .toBe(secret.part.id)
+
+        const b = yield* push(owner.client, "push_markdown", {
+          bucket: dock.id,
+          page_slug: "beta",
+          page_content: "# Beta\n\nHello."
+        })
+        const after = yield* served(`/a/${a.part.public_slug}`)
+        expect(after.main).toMatch(new RegExp(`<a [^>]*href="/a/${b.part.public_slug}"[^>]*>Beta</a>`))
+        expect(after.main).toContain(LINK_REL)
+        expect(after.main).not.toContain(`<span class="wikilink-unresolved">Beta</span>`)
+        expect(after.main).toContain(`<span class="wikilink-unresolved">${privatePath}</span>`)
+        expect(after.main).not.toContain(secret.part.public_slug)
+        // A itself did not change: same version, same footer
+        expect(after.footer).toBe(before.footer)
+        expect(after.footer.startsWith("Version 1, ")).toBe(true)
+        const row = yield* server.sql<{ version: number }>`select version from parts where id = ${a.part.id}`
+        expect(row[0]!.version).toBe(1)
+        // by UUID the same
+        expect((yield* served(`/artifacts/${a.part.id}`)).main).toBe(after.main)
+
+        // front matter is data, not body
+        const withFm = yield* push(owner.client, "push_markdown", {
+          bucket: dock.id,
+          page_content: [
+            "---",
+            "title: Front matter title",
+            "slug: fm-page",
+            "secret_field: fm-hidden-value",
+            "tags: [fm-tag]",
+            "---",
+            "Body after front matter.",
+            ""
+          ].join("\n")
+        })
+        const fm = yield* served(`/a/${withFm.part.public_slug}`)
+        expect(fm.title).toBe("Front matter title")
+        expect(fm.main).toBe("<p>Body after front matter.</p>")
+        for (const text of ["secret_field", "fm-hidden-value", "fm-tag", "---"]) expect(fm.main).not.toContain(text)
+
+        // GFM: tables, strikethrough, task lists
+        const gfm = yield* push(owner.client, "push_markdown", {
+          bucket: dock.id,
+          page_slug: "gfm",
+          page_content: [
+            "| Name | Count |",
+            "| :--- | ----: |",
+            "| ropes | 3 |",
+            "",
+            "This is ~~gone~~ now.",
+            "",
+            "- [x] done item",
+            "- [ ] open item",
+            ""
+          ].join("\n")
+        })
+        const table = (yield* served(`/a/${gfm.part.public_slug}`)).main
+        expect(table).toMatch(
+          /<table>\s*<thead>\s*<tr>\s*<th align="left">Name<\/th>\s*<th align="right">Count<\/th>\s*<\/tr>\s*<\/thead>/
+        )
+        expect(table).toMatch(
+          /<tbody>\s*<tr>\s*<td align="left">ropes<\/td>\s*<td align="right">3<\/td>\s*<\/tr>\s*<\/tbody>\s*<\/table>/
+        )
+        expect(table).toContain("<p>This is <del>gone</del> now.</p>")
+        const items = [...table.matchAll(/<li class="task-list-item">(<input [^>]*>) ([a-z ]+)<\/li>/g)]
+        expect(items.map(([, , text]) => text)).toEqual(["done item", "open item"])
+        const inputs = items.map(([, input]) => tokenize(input!).tags[0]!.attributes.map(([name]) => name).sort())
+        expect(inputs).toEqual([["checked", "disabled", "type"], ["disabled", "type"]])
+        expectClean(table)
+      }))
+
+    it.scoped("/b/ redirects with 308 to the web app's Dock views, and an encoded slash stays encoded", () =>
+      Effect.gen(function*() {
+        const dock = yield* get("/b/harbour-notes")
+        expect(dock.status).toBe(308)
+        expect(dock.headers["location"]).toBe("/app/buckets/harbour-notes")
+        const page = yield* get("/b/harbour-notes/tides")
+        expect(page.status).toBe(308)
+        expect(page.headers["location"]).toBe("/app/buckets/harbour-notes/tides")
+        const sneaky = yield* get("/b/x%2F%2Fevil.com/p")
+        expect(sneaky.status).toBe(308)
+        expect(sneaky.headers["location"]).toBe("/app/buckets/x%2F%2Fevil.com/p")
+        const resolved = new URL(sneaky.headers["location"]!, "https://dock.example/")
+        expect(resolved.origin).toBe("https://dock.example")
+        expect(resolved.pathname.split("/")).toEqual(["", "app", "buckets", "x%2F%2Fevil.com", "p"])
+      }))
+
+    // -------------------------------------------------------------------------------------------------------------
+    // security.md "Untrusted content", one test per family
+
+    for (const family of FAMILIES) {
+      it.scoped(`untrusted content, ${family.name}: clean on /a/ from push_web_page and push_markdown`, () =>
+        Effect.gen(function*() {
+          const owner = yield* agent
+          const dock = yield* dockOf(owner.client)
+          const html = yield* push(owner.client, "push_web_page", {
+            bucket: dock.id,
+            page_slug: "attack-html",
+            page_title: "Attack",
+            page_content: family.html
+          })
+          const markdown = yield* push(owner.client, "push_markdown", {
+            bucket: dock.id,
+            page_slug: "attack-md",
+            page_title: "Attack",
+            page_content: family.markdown
+          })
+          for (
+            const [kind, part, survives] of [
+              ["html", html.part, family.htmlSurvives],
+              ["markdown", markdown.part, family.markdownSurvives]
+            ] as const
+          ) {
+            const document = yield* served(`/a/${part.public_slug}`)
+            expect(unsafeParts(document.main), `${kind}:\n${document.main}`).toEqual([])
+            expect(document.main).not.toMatch(/<script/i)
+            // outside quoted attribute values, no `on…=` in any tag
+            expect(document.main.replace(/"[^"]*"/g, "\"\"")).not.toMatch(/<[^>]*[\s/]on[a-z]+\s*=/i)
+            for (const text of survives) expect(document.main, `${kind}: ${text}`).toContain(text)
+            family.also?.(document.main, kind)
+            // the whole document too: nothing outside <main> but the server's own head and footer
+            expect(unsafeParts(document.text.slice(document.text.indexOf("<body>")))).toEqual([])
+          }
+        }))
+    }
+
+    it.scoped("untrusted content, YAML front matter: a title or summary that breaks out of <title> or attributes stays text; ---js, __proto__ and alias bombs are refused", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const owner = yield* agent
+        const dock = yield* dockOf(owner.client)
+        const title = `</title><script>alert(1)</script><title>`
+        const page = yield* push(owner.client, "push_markdown", {
+          bucket: dock.id,
+          page_slug: "fm-breakout",
+          page_content: [
+            "---",
+            `title: "${title.replaceAll("\"", "\\\"")}"`,
+            `summary: '<img src=x onerror=alert(2)>" onload="alert(3)'`,
+            `description: "'><svg onload=alert(4)>"`,
+            "---",
+            "fm-breakout-body",
+            ""
+          ].join("\n")
+        })
+        expect(page.part.title).toBe(title)
+        const document = yield* served(`/a/${page.part.public_slug}`)
+        expect(decodeEntities(document.title)).toBe(title)
+        expect(document.title).not.toMatch(/[<>"']/)
+        const head = document.text.slice(0, document.text.indexOf("<body>"))
+        expect(head.match(/<title>/g)).toHaveLength(1)
+        expect(head).not.toMatch(/<script|<img|<svg/i)
+        expect(document.main).toBe("<p>fm-breakout-body</p>")
+        expect(unsafeParts(document.text.slice(document.text.indexOf("<body>")))).toEqual([])
+        expect(document.text).not.toMatch(/onerror|onload/)
+
+        // front matter that is not YAML, pollutes prototypes or is an alias bomb is refused, and nothing is stored
+        const aliasBomb = ["---", `a: &a ["x","x","x","x","x","x","x","x","x"]`]
+        for (
+          const [name, previous] of [
+            ["b", "a"],
+            ["c", "b"],
+            ["d", "c"],
+            ["e", "d"],
+            ["f", "e"],
+            ["g", "f"],
+            ["h", "g"],
+            ["i", "h"]
+          ]
+        ) {
+          aliasBomb.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(",")}]`)
+        }
+        aliasBomb.push("title: bomb", "---", "body")
+        for (
+          const content of [
+            "---js\ntitle: x\n---\nbody",
+            "---\n__proto__:\n  polluted: yes\ntitle: proto\n---\nbody",
+            aliasBomb.join("\n")
+          ]
+        ) {
+          expect(refused(yield* call(owner.client, "push_markdown", { bucket: dock.id, page_content: content })).error)
+            .toMatchObject({ code: "invalid_front_matter", status: 400 })
+        }
+        expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
+        const stored = yield* server.sql<{ n: number }>`select count(*)::int as n from parts where dock_id = ${dock.id}`
+        expect(stored[0]!.n).toBe(1)
+      }))
+
+    it.effect("the body checker these tests rely on flags what it must (and passes what is safe)", () =>
+      Effect.sync(() => {
+        expect(unsafeParts(`<p>ok <a href="https://x.example/" rel="noopener noreferrer nofollow ugc">x</a></p>`))
+          .toEqual([])
+        expect(unsafeParts(`<img src="https://x.example/a.png" alt="a" />`)).toEqual([])
+        for (
+          const bad of [
+            `<script>1</script>`,
+            `<img src="x" onerror="1" />`,
+            `<img src=x OnError=1>`,
+            `<a href="&#106;avascript:1" rel="noopener noreferrer nofollow ugc">x</a>`,
+            `<a href="java&#x09;script:1" rel="noopener noreferrer nofollow ugc">x</a>`,
+            `<a href=" vbscript:1" rel="noopener noreferrer nofollow ugc">x</a>`,
+            `<img src="data:text/html,x" />`,
+            `<iframe src="https://x.example/"></iframe>`,
+            `<svg></svg>`,
+            `<p style="color:red">x</p>`,
+            `<form action="https://x.example/"></form>`,
+            `<input name="q" />`,
+            `<p id="config">x</p>`,
+            `<a href="https://x.example/">no rel</a>`,
+            `<!--><img src=x onerror=1>-->`,
+            `<p>text<`.concat("img src=x")
+          ]
+        ) {
+          expect(unsafeParts(bad), bad).not.toEqual([])
+        }
+      }))
+
+    // -------------------------------------------------------------------------------------------------------------
+    // content planted in the database
+
+    it.scoped("HTML planted in the database comes out clean through /a/, /artifacts/, get_web_page, get_web_page_version and restore", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const owner = yield* agent
+        const dock = yield* dockOf(owner.client)
+        const page = yield* push(owner.client, "push_web_page", {
+          bucket: dock.id,
+          page_slug: "planted",
+          page_content: "<p>clean first version</p>"
+        })
+        const planted =
+          `<img src=x onerror=alert(1)><script>alert(2)</script><a href="javascript:alert(3)">planted-link</a>` +
+          `<p>planted-safe</p>`
+        yield* server
+          .sql`insert into part_versions (part_id, version, title, summary, content_type, content, size_bytes,
           user_id, agent_label, reason, created_at)
         values (${page.part.id}, 2, 'planted', '', 'html', ${planted}, ${planted.length}, ${owner.user.id}, 'planter',
           'updated', now())`
-      yield* server.sql`update parts set content = ${planted}, version = 2, size_bytes = ${planted.length}
+        yield* server.sql`update parts set content = ${planted}, version = 2, size_bytes = ${planted.length}
         where id = ${page.part.id}`
 
-      const expectCleanPlanted = (html: string) => {
-        expectClean(html)
-        expect(html).not.toContain("alert")
-        expect(html).toContain("planted-link")
-        expect(html).toContain("<p>planted-safe</p>")
-      }
-      for (const path of pathsOf(page.part)) {
-        const document = yield* served(path)
-        expectCleanPlanted(document.main)
-        expect(document.footer.startsWith(`Version 2, written by planter (${owner.user.username}) on `)).toBe(true)
-      }
-      const native = ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: page.part.id }))
-      expect(native.part.version).toBe(2)
-      expectCleanPlanted(native.part.content)
-      const version = ok(yield* call(owner.client, "get_web_page_version", { bucket: dock.id, web_page: "planted", version: 2 }))
-      expect(version.version).toBe(2)
-      expectCleanPlanted(version.content)
+        const expectCleanPlanted = (html: string) => {
+          expectClean(html)
+          expect(html).not.toContain("alert")
+          expect(html).toContain("planted-link")
+          expect(html).toContain("<p>planted-safe</p>")
+        }
+        for (const path of pathsOf(page.part)) {
+          const document = yield* served(path)
+          expectCleanPlanted(document.main)
+          expect(document.footer.startsWith(`Version 2, written by planter (${owner.user.username}) on `)).toBe(true)
+        }
+        const native = ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: page.part.id }))
+        expect(native.part.version).toBe(2)
+        expectCleanPlanted(native.part.content)
+        const version = ok(
+          yield* call(owner.client, "get_web_page_version", { bucket: dock.id, web_page: "planted", version: 2 })
+        )
+        expect(version.version).toBe(2)
+        expectCleanPlanted(version.content)
 
-      const restored = ok(yield* call(owner.client, "restore_web_page_version", { bucket: dock.id, web_page: "planted", version: 2 }))
-      expect(restored.part).toMatchObject({ id: page.part.id, version: 3 })
-      const stored = yield* server.sql<{ content: string; version: number }>`select content, version from parts
+        const restored = ok(
+          yield* call(owner.client, "restore_web_page_version", { bucket: dock.id, web_page: "planted", version: 2 })
+        )
+        expect(restored.part).toMatchObject({ id: page.part.id, version: 3 })
+        const stored = yield* server.sql<{ content: string; version: number }>`select content, version from parts
         where id = ${page.part.id}`
-      expect(stored[0]!.version).toBe(3)
-      expectCleanPlanted(stored[0]!.content)
-      const storedVersion = yield* server.sql<{ content: string; reason: string; restored_from: number }>`select content,
+        expect(stored[0]!.version).toBe(3)
+        expectCleanPlanted(stored[0]!.content)
+        const storedVersion = yield* server.sql<
+          { content: string; reason: string; restored_from: number }
+        >`select content,
           reason, restored_from from part_versions where part_id = ${page.part.id} and version = 3`
-      expect(storedVersion[0]).toMatchObject({ reason: "restored", restored_from: 2 })
-      expectCleanPlanted(storedVersion[0]!.content)
-      expectCleanPlanted(ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: page.part.id })).part.content)
-      expectCleanPlanted((yield* served(`/a/${page.part.public_slug}`)).main)
-    }))
+        expect(storedVersion[0]).toMatchObject({ reason: "restored", restored_from: 2 })
+        expectCleanPlanted(storedVersion[0]!.content)
+        expectCleanPlanted(
+          ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: page.part.id })).part.content
+        )
+        expectCleanPlanted((yield* served(`/a/${page.part.public_slug}`)).main)
+      }))
 
-  it.scoped("raw HTML planted in a Markdown page's content never appears as HTML on /a/ or /artifacts/", () =>
-    Effect.gen(function*() {
-      const server = yield* TestServer
-      const owner = yield* agent
-      const dock = yield* dockOf(owner.client)
-      const file = yield* push(owner.client, "push_markdown", {
-        bucket: dock.id,
-        page_slug: "md-planted",
-        page_content: "# Planted\n\nFirst."
-      })
-      const planted = [
-        "# Planted",
-        "",
-        "<script>alert(1)</script>",
-        "",
-        "<img src=x onerror=alert(2)>",
-        "",
-        "[md-planted-link](javascript:alert(3))",
-        "",
-        `<a href="javascript:alert(4)">raw-link</a> md-planted-safe`,
-        ""
-      ].join("\n")
-      yield* server.sql`insert into part_versions (part_id, version, title, summary, content_type, content, size_bytes,
+    it.scoped("raw HTML planted in a Markdown page's content never appears as HTML on /a/ or /artifacts/", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const owner = yield* agent
+        const dock = yield* dockOf(owner.client)
+        const file = yield* push(owner.client, "push_markdown", {
+          bucket: dock.id,
+          page_slug: "md-planted",
+          page_content: "# Planted\n\nFirst."
+        })
+        const planted = [
+          "# Planted",
+          "",
+          "<script>alert(1)</script>",
+          "",
+          "<img src=x onerror=alert(2)>",
+          "",
+          "[md-planted-link](javascript:alert(3))",
+          "",
+          `<a href="javascript:alert(4)">raw-link</a> md-planted-safe`,
+          ""
+        ].join("\n")
+        yield* server
+          .sql`insert into part_versions (part_id, version, title, summary, content_type, content, size_bytes,
           user_id, reason, created_at)
         values (${file.part.id}, 2, 'Planted', '', 'markdown', ${planted}, ${planted.length}, ${owner.user.id}, 'updated', now())`
-      yield* server.sql`update parts set content = ${planted}, version = 2, size_bytes = ${planted.length}
+        yield* server.sql`update parts set content = ${planted}, version = 2, size_bytes = ${planted.length}
         where id = ${file.part.id}`
 
-      // the Markdown tools give the document back as it is stored: Markdown source is data, not HTML
-      const listed = ok(yield* call(owner.client, "list_markdown_files", { bucket: dock.id })).parts
-      expect(listed.map((part: any) => [part.id, part.version])).toEqual([[file.part.id, 2]])
-      const got = ok(yield* call(owner.client, "get_markdown_file", { bucket: dock.id, markdown_file: file.part.id }))
-      expect(got.part.content).toBe(planted)
+        // the Markdown tools give the document back as it is stored: Markdown source is data, not HTML
+        const listed = ok(yield* call(owner.client, "list_markdown_files", { bucket: dock.id })).parts
+        expect(listed.map((part: any) => [part.id, part.version])).toEqual([[file.part.id, 2]])
+        const got = ok(yield* call(owner.client, "get_markdown_file", { bucket: dock.id, markdown_file: file.part.id }))
+        expect(got.part.content).toBe(planted)
 
-      for (const path of pathsOf(file.part)) {
-        const document = yield* served(path)
-        expectClean(document.main)
-        expect(document.main).not.toContain("alert")
-        expect(elementsOf(document.main)).not.toContain("img")
-        expect(document.main).toContain("<h1>Planted</h1>")
-        expect(document.main).toContain("md-planted-link")
-        expect(document.main).toContain("md-planted-safe")
-        expect(document.main).not.toMatch(/<a\s/)
-      }
-    }))
+        for (const path of pathsOf(file.part)) {
+          const document = yield* served(path)
+          expectClean(document.main)
+          expect(document.main).not.toContain("alert")
+          expect(elementsOf(document.main)).not.toContain("img")
+          expect(document.main).toContain("<h1>Planted</h1>")
+          expect(document.main).toContain("md-planted-link")
+          expect(document.main).toContain("md-planted-safe")
+          expect(document.main).not.toMatch(/<a\s/)
+        }
+      }))
 
-  // -------------------------------------------------------------------------------------------------------------
-  // tenancy
+    // -------------------------------------------------------------------------------------------------------------
+    // tenancy
 
-  it.scoped("two users: B never sees A's private page on /a/ while A reads it over MCP; once A's Dock is public, anyone does", () =>
-    Effect.gen(function*() {
-      const a = yield* actor(MODERN)
-      const b = yield* actor(MODERN)
-      const missing = yield* missingBody
-      const dock = yield* dockOf(a.client, "private")
-      const page = yield* push(a.client, "push_web_page", { bucket: dock.id, page_slug: "diary", page_content: "<p>a-diary-text</p>" })
+    it.scoped("two users: B never sees A's private page on /a/ while A reads it over MCP; once A's Dock is public, anyone does", () =>
+      Effect.gen(function*() {
+        const a = yield* actor(MODERN)
+        const b = yield* actor(MODERN)
+        const missing = yield* missingBody
+        const dock = yield* dockOf(a.client, "private")
+        const page = yield* push(a.client, "push_web_page", {
+          bucket: dock.id,
+          page_slug: "diary",
+          page_content: "<p>a-diary-text</p>"
+        })
 
-      for (const path of pathsOf(page.part)) {
-        expect(yield* notFound(path)).toBe(missing)
-        // B's token changes nothing on a browser route
-        const withToken = yield* get(path, bearer(b.token))
-        expect(withToken.status).toBe(404)
-        expectArtifactHeaders(withToken)
-        expect(withToken.text).toBe(missing)
-      }
-      expect(ok(yield* call(a.client, "get_web_page", { bucket: dock.id, web_page: page.part.id })).part.content).toBe(
-        "<p>a-diary-text</p>"
-      )
-      expect(refused(yield* call(b.client, "get_web_page", { bucket: dock.id, web_page: page.part.id })).error).toMatchObject({
-        code: "not_found",
-        status: 404
-      })
+        for (const path of pathsOf(page.part)) {
+          expect(yield* notFound(path)).toBe(missing)
+          // B's token changes nothing on a browser route
+          const withToken = yield* get(path, bearer(b.token))
+          expect(withToken.status).toBe(404)
+          expectArtifactHeaders(withToken)
+          expect(withToken.text).toBe(missing)
+        }
+        expect(ok(yield* call(a.client, "get_web_page", { bucket: dock.id, web_page: page.part.id })).part.content)
+          .toBe(
+            "<p>a-diary-text</p>"
+          )
+        expect(refused(yield* call(b.client, "get_web_page", { bucket: dock.id, web_page: page.part.id })).error)
+          .toMatchObject({
+            code: "not_found",
+            status: 404
+          })
 
-      ok(yield* call(a.client, "update_bucket", { bucket: dock.id, visibility: "public" }))
-      for (const path of pathsOf(page.part)) {
-        expect((yield* served(path)).main).toBe("<p>a-diary-text</p>")
-      }
-    }))
-})
+        ok(yield* call(a.client, "update_bucket", { bucket: dock.id, visibility: "public" }))
+        for (const path of pathsOf(page.part)) {
+          expect((yield* served(path)).main).toBe("<p>a-diary-text</p>")
+        }
+      }))
+  }
+)

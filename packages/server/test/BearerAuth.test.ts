@@ -3,7 +3,16 @@
  * authenticates with `authenticateRequest` (what /mcp and /images use), served over real HTTP with the request
  * middleware, on the domain test layer. What reaches the route, and how every kind of bad token is answered.
  */
-import { Accounts, CapturedMail, type Limits, newToken, type RateLimits, Registrations, Tokens, type UserId } from "@dock/domain"
+import {
+  Accounts,
+  CapturedMail,
+  type Limits,
+  newToken,
+  type RateLimits,
+  Registrations,
+  Tokens,
+  type UserId
+} from "@dock/domain"
 import { domainTestWith } from "@dock/domain/testing"
 import { HttpLayerRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -36,10 +45,13 @@ const WhoAmI = HttpLayerRouter.use((router) =>
 )
 
 const BearerServer = Layer.unwrapEffect(
-  Effect.map(configFrom({ PORT: "0", DOCK_BASE_URL: BASE }).pipe(Effect.orDie), (config) =>
-    HttpLayerRouter.serve(WhoAmI.pipe(Layer.provide(requestMiddleware(config, []))), { disableLogger: true }).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(() => Http.createServer(), { port: 0, host: "127.0.0.1" }))
-    ))
+  Effect.map(
+    configFrom({ PORT: "0", DOCK_BASE_URL: BASE }).pipe(Effect.orDie),
+    (config) =>
+      HttpLayerRouter.serve(WhoAmI.pipe(Layer.provide(requestMiddleware(config, []))), { disableLogger: true }).pipe(
+        Layer.provideMerge(NodeHttpServer.layer(() => Http.createServer(), { port: 0, host: "127.0.0.1" }))
+      )
+  )
 ).pipe(
   Layer.provideMerge(domainTestWith({ tokenRequestsPerMinute: REQUESTS_PER_MINUTE })),
   Layer.provide(Logger.remove(Logger.defaultLogger))
@@ -178,7 +190,9 @@ layer(BearerServer, { excludeTestServices: true })("bearer authentication", (it)
       const email = `bearer-claim-${unique()}@example.com`
       yield* registrations.claim({ claim_token: registration.registration_id, email }).pipe(Effect.orDie)
       const code = /[0-9]{6}/.exec((yield* mail.to(email))[0]!.text)![0]
-      const claimed = yield* registrations.claim({ claim_token: registration.registration_id, otp: code }).pipe(Effect.orDie)
+      const claimed = yield* registrations.claim({ claim_token: registration.registration_id, otp: code }).pipe(
+        Effect.orDie
+      )
       if (!("bucket" in claimed)) return yield* Effect.dieMessage("expected a claimed sandbox")
 
       const reply = yield* whoami(bearer(registration.credential))

@@ -77,7 +77,11 @@ describe("ServerConfig", () => {
       expect(config.smtpUrl).toEqual(Option.none())
       expect(config.artifactOrigin).toEqual(Option.none())
       expect(config.database._tag).toBe("Embedded")
-      const production = yield* failure({ DOCK_ENV: "production", DOCK_BASE_URL: "https://dock.example", DOCK_SECRET: "" })
+      const production = yield* failure({
+        DOCK_ENV: "production",
+        DOCK_BASE_URL: "https://dock.example",
+        DOCK_SECRET: ""
+      })
       expect(production).toContain("DOCK_SECRET")
     }))
 
@@ -138,7 +142,11 @@ describe("ServerConfig", () => {
 
   it.effect("production requires an https DOCK_BASE_URL", () =>
     Effect.gen(function*() {
-      const explicit = yield* failure({ DOCK_ENV: "production", DOCK_SECRET: "s3cret", DOCK_BASE_URL: "http://dock.example" })
+      const explicit = yield* failure({
+        DOCK_ENV: "production",
+        DOCK_SECRET: "s3cret",
+        DOCK_BASE_URL: "http://dock.example"
+      })
       expect(explicit).toContain("DOCK_BASE_URL")
       // Without one, the default http://localhost base URL is just as unacceptable.
       const defaulted = yield* failure({ DOCK_ENV: "production", DOCK_SECRET: "s3cret" })
@@ -193,19 +201,25 @@ describe("ServerConfig", () => {
       expect(set.limits.publicMcpRequestsPerMinute).toBe(0)
       expect(set.limits.toolCallsInFlightPerCaller).toBe(8)
       expect(Duration.toMillis((yield* configFrom({ DOCK_STATEMENT_TIMEOUT: "0 seconds" })).statementTimeout)).toBe(0)
-      expect(yield* failure({ DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER: "0" })).toContain("DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER")
+      expect(yield* failure({ DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER: "0" })).toContain(
+        "DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER"
+      )
       expect(yield* failure({ DOCK_STATEMENT_TIMEOUT: "soon" })).toContain("DOCK_STATEMENT_TIMEOUT")
     }))
 
   it.effect("DOCK_ALLOWED_ORIGINS defaults to the base URL's origin and otherwise lists origins", () =>
     Effect.gen(function*() {
-      expect((yield* configFrom({ DOCK_BASE_URL: "https://dock.example/" })).allowedOrigins).toEqual(["https://dock.example"])
+      expect((yield* configFrom({ DOCK_BASE_URL: "https://dock.example/" })).allowedOrigins).toEqual([
+        "https://dock.example"
+      ])
       expect((yield* configFrom({ PORT: "4000" })).allowedOrigins).toEqual(["http://localhost:4000"])
       const listed = yield* configFrom({ DOCK_ALLOWED_ORIGINS: "https://a.example,https://b.example/" })
       expect(listed.allowedOrigins).toEqual(["https://a.example", "https://b.example"])
       expect(yield* failure({ DOCK_ALLOWED_ORIGINS: "ftp://a.example" })).toContain("DOCK_ALLOWED_ORIGINS")
       // Empty counts as unset, and the error names the variable once.
-      expect((yield* configFrom({ DOCK_ALLOWED_ORIGINS: "", PORT: "4000" })).allowedOrigins).toEqual(["http://localhost:4000"])
+      expect((yield* configFrom({ DOCK_ALLOWED_ORIGINS: "", PORT: "4000" })).allowedOrigins).toEqual([
+        "http://localhost:4000"
+      ])
       expect(yield* failure({ DOCK_ALLOWED_ORIGINS: "https://ok.example, nope" })).not.toContain(
         "DOCK_ALLOWED_ORIGINS.DOCK_ALLOWED_ORIGINS"
       )
@@ -297,7 +311,11 @@ describe("resolveSecrets", () => {
   it.scoped("development: a given DOCK_ADMIN_TOKEN is used as is and nothing is written for it", () =>
     Effect.gen(function*() {
       const dir = yield* scopedTempDir("dock-secrets-")
-      const resolved = yield* resolve({ DOCK_DATA_DIR: dir, DOCK_ADMIN_TOKEN: "dock_admin_given", DOCK_SECRET: "given" })
+      const resolved = yield* resolve({
+        DOCK_DATA_DIR: dir,
+        DOCK_ADMIN_TOKEN: "dock_admin_given",
+        DOCK_SECRET: "given"
+      })
       expect(Option.map(resolved.adminToken, Redacted.value)).toEqual(Option.some("dock_admin_given"))
       expect(Option.map(resolved.secret, Redacted.value)).toEqual(Option.some("given"))
       expect(Fs.existsSync(Path.join(dir, ADMIN_TOKEN_FILE))).toBe(false)

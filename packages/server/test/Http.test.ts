@@ -62,7 +62,9 @@ layer(TestServerLive, { excludeTestServices: true })("HTTP edge", (it) => {
       const again = yield* fetchReply(`${server.url}/healthz`)
       expect(again.headers["x-request-id"]).toMatch(UUID)
       expect(again.headers["x-request-id"]).not.toBe(ok.headers["x-request-id"])
-      const ids = new Set([ok, notFound, unauthorized, badRequest, forbidden, again].map((r) => r.headers["x-request-id"]))
+      const ids = new Set(
+        [ok, notFound, unauthorized, badRequest, forbidden, again].map((r) => r.headers["x-request-id"])
+      )
       expect(ids.size).toBe(6)
     }))
 
@@ -88,7 +90,11 @@ layer(TestServerLive, { excludeTestServices: true })("HTTP edge", (it) => {
       const notBearer = yield* fetchReply(`${server.url}/admin/users`, {
         headers: { authorization: `Basic ${btoa(`admin:${server.adminToken}`)}` }
       })
-      const create = yield* postJson(`${server.url}/admin/users`, { email: `nobody-${unique()}@example.com` }, bearer("x"))
+      const create = yield* postJson(
+        `${server.url}/admin/users`,
+        { email: `nobody-${unique()}@example.com` },
+        bearer("x")
+      )
       for (const reply of [missing, wrong, wrongLonger, notBearer, create]) {
         expect(reply.status).toBe(401)
         expect(reply.json).toEqual(errorBody("unauthorized", 401))
@@ -100,7 +106,11 @@ layer(TestServerLive, { excludeTestServices: true })("HTTP edge", (it) => {
     Effect.gen(function*() {
       const server = yield* TestServer
       const id = unique()
-      const reply = yield* postJson(`${server.url}/admin/users`, { email: `Ada.${id}@Example.com` }, bearer(server.adminToken))
+      const reply = yield* postJson(
+        `${server.url}/admin/users`,
+        { email: `Ada.${id}@Example.com` },
+        bearer(server.adminToken)
+      )
       expect(reply.status).toBe(201)
       expect(Object.keys(reply.json).sort()).toEqual(
         ["confirmed", "default_bucket_id", "email", "id", "kind", "username"]
@@ -143,10 +153,19 @@ layer(TestServerLive, { excludeTestServices: true })("HTTP edge", (it) => {
       const email = `dup-${unique()}@example.com`
       const first = yield* postJson(`${server.url}/admin/users`, { email }, bearer(server.adminToken))
       expect(first.status).toBe(201)
-      const second = yield* postJson(`${server.url}/admin/users`, { email: email.toUpperCase() }, bearer(server.adminToken))
+      const second = yield* postJson(
+        `${server.url}/admin/users`,
+        { email: email.toUpperCase() },
+        bearer(server.adminToken)
+      )
       expect(second.status).toBe(409)
       expect(second.json).toEqual({
-        error: { code: "conflict", status: 409, message: "A user with this email already exists", details: { field: "email" } }
+        error: {
+          code: "conflict",
+          status: 409,
+          message: "A user with this email already exists",
+          details: { field: "email" }
+        }
       })
       const rows = yield* server.sql<{ n: string }>`select count(*) as n from users where email = ${email}`
       expect(Number(rows[0]!.n)).toBe(1)
@@ -192,7 +211,11 @@ layer(TestServerLive, { excludeTestServices: true })("HTTP edge", (it) => {
   it.effect("GET /admin/users lists created users", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const created = yield* postJson(`${server.url}/admin/users`, { email: `list-${unique()}@example.com` }, bearer(server.adminToken))
+      const created = yield* postJson(
+        `${server.url}/admin/users`,
+        { email: `list-${unique()}@example.com` },
+        bearer(server.adminToken)
+      )
       expect(created.status).toBe(201)
       const reply = yield* fetchReply(`${server.url}/admin/users?limit=1000`, { headers: bearer(server.adminToken) })
       expect(reply.status).toBe(200)
@@ -203,11 +226,17 @@ layer(TestServerLive, { excludeTestServices: true })("HTTP edge", (it) => {
     Effect.gen(function*() {
       const server = yield* TestServer
       for (let n = 0; n < 2; n++) {
-        const created = yield* postJson(`${server.url}/admin/users`, { email: `page-${unique()}@example.com` }, bearer(server.adminToken))
+        const created = yield* postJson(
+          `${server.url}/admin/users`,
+          { email: `page-${unique()}@example.com` },
+          bearer(server.adminToken)
+        )
         expect(created.status).toBe(201)
       }
       const all = yield* fetchReply(`${server.url}/admin/users?limit=1000`, { headers: bearer(server.adminToken) })
-      const page = yield* fetchReply(`${server.url}/admin/users?limit=1&offset=1`, { headers: bearer(server.adminToken) })
+      const page = yield* fetchReply(`${server.url}/admin/users?limit=1&offset=1`, {
+        headers: bearer(server.adminToken)
+      })
       expect(page.status).toBe(200)
       expect(page.json).toEqual([all.json[1]])
     }))
@@ -247,7 +276,9 @@ layer(TestServerLive, { excludeTestServices: true })("HTTP edge", (it) => {
     Effect.gen(function*() {
       const server = yield* TestServer
       expect(server.config.env).toBe("development")
-      for (const host of [`localhost:${server.port}`, `127.0.0.1:${server.port}`, `[::1]:${server.port}`, "LOCALHOST"]) {
+      for (
+        const host of [`localhost:${server.port}`, `127.0.0.1:${server.port}`, `[::1]:${server.port}`, "LOCALHOST"]
+      ) {
         const reply = yield* nodeRequest({ port: server.port, path: "/healthz", headers: { host } })
         expect(reply.status, host).toBe(200)
         expect(reply.json).toEqual({ status: "ok" })

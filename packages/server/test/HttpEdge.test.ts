@@ -12,7 +12,14 @@ import { TestServer, TestServerLive } from "./support/TestServer.ts"
 const postChunked = (port: number, path: string, headers: Record<string, string>, total: number) =>
   Effect.async<Reply, Error>((resume) => {
     const request = Http.request(
-      { host: "127.0.0.1", port, method: "POST", path, headers: { ...headers, "transfer-encoding": "chunked" }, agent: false },
+      {
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path,
+        headers: { ...headers, "transfer-encoding": "chunked" },
+        agent: false
+      },
       (response) => {
         let text = ""
         response.setEncoding("utf8")
@@ -24,7 +31,14 @@ const postChunked = (port: number, path: string, headers: Record<string, string>
           } catch {
             // not JSON
           }
-          resume(Effect.succeed({ status: response.statusCode ?? 0, headers: response.headers as Record<string, string>, text, json }))
+          resume(
+            Effect.succeed({
+              status: response.statusCode ?? 0,
+              headers: response.headers as Record<string, string>,
+              text,
+              json
+            })
+          )
         })
       }
     )
@@ -107,7 +121,9 @@ layer(TestServerLive, { excludeTestServices: true })("HTTP edge: hostile framing
         expect(reply.status, host).toBe(403)
         expect(reply.json.error.code, host).toBe("forbidden")
       }
-      for (const host of [`localhost:${server.port}`, "localhost", `[::1]:${server.port}`, `127.0.0.1:${server.port}`]) {
+      for (
+        const host of [`localhost:${server.port}`, "localhost", `[::1]:${server.port}`, `127.0.0.1:${server.port}`]
+      ) {
         const reply = yield* nodeRequest({ port: server.port, path: "/healthz", headers: { host } })
         expect(reply.status, host).toBe(200)
       }

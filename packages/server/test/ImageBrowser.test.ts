@@ -39,19 +39,31 @@ describe.skipIf(skipBrowserTests)("images in Chromium", () => {
       Effect.gen(function*() {
         const server = yield* TestServer
         const owner = yield* actor("v2 modern")
-        const dock = yield* createBucket(owner.client, { title: "Shown", slug: `shown-${unique()}`, visibility: "public" })
+        const dock = yield* createBucket(owner.client, {
+          title: "Shown",
+          slug: `shown-${unique()}`,
+          visibility: "public"
+        })
         const alt = `x](javascript:${PWN}) <img src=x onerror="${PWN}"> <script>${PWN}</script>\n\n# not a heading`
         const caption = `" onerror="${PWN}" x="\n\n</p><script>${PWN}</script>`
-        const image = yield* pushImage(owner.client, yield* solid("jpeg", 37, 23), { bucket: dock.id, alt_text: alt, caption })
-        expect(image.public_url.startsWith(`${server.url}/images/`)).toBe(true)
-        const part = ok(yield* call(owner.client, "push_markdown", {
+        const image = yield* pushImage(owner.client, yield* solid("jpeg", 37, 23), {
           bucket: dock.id,
-          page_title: "Gallery",
-          page_content: `# Gallery\n\n${image.markdown}\n\nAfter the image.\n`
-        })).part
+          alt_text: alt,
+          caption
+        })
+        expect(image.public_url.startsWith(`${server.url}/images/`)).toBe(true)
+        const part = ok(
+          yield* call(owner.client, "push_markdown", {
+            bucket: dock.id,
+            page_title: "Gallery",
+            page_content: `# Gallery\n\n${image.markdown}\n\nAfter the image.\n`
+          })
+        ).part
 
         const recorded = yield* openPage({ origin: server.url })
-        const response = yield* Effect.promise(() => recorded.page.goto(`${server.url}/a/${part.public_slug}`, { waitUntil: "load" }))
+        const response = yield* Effect.promise(() =>
+          recorded.page.goto(`${server.url}/a/${part.public_slug}`, { waitUntil: "load" })
+        )
         expect(response?.status()).toBe(200)
         const seen = yield* Effect.promise(() =>
           recorded.page.evaluate(() => ({
@@ -78,25 +90,36 @@ describe.skipIf(skipBrowserTests)("images in Chromium", () => {
           width: 37,
           height: 23
         }])
-        expect({ scripts: seen.scripts, links: seen.links, title: seen.title, pwned: seen.pwned, origin: seen.origin }).toEqual({
-          scripts: 0,
-          links: 0,
-          title: "Gallery",
-          pwned: null,
-          origin: "null"
-        })
+        expect({ scripts: seen.scripts, links: seen.links, title: seen.title, pwned: seen.pwned, origin: seen.origin })
+          .toEqual({
+            scripts: 0,
+            links: 0,
+            title: "Gallery",
+            pwned: null,
+            origin: "null"
+          })
         expect(recorded.dialogs).toEqual([])
         expect(recorded.pageErrors).toEqual([])
         expect(recorded.console.filter((message) => isBrowserReport(message.text))).toEqual([])
-        expect(recorded.requests.map((request) => request.url)).toEqual([`${server.url}/a/${part.public_slug}`, image.public_url])
+        expect(recorded.requests.map((request) => request.url)).toEqual([
+          `${server.url}/a/${part.public_slug}`,
+          image.public_url
+        ])
       }))
 
     it.scoped("opened on its own, the image is an image document", () =>
       Effect.gen(function*() {
         const server = yield* TestServer
         const owner = yield* actor("v2 modern")
-        const dock = yield* createBucket(owner.client, { title: "Alone", slug: `alone-${unique()}`, visibility: "public" })
-        const image = yield* pushImage(owner.client, yield* solid("png", 19, 11), { bucket: dock.id, filename: "alone.png" })
+        const dock = yield* createBucket(owner.client, {
+          title: "Alone",
+          slug: `alone-${unique()}`,
+          visibility: "public"
+        })
+        const image = yield* pushImage(owner.client, yield* solid("png", 19, 11), {
+          bucket: dock.id,
+          filename: "alone.png"
+        })
         const recorded = yield* openPage({ origin: server.url })
         const response = yield* Effect.promise(() => recorded.page.goto(image.public_url, { waitUntil: "load" }))
         expect(response?.headers()["content-type"]).toBe("image/png")

@@ -12,14 +12,7 @@ import { Effect, Layer } from "effect"
 import * as Http from "node:http"
 import { unique } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
-import {
-  expectNotFoundPage,
-  fetchBytes,
-  metadataOf,
-  pathOf,
-  pushImage,
-  solid
-} from "./support/Images.ts"
+import { expectNotFoundPage, fetchBytes, metadataOf, pathOf, pushImage, solid } from "./support/Images.ts"
 import type { Era } from "./support/McpClients.ts"
 import {
   actor,
@@ -51,8 +44,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("GET /ima
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
       const dock = yield* createBucket(owner.client, { title: "Open", slug: `open-${unique()}`, visibility: "public" })
-      for (const [format, contentType] of [["jpeg", "image/jpeg"], ["png", "image/png"], ["webp", "image/webp"]] as const) {
-        const image = yield* pushImage(owner.client, yield* solid(format, 31, 17), { bucket: dock.id, filename: `photo.${format}` })
+      for (
+        const [format, contentType] of [["jpeg", "image/jpeg"], ["png", "image/png"], ["webp", "image/webp"]] as const
+      ) {
+        const image = yield* pushImage(owner.client, yield* solid(format, 31, 17), {
+          bucket: dock.id,
+          filename: `photo.${format}`
+        })
         const served = yield* fetchBytes(pathOf(image.public_url))
         expect(served.status).toBe(200)
         expect(served.headers).toMatchObject({
@@ -70,7 +68,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("GET /ima
         const again = yield* fetchBytes(pathOf(image.public_url), undefined, { "if-none-match": `"${image.image_id}"` })
         expect(again.status).toBe(304)
         expect(again.bytes.length).toBe(0)
-        expect((yield* fetchBytes(pathOf(image.public_url), undefined, { "if-none-match": `"other"` })).status).toBe(200)
+        expect((yield* fetchBytes(pathOf(image.public_url), undefined, { "if-none-match": `"other"` })).status).toBe(
+          200
+        )
       }
     }))
 
@@ -105,7 +105,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("GET /ima
       const readOnly = yield* tokenFor(owner.user, { scopes: ["mcp:read"] })
       const restricted = yield* tokenFor(owner.user, { docks: [owner.user.default_bucket_id] })
 
-      for (const [who, token] of [["owner", owner.token], ["viewer", viewer.token], ["read-only token", readOnly], ["restricted token (reads are not restricted)", restricted]] as const) {
+      for (
+        const [who, token] of [["owner", owner.token], ["viewer", viewer.token], ["read-only token", readOnly], [
+          "restricted token (reads are not restricted)",
+          restricted
+        ]] as const
+      ) {
         const served = yield* fetchBytes(path, token)
         expect(served.status, who).toBe(200)
         expect(served.headers["content-type"]).toBe("image/jpeg")
@@ -117,13 +122,15 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("GET /ima
       expect((yield* fetchBytes(path, revoked.token)).status).toBe(200)
       yield* revokeToken(revoked.id)
       const registration = (yield* Effect.flatMap(TestServer, (server) => register(server.url))).json
-      for (const [who, token] of [
-        ["anonymous", undefined],
-        ["another user's token", outsider.token],
-        ["a revoked token", revoked.token],
-        ["a malformed token", "dock_mcp_not-a-token"],
-        ["a sandbox token", registration.credential as string]
-      ] as const) {
+      for (
+        const [who, token] of [
+          ["anonymous", undefined],
+          ["another user's token", outsider.token],
+          ["a revoked token", revoked.token],
+          ["a malformed token", "dock_mcp_not-a-token"],
+          ["a sandbox token", registration.credential as string]
+        ] as const
+      ) {
         const reply = yield* fetchBytes(path, token)
         expectNotFoundPage(reply)
         expect(reply.headers["www-authenticate"], who).toBeUndefined()
@@ -137,7 +144,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("GET /ima
   it.scoped("visibility follows the Dock as it changes: public → private hides its images from the public at once", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
-      const dock = yield* createBucket(owner.client, { title: "Toggle", slug: `toggle-${unique()}`, visibility: "public" })
+      const dock = yield* createBucket(owner.client, {
+        title: "Toggle",
+        slug: `toggle-${unique()}`,
+        visibility: "public"
+      })
       const image = yield* pushImage(owner.client, yield* solid("png", 8, 8), { bucket: dock.id })
       expect((yield* fetchBytes(pathOf(image.public_url))).status).toBe(200)
       ok(yield* call(owner.client, "update_bucket", { bucket: dock.id, visibility: "private" }))
@@ -163,27 +174,33 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("GET /ima
   it.scoped("a wrong extension, an unknown id and every malformed path are the same HTML 404", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
-      const dock = yield* createBucket(owner.client, { title: "Paths", slug: `paths-${unique()}`, visibility: "public" })
+      const dock = yield* createBucket(owner.client, {
+        title: "Paths",
+        slug: `paths-${unique()}`,
+        visibility: "public"
+      })
       const image = yield* pushImage(owner.client, yield* solid("png", 8, 8), { bucket: dock.id })
       const id = image.image_id
       expect((yield* fetchBytes(`/images/${id}.png`)).status).toBe(200)
       expect((yield* fetchBytes(`/images/${id.toUpperCase()}.png`)).status).toBe(200)
-      for (const path of [
-        `/images/${id}.jpg`,
-        `/images/${id}.PNG`,
-        `/images/${id}.svg`,
-        `/images/${id}.png.html`,
-        `/images/${id}`,
-        `/images/${id}.`,
-        `/images/.png`,
-        `/images/${crypto.randomUUID()}.png`,
-        `/images/not-a-uuid.png`,
-        `/images/${id}.png/extra`,
-        `/images/`,
-        `/images`,
-        `/images/%00.png`,
-        `/images/${"x".repeat(5_000)}.png`
-      ]) {
+      for (
+        const path of [
+          `/images/${id}.jpg`,
+          `/images/${id}.PNG`,
+          `/images/${id}.svg`,
+          `/images/${id}.png.html`,
+          `/images/${id}`,
+          `/images/${id}.`,
+          `/images/.png`,
+          `/images/${crypto.randomUUID()}.png`,
+          `/images/not-a-uuid.png`,
+          `/images/${id}.png/extra`,
+          `/images/`,
+          `/images`,
+          `/images/%00.png`,
+          `/images/${"x".repeat(5_000)}.png`
+        ]
+      ) {
         expectNotFoundPage(yield* fetchBytes(path))
       }
     }))
@@ -191,7 +208,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("GET /ima
   it.scoped("deleting the Dock deletes its images and their blobs", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
-      const dock = yield* createBucket(owner.client, { title: "Doomed", slug: `doomed-${unique()}`, visibility: "public" })
+      const dock = yield* createBucket(owner.client, {
+        title: "Doomed",
+        slug: `doomed-${unique()}`,
+        visibility: "public"
+      })
       const kept = yield* createBucket(owner.client, { title: "Kept", slug: `kept-${unique()}`, visibility: "public" })
       const images = [
         yield* pushImage(owner.client, yield* solid("png", 8, 8), { bucket: dock.id }),
@@ -202,9 +223,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("GET /ima
       ok(yield* call(owner.client, "delete_bucket", { bucket: dock.id }))
       expect(yield* rowsOf(dock.id)).toEqual({ images: 0, blobs: 0 })
       const keys = yield* Effect.flatMap(TestServer, (server) =>
-        server.sql<{ n: number }>`select count(*)::int as n from blobs where key like ${`docks/${dock.id}/%`}`.pipe(Effect.orDie))
+        server.sql<{ n: number }>`select count(*)::int as n from blobs where key like ${`docks/${dock.id}/%`}`.pipe(
+          Effect.orDie
+        ))
       expect(keys[0]!.n).toBe(0)
-      for (const image of images) expectNotFoundPage(yield* fetchBytes(pathOf(image.public_url), owner.token))
+      for (const image of images) {
+        expectNotFoundPage(yield* fetchBytes(pathOf(image.public_url), owner.token))
+      }
       expect(yield* rowsOf(kept.id)).toEqual({ images: 1, blobs: 1 })
       expect((yield* fetchBytes(pathOf(other.public_url))).status).toBe(200)
     }))
@@ -213,40 +238,59 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("GET /ima
 const APP = "http://app.dock.test"
 const ARTIFACTS = "http://artifacts.dock.test"
 
-const ArtifactOriginServer = Layer.scoped(TestServer, startTestServer({ DOCK_BASE_URL: APP, DOCK_ARTIFACT_ORIGIN: ARTIFACTS }))
+const ArtifactOriginServer = Layer.scoped(
+  TestServer,
+  startTestServer({ DOCK_BASE_URL: APP, DOCK_ARTIFACT_ORIGIN: ARTIFACTS })
+)
 
 /** GET a path naming another Host (fetch cannot set it). */
 const getAs = (host: string, path: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    Effect.async<{ status: number; headers: Http.IncomingHttpHeaders; body: Buffer }>((resume) => {
-      const request = Http.request({ host: "127.0.0.1", port: server.port, path, headers: { host } }, (response) => {
-        const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("end", () => resume(Effect.succeed({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) })))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      Effect.async<{ status: number; headers: Http.IncomingHttpHeaders; body: Buffer }>((resume) => {
+        const request = Http.request({ host: "127.0.0.1", port: server.port, path, headers: { host } }, (response) => {
+          const chunks: Array<Buffer> = []
+          response.on("data", (chunk: Buffer) => chunks.push(chunk))
+          response.on("end", () =>
+            resume(
+              Effect.succeed({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) })
+            ))
+        })
+        request.on("error", (error) => resume(Effect.die(error)))
+        request.end()
       })
-      request.on("error", (error) => resume(Effect.die(error)))
-      request.end()
-    }))
+  )
 
-layer(ArtifactOriginServer, { excludeTestServices: true, timeout: 60_000 })("GET /images/ with DOCK_ARTIFACT_ORIGIN", (it) => {
-  it.scoped("public_url is on the artifact origin, which serves images (and the app host too)", () =>
-    Effect.gen(function*() {
-      const owner = yield* actor(MODERN)
-      const dock = yield* createBucket(owner.client, { title: "Shown", slug: `shown-${unique()}`, visibility: "public" })
-      const image = yield* pushImage(owner.client, yield* solid("png", 12, 9), { bucket: dock.id, alt_text: "Nine high" })
-      expect(image.public_url).toBe(`${ARTIFACTS}/images/${image.image_id}.png`)
-      expect(image.url).toBe(image.public_url)
-      expect(image.markdown).toBe(`![Nine high](${ARTIFACTS}/images/${image.image_id}.png)`)
-      for (const host of ["artifacts.dock.test", "app.dock.test"]) {
-        const served = yield* getAs(host, pathOf(image.public_url))
-        expect(served.status, host).toBe(200)
-        expect(served.headers["content-type"]).toBe("image/png")
-        expect((yield* metadataOf(served.body)).height).toBe(9)
-      }
-      const missing = yield* getAs("artifacts.dock.test", `/images/${crypto.randomUUID()}.png`)
-      expect(missing.status).toBe(404)
-      expect(missing.headers["content-type"]).toBe("text/html; charset=utf-8")
-      // The artifact host still serves nothing but untrusted content.
-      expect((yield* getAs("artifacts.dock.test", "/healthz")).status).toBe(404)
-    }))
-})
+layer(ArtifactOriginServer, { excludeTestServices: true, timeout: 60_000 })(
+  "GET /images/ with DOCK_ARTIFACT_ORIGIN",
+  (it) => {
+    it.scoped("public_url is on the artifact origin, which serves images (and the app host too)", () =>
+      Effect.gen(function*() {
+        const owner = yield* actor(MODERN)
+        const dock = yield* createBucket(owner.client, {
+          title: "Shown",
+          slug: `shown-${unique()}`,
+          visibility: "public"
+        })
+        const image = yield* pushImage(owner.client, yield* solid("png", 12, 9), {
+          bucket: dock.id,
+          alt_text: "Nine high"
+        })
+        expect(image.public_url).toBe(`${ARTIFACTS}/images/${image.image_id}.png`)
+        expect(image.url).toBe(image.public_url)
+        expect(image.markdown).toBe(`![Nine high](${ARTIFACTS}/images/${image.image_id}.png)`)
+        for (const host of ["artifacts.dock.test", "app.dock.test"]) {
+          const served = yield* getAs(host, pathOf(image.public_url))
+          expect(served.status, host).toBe(200)
+          expect(served.headers["content-type"]).toBe("image/png")
+          expect((yield* metadataOf(served.body)).height).toBe(9)
+        }
+        const missing = yield* getAs("artifacts.dock.test", `/images/${crypto.randomUUID()}.png`)
+        expect(missing.status).toBe(404)
+        expect(missing.headers["content-type"]).toBe("text/html; charset=utf-8")
+        // The artifact host still serves nothing but untrusted content.
+        expect((yield* getAs("artifacts.dock.test", "/healthz")).status).toBe(404)
+      }))
+  }
+)

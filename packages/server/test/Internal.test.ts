@@ -13,7 +13,11 @@ layer(TestServerLive, { excludeTestServices: true })("infrastructure failures", 
     Effect.gen(function*() {
       const server = yield* TestServer
       yield* server.sql`drop table if exists users cascade`
-      const reply = yield* postJson(`${server.url}/admin/users`, { email: `gone-${unique()}@example.com` }, bearer(server.adminToken))
+      const reply = yield* postJson(
+        `${server.url}/admin/users`,
+        { email: `gone-${unique()}@example.com` },
+        bearer(server.adminToken)
+      )
       expect(reply.status).toBe(500)
       const requestId = reply.headers["x-request-id"]
       expect(requestId).toMatch(/^[0-9a-f-]{36}$/)

@@ -90,7 +90,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
             name: "create_bucket",
             arguments: { title: "t".repeat(201), visibility: "secret", extra: 1 }
           })
-        )) as { isError?: boolean; structuredContent: { error: { code: string; status: number; details: { issues: ReadonlyArray<{ path: ReadonlyArray<string> }> } } } }
+        )) as {
+          isError?: boolean
+          structuredContent: {
+            error: { code: string; status: number; details: { issues: ReadonlyArray<{ path: ReadonlyArray<string> }> } }
+          }
+        }
         expect(result.isError).toBe(true)
         expect(result.structuredContent.error).toMatchObject({ code: "validation_error", status: 400 })
         expect(result.structuredContent.error.details.issues.map((issue) => issue.path.join("."))).toEqual(
@@ -209,8 +214,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const server = yield* TestServer
       const { token } = yield* userToken()
       const deep = "[".repeat(100) + "]".repeat(100)
-      const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_buckets","arguments":{"query":${deep}}}}`
-      const headers = { ...bearer(token), accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" }
+      const body =
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_buckets","arguments":{"query":${deep}}}}`
+      const headers = {
+        ...bearer(token),
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25"
+      }
       const reply = yield* postJson(`${server.url}/mcp`, body, headers)
       expect(reply.status).toBe(400)
       expect(reply.json.error.code).toBe("bad_request")
@@ -244,7 +254,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const { token } = yield* userToken()
         const client = yield* connect(server.url, token, era)
         const { tools } = yield* Effect.promise(() => client.listTools())
-        const getBucket = tools.find((tool) => tool.name === "get_bucket") as { outputSchema?: { anyOf?: Array<unknown> } }
+        const getBucket = tools.find((tool) => tool.name === "get_bucket") as {
+          outputSchema?: { anyOf?: Array<unknown> }
+        }
         expect(getBucket.outputSchema?.anyOf).toHaveLength(2)
         const result = (yield* Effect.promise(() =>
           client.callTool({ name: "get_bucket", arguments: { bucket: "no-such-dock-anywhere" } })
@@ -276,7 +288,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(again.structuredContent.error).toMatchObject({ code: "validation_error", details: { field: "slug" } })
       const rows = yield* server.sql<{ title: string }>`select d.title from docks d join users u on u.id = d.owner_id
         where u.username = ${username} and d.slug = ${slug}`
-      expect(rows.map((row) => row.title)).toEqual(["First"])
+      expect(rows.map((row) =>
+        row.title
+      )).toEqual(["First"])
     }))
 
   it.scoped("an unknown tool is a JSON-RPC error, not a tool result", () =>
@@ -320,7 +334,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const server = yield* TestServer
       const { token } = yield* userToken()
       const huge = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"${"a".repeat(23 * 1024 * 1024)}"}}`
-      const mcp = yield* postJson(`${server.url}/mcp`, huge, { ...bearer(token), accept: "application/json, text/event-stream" })
+      const mcp = yield* postJson(`${server.url}/mcp`, huge, {
+        ...bearer(token),
+        accept: "application/json, text/event-stream"
+      })
       expect(mcp.status).toBe(413)
       expect(mcp.json.error).toMatchObject({ code: "payload_too_large", status: 413 })
       const small = yield* postJson(`${server.url}/agent/auth`, `{"pad":"${"a".repeat(1024 * 1024)}"}`)
@@ -354,7 +371,8 @@ layer(
         })
       const email = `prod-${unique()}@example.com`
       expect((yield* viaProxy("/admin/users", { email })).status).toBe(201)
-      const token = JSON.parse((yield* viaProxy("/admin/tokens", { user: email, scopes: ["mcp:write"] })).text).token as string
+      const token = JSON.parse((yield* viaProxy("/admin/tokens", { user: email, scopes: ["mcp:write"] })).text)
+        .token as string
       const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} })
       const headers = {
         host: "dock.example",

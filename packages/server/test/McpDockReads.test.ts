@@ -28,10 +28,10 @@ import {
   newUser,
   NOT_FOUND,
   ok,
+  rawToolCall,
   refused,
   seedPage,
-  tokenFor,
-  rawToolCall
+  tokenFor
 } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
@@ -50,7 +50,6 @@ interface Activity {
   readonly token_id?: string | null
   readonly created_at: string
 }
-
 
 const DETAILS_KEYS = [
   ...DOCK_KEYS,
@@ -90,8 +89,12 @@ const rpcAnswer = (text: string) => {
 }
 
 /** A raw JSON-RPC tools/call POST (no client, no initialize), to `/mcp/public` unless `path` says otherwise. */
-const rawCall = (name: string, args: Record<string, unknown>, headers: Record<string, string> = {}, path = "/mcp/public") =>
-  rawToolCall(path, name, args, headers)
+const rawCall = (
+  name: string,
+  args: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  path = "/mcp/public"
+) => rawToolCall(path, name, args, headers)
 
 const setUpdatedAt = (dockId: string, at: string) =>
   Effect.flatMap(TestServer, (server) => server.sql`update docks set updated_at = ${new Date(at)} where id = ${dockId}`)
@@ -278,7 +281,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         })
         yield* createBucket(me.client, { title: "Unrelated", slug: `unrelated-${unique()}` })
         const theirsPrivate = yield* createBucket(other.client, { title: `Their ${word}` })
-        const theirsUnlisted = yield* createBucket(other.client, { title: `Their unlisted ${word}`, visibility: "public" })
+        const theirsUnlisted = yield* createBucket(other.client, {
+          title: `Their unlisted ${word}`,
+          visibility: "public"
+        })
         const theirsFindable = yield* createBucket(other.client, {
           title: `Their findable ${word}`,
           visibility: "public",
@@ -312,9 +318,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         // limit keeps the best matches
         const two = yield* bucketsOf(me.client, "search_buckets", { query: word, limit: 2 })
         expect(two.map((dock) => dock.id)).toEqual(mine.slice(0, 2).map((dock) => dock.id))
-        expect((yield* bucketsOf(me.client, "search_buckets", { query: word, limit: 1 })).map((dock) => dock.id)).toEqual(
-          [mine[0]!.id]
-        )
+        expect((yield* bucketsOf(me.client, "search_buckets", { query: word, limit: 1 })).map((dock) => dock.id))
+          .toEqual(
+            [mine[0]!.id]
+          )
         expect(ids(yield* bucketsOf(me.client, "search_buckets", { query: word, limit: 50 }))).toEqual(ids(mine))
 
         // topics are matched too
@@ -342,9 +349,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           Effect.map(call(client, "search_buckets", args), (result) => {
             const body = refused(result)
             expect(body.error).toMatchObject({ code: "validation_error", status: 400 })
-            return (body.error.details as { issues: ReadonlyArray<{ path: ReadonlyArray<string> }> }).issues.map((issue) =>
-              issue.path.join(".")
-            )
+            return (body.error.details as { issues: ReadonlyArray<{ path: ReadonlyArray<string> }> }).issues.map((
+              issue
+            ) => issue.path.join("."))
           })
         for (const limit of [0, 51, -1, 2.5, "10"]) {
           expect(yield* paths({ query: "anything", limit })).toEqual(["limit"])
@@ -532,14 +539,32 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const bySeed = { username: owner.username, agent_label: null }
         const page = (action: string, id: string) => ({ action, subject_type: "page", subject_id: id, actor: bySeed })
         const ownerActivity = [
-          { action: "dock.created", subject_type: "dock", subject_id: dock.id, actor: byToken, token_id: ownerToken.id },
+          {
+            action: "dock.created",
+            subject_type: "dock",
+            subject_id: dock.id,
+            actor: byToken,
+            token_id: ownerToken.id
+          },
           { ...page("page.created", alpha.part.id), token_id: null },
           { ...page("page.created", beta.part.id), token_id: null },
           { ...page("page.created", gamma.part.id), token_id: null },
           { ...page("page.created", secret.part.id), token_id: null },
           { ...page("page.updated", secret.part.id), token_id: null },
-          { action: "dock.updated", subject_type: "dock", subject_id: dock.id, actor: byToken, token_id: ownerToken.id },
-          { action: "dock.cover_set", subject_type: "page", subject_id: beta.part.id, actor: byToken, token_id: ownerToken.id }
+          {
+            action: "dock.updated",
+            subject_type: "dock",
+            subject_id: dock.id,
+            actor: byToken,
+            token_id: ownerToken.id
+          },
+          {
+            action: "dock.cover_set",
+            subject_type: "page",
+            subject_id: beta.part.id,
+            actor: byToken,
+            token_id: ownerToken.id
+          }
         ]
         // newest first, in the order the events happened
         expect(withoutTimes(mine.recent_activity)).toEqual([...ownerActivity].reverse())
@@ -648,11 +673,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(refused(yield* call(owner.client, "get_bucket", { bucket: crypto.randomUUID() }))).toEqual(NOT_FOUND)
 
         // two names for two different Docks
-        const contradictory = refused(yield* call(owner.client, "get_bucket", {
-          bucket: dock.id,
-          bucket_slug: hidden.slug,
-          owner_username: owner.user.username
-        }))
+        const contradictory = refused(
+          yield* call(owner.client, "get_bucket", {
+            bucket: dock.id,
+            bucket_slug: hidden.slug,
+            owner_username: owner.user.username
+          })
+        )
         expect(contradictory.error).toMatchObject({ code: "bad_request", status: 400 })
 
         // a bare slug readable in two Docks of the same rank
@@ -666,12 +693,16 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect([...(ambiguous.error.details as { candidates: Array<string> }).candidates].sort()).toEqual(
           [`${a.user.username}/${twin}`, `${b.user.username}/${twin}`].sort()
         )
-        expect(refused(yield* call(outsider.client, "get_bucket", { bucket_slug: twin })).error.code).toBe("bad_request")
+        expect(refused(yield* call(outsider.client, "get_bucket", { bucket_slug: twin })).error.code).toBe(
+          "bad_request"
+        )
         // the caller's own Dock outranks public ones
         expect((yield* details(a.client, { bucket: twin })).id).toBe(first.id)
         expect((yield* details(outsider.client, { bucket: `${a.user.username}/${twin}` })).id).toBe(first.id)
 
-        for (const args of [{ bucket: "b".repeat(201) }, { bucket_slug: "s".repeat(65) }, { bucket: 7 }, { id: dock.id }]) {
+        for (
+          const args of [{ bucket: "b".repeat(201) }, { bucket_slug: "s".repeat(65) }, { bucket: 7 }, { id: dock.id }]
+        ) {
           expect(refused(yield* call(owner.client, "get_bucket", args)).error).toMatchObject({
             code: "validation_error",
             status: 400
@@ -703,7 +734,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect((yield* details(firstClient, { bucket: user.default_bucket_id })).id).toBe(user.default_bucket_id)
 
         // grounded on someone else's public Dock, which then turns private: back to the default Dock
-        const theirs = yield* createBucket(other.client, { title: "Theirs", slug: `theirs-${unique()}`, visibility: "public" })
+        const theirs = yield* createBucket(other.client, {
+          title: "Theirs",
+          slug: `theirs-${unique()}`,
+          visibility: "public"
+        })
         ok(yield* call(firstClient, "set_grounding_bucket", { bucket_path: `${other.user.username}/${theirs.slug}` }))
         const grounded = yield* details(firstClient, {})
         expect(grounded).toMatchObject({ id: theirs.id, page_count: 0 })
@@ -714,13 +749,18 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         // an expired grounding no longer counts
         ok(yield* call(firstClient, "set_grounding_bucket", { bucket_path: `${user.username}/${mine.slug}` }))
         expect((yield* details(firstClient, {})).id).toBe(mine.id)
-        yield* server.sql`update grounding set expires_at = ${new Date(Date.now() - 60_000)} where token_id = ${first.id}`
+        yield* server.sql`update grounding set expires_at = ${new Date(
+          Date.now() - 60_000
+        )} where token_id = ${first.id}`
         expect((yield* details(firstClient, {})).id).toBe(user.default_bucket_id)
 
         // no grounding and no default Dock: bad_request
         expect(ok(yield* call(secondClient, "delete_bucket", { bucket: user.default_bucket_id }))).toEqual({ ok: true })
         for (const client of [firstClient, secondClient]) {
-          expect(refused(yield* call(client, "get_bucket", {})).error).toMatchObject({ code: "bad_request", status: 400 })
+          expect(refused(yield* call(client, "get_bucket", {})).error).toMatchObject({
+            code: "bad_request",
+            status: 400
+          })
         }
         ok(yield* call(firstClient, "set_grounding_bucket", { bucket_path: `${user.username}/${mine.slug}` }))
         expect((yield* details(firstClient, {})).id).toBe(mine.id)
@@ -777,7 +817,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           expect(ids(listed)).not.toContain(closed.id)
           expect(listed.every((dock) => dock.visibility === "public" && dock.discoverable)).toBe(true)
         }
-        for (const args of [{ visibility: "private" }, { owned_by_me: true }, { visibility: "public", owned_by_me: true }]) {
+        for (
+          const args of [{ visibility: "private" }, { owned_by_me: true }, { visibility: "public", owned_by_me: true }]
+        ) {
           expect(refused(yield* call(anonymous, "list_buckets", args)).error).toMatchObject({
             code: "unauthorized",
             status: 401
@@ -791,11 +833,18 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(
           (yield* details(anonymous, { bucket_slug: unlisted.slug, owner_username: owner.user.username })).id
         ).toBe(unlisted.id)
-        for (const args of [{ bucket: closed.id }, { bucket: `${owner.user.username}/${closed.slug}` }, { bucket: closed.slug }]) {
+        for (
+          const args of [{ bucket: closed.id }, { bucket: `${owner.user.username}/${closed.slug}` }, {
+            bucket: closed.slug
+          }]
+        ) {
           expect(refused(yield* call(anonymous, "get_bucket", args))).toEqual(NOT_FOUND)
         }
         // nothing to fall back on without a token
-        expect(refused(yield* call(anonymous, "get_bucket", {})).error).toMatchObject({ code: "bad_request", status: 400 })
+        expect(refused(yield* call(anonymous, "get_bucket", {})).error).toMatchObject({
+          code: "bad_request",
+          status: 400
+        })
       }))
   }
 
@@ -815,7 +864,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(reply.status, reply.text).toBe(200)
         const answer = rpcAnswer(reply.text)
         expect(answer).toMatchObject({ jsonrpc: "2.0", id: 1 })
-        return answer.result as { isError?: boolean; structuredContent: any; content: Array<{ type: string; text: string }> }
+        return answer.result as {
+          isError?: boolean
+          structuredContent: any
+          content: Array<{ type: string; text: string }>
+        }
       }
       for (const headers of [{}, bearer(token)]) {
         const searched = ok(result(yield* rawCall("search_buckets", { query: word }, headers)))
@@ -840,7 +893,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const server = yield* TestServer
       const user = yield* newUser
       for (const headers of [{}, bearer("dock_mcp_not-a-real-token"), bearer(server.adminToken)]) {
-        for (const [name, args] of [["get_bucket", { bucket: user.default_bucket_id }], ["search_buckets", { query: "x" }], ["list_buckets", {}]] as const) {
+        for (
+          const [name, args] of [
+            ["get_bucket", { bucket: user.default_bucket_id }],
+            ["search_buckets", { query: "x" }],
+            ["list_buckets", {}]
+          ] as const
+        ) {
           const reply = yield* rawCall(name, args, headers, "/mcp")
           expect(reply.status, `${name} ${JSON.stringify(headers)}`).toBe(401)
           expect(reply.headers["www-authenticate"]).toContain("Bearer resource_metadata=")
@@ -895,7 +954,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(ids(yield* bucketsOf(sandbox, "search_buckets", { query: word }))).toEqual([])
       expect(ids(yield* bucketsOf(sandbox, "search_buckets", { query: own.slug }))).toEqual([sandboxId])
       expect(refused(yield* call(sandbox, "get_bucket", { bucket: open.id }))).toEqual(NOT_FOUND)
-      expect(refused(yield* call(sandbox, "get_bucket", { bucket: `${owner.user.username}/${open.slug}` }))).toEqual(NOT_FOUND)
+      expect(refused(yield* call(sandbox, "get_bucket", { bucket: `${owner.user.username}/${open.slug}` }))).toEqual(
+        NOT_FOUND
+      )
     }))
 
   it.scoped("search_buckets returns twenty Docks unless limit says otherwise", () =>
@@ -949,8 +1010,14 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       yield* seedPage(user, mixed.id, "two", { entities: ["ml"], tags: ["Delta"] })
       yield* seedPage(user, mixed.id, "three", { entities: ["ML"], tags: ["delta"] })
       const ranked = yield* details(client, { bucket: mixed.id })
-      expect(ranked.top_entities).toEqual([{ name: "ML", count: 2 }, { name: "alpha", count: 1 }, { name: "Zeta", count: 1 }])
-      expect(ranked.top_concepts).toEqual([{ name: "Delta", count: 2 }, { name: "beta", count: 1 }, { name: "Gamma", count: 1 }])
+      expect(ranked.top_entities).toEqual([{ name: "ML", count: 2 }, { name: "alpha", count: 1 }, {
+        name: "Zeta",
+        count: 1
+      }])
+      expect(ranked.top_concepts).toEqual([{ name: "Delta", count: 2 }, { name: "beta", count: 1 }, {
+        name: "Gamma",
+        count: 1
+      }])
     }))
 
   it.scoped("a private cover page stays hidden from outsiders: neither cover_web_page nor cover_page_id shows it", () =>
@@ -980,7 +1047,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(theirs.recent_activity.map((item: Activity) => item.action)).not.toContain("dock.cover_set")
         expect(JSON.stringify(theirs)).not.toContain(hidden.part.id)
         const found = yield* bucketsOf(client, "search_buckets", { query: word })
-        expect(found.map((bucket) => (bucket as unknown as { cover_page_id: string | null }).cover_page_id)).toEqual([null])
+        expect(found.map((bucket) => (bucket as unknown as { cover_page_id: string | null }).cover_page_id)).toEqual([
+          null
+        ])
       }
     }))
 })

@@ -97,7 +97,11 @@ const WorldLive = Layer.scoped(
     const ownerClient = yield* connect(yield* tokenFor(a), ERA)
     const make = (label: string, args: Record<string, unknown>) =>
       Effect.gen(function*() {
-        const dock = yield* createBucket(ownerClient, { title: `${label} ${word}`, slug: `${label}-${unique()}`, ...args })
+        const dock = yield* createBucket(ownerClient, {
+          title: `${label} ${word}`,
+          slug: `${label}-${unique()}`,
+          ...args
+        })
         const page = yield* seedPage(a, dock.id, "cover", { entities: ["OpenEntity"] })
         return target(dock, a.username, page.part.id)
       })
@@ -271,7 +275,9 @@ const runCases = (cases: ReadonlyArray<Case>) =>
       const result = yield* call(item.actor.client, item.tool, item.args)
       const after = yield* snapshot(item.untouched, item.actor.userId)
       try {
-        expect(JSON.parse(result.content[0]!.text), "text content = structured content").toEqual(result.structuredContent)
+        expect(JSON.parse(result.content[0]!.text), "text content = structured content").toEqual(
+          result.structuredContent
+        )
         if (item.expected === "ok") {
           expect(result.isError, describeResult(result)).not.toBe(true)
           item.onSuccess?.(result.structuredContent)
@@ -373,7 +379,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
             yield* connect(yield* tokenFor(world.a, { docks: [world.docks.allowed.id] }), ERA),
             world.a.default_bucket_id
           ],
-          ["readOnly", yield* connect(yield* tokenFor(world.a, { scopes: ["mcp:read"] }), ERA), world.a.default_bucket_id],
+          [
+            "readOnly",
+            yield* connect(yield* tokenFor(world.a, { scopes: ["mcp:read"] }), ERA),
+            world.a.default_bucket_id
+          ],
           ["outsider", yield* connect(yield* tokenFor(world.b), ERA), world.b.default_bucket_id],
           ["viewer", yield* connect(yield* tokenFor(world.viewer), ERA), world.viewer.default_bucket_id]
         ]
@@ -385,7 +395,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
         // A Dock that does not exist, through every form, gives the same body as A's private Dock to B.
         const missing = target({ id: crypto.randomUUID(), slug: `missing-${unique()}`, title: "" }, world.a.username)
         for (const form of GET_FORMS) {
-          expect(refused(yield* call(world.actors.outsider.client, "get_bucket", form.args(missing)))).toEqual(NOT_FOUND)
+          expect(refused(yield* call(world.actors.outsider.client, "get_bucket", form.args(missing)))).toEqual(
+            NOT_FOUND
+          )
         }
       }))
 
@@ -402,7 +414,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
         }))
         // Nothing a refused caller sent reached either Dock.
         const server = yield* TestServer
-        const rows = yield* server.sql<{ description: string | null; visibility: string }>`select description, visibility
+        const rows = yield* server.sql<
+          { description: string | null; visibility: string }
+        >`select description, visibility
           from docks where id in (${world.docks.private.id}, ${world.docks.public.id}) order by visibility`
         expect(rows).toEqual([
           { description: "set by owner", visibility: "private" },
@@ -417,12 +431,17 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
           tool: "update_bucket_metadata",
           forms: PATH_FORMS,
           expected: ownerOnlyOutcome,
-          extra: ({ actor }) => ({ description: `metadata by ${actor.name}`, add_topics: [`by-${actor.name.toLowerCase()}`] }),
+          extra: ({ actor }) => ({
+            description: `metadata by ${actor.name}`,
+            add_topics: [`by-${actor.name.toLowerCase()}`]
+          }),
           onSuccess: (body, { dock }) =>
             expect(body.bucket).toMatchObject({ id: dock.id, description: "metadata by owner", topics: ["by-owner"] })
         }))
         // Trying to flip visibility, discoverability or forks is refused the same way.
-        const flips = [{ visibility: "private" }, { discoverable: false }, { allow_forks: false }, { visibility: "public" }]
+        const flips = [{ visibility: "private" }, { discoverable: false }, { allow_forks: false }, {
+          visibility: "public"
+        }]
         yield* runCases(
           TARGET_DOCKS.flatMap((dockName) =>
             (["outsider", "viewer", "editor", "restricted", "readOnly", "sandbox"] as const).flatMap((name) =>
@@ -472,10 +491,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
         }
 
         // A page slug of A's private Dock names nothing in the outsider's eyes either.
-        const body = refused(yield* call(world.actors.outsider.client, "set_cover_web_page", {
-          bucket: world.docks.private.id,
-          web_page: "cover"
-        }))
+        const body = refused(
+          yield* call(world.actors.outsider.client, "set_cover_web_page", {
+            bucket: world.docks.private.id,
+            web_page: "cover"
+          })
+        )
         expect(body).toEqual(NOT_FOUND)
       }))
 
@@ -490,18 +511,23 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
         }))
         // After the matrix every successful actor is grounded on A's public Dock; a refused one is not.
         for (const name of ["owner", "outsider", "viewer", "editor", "restricted"] as const) {
-          expect(ok(yield* call(world.actors[name].client, "get_bucket", {})).bucket.id, name).toBe(world.docks.public.id)
+          expect(ok(yield* call(world.actors[name].client, "get_bucket", {})).bucket.id, name).toBe(
+            world.docks.public.id
+          )
         }
-        expect(ok(yield* call(world.actors.readOnly.client, "get_bucket", {})).bucket.id).toBe(world.a.default_bucket_id)
+        expect(ok(yield* call(world.actors.readOnly.client, "get_bucket", {})).bucket.id).toBe(
+          world.a.default_bucket_id
+        )
         expect(ok(yield* call(world.actors.sandbox.client, "get_bucket", {})).bucket.id).toBe(world.sandboxDock.id)
 
         // A grounding Dock that stops being readable is no longer used: the caller falls back to its own default.
         const owner = world.actors.owner.client
         const fading = yield* createBucket(owner, { title: `Fading ${world.word}`, visibility: "public" })
         const fadingPath = `${world.a.username}/${fading.slug}`
-        expect(ok(yield* call(world.actors.outsider.client, "set_grounding_bucket", { bucket_path: fadingPath }))).toEqual({
-          activeWorkspacePath: fadingPath
-        })
+        expect(ok(yield* call(world.actors.outsider.client, "set_grounding_bucket", { bucket_path: fadingPath })))
+          .toEqual({
+            activeWorkspacePath: fadingPath
+          })
         expect(ok(yield* call(world.actors.outsider.client, "get_bucket", {})).bucket.id).toBe(fading.id)
         ok(yield* call(owner, "update_bucket", { bucket: fading.id, visibility: "private" }))
         const after = ok(yield* call(world.actors.outsider.client, "get_bucket", {}))
@@ -539,16 +565,17 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
             expected: "forbidden",
             untouched: [world.docks.unlisted.id]
           })),
-          ...[{ bucket_path: world.sandboxDock.path }, { bucket_path: world.sandboxDock.path, visibility: "public" }].map((
-            args
-          ): Case => ({
-            label: "fork_bucket by the sandbox of its own sandbox:",
-            actor: world.actors.sandbox,
-            tool: "fork_bucket",
-            args,
-            expected: "permission_denied",
-            untouched: [world.sandboxDock.id]
-          }))
+          ...[{ bucket_path: world.sandboxDock.path }, { bucket_path: world.sandboxDock.path, visibility: "public" }]
+            .map((
+              args
+            ): Case => ({
+              label: "fork_bucket by the sandbox of its own sandbox:",
+              actor: world.actors.sandbox,
+              tool: "fork_bucket",
+              args,
+              expected: "permission_denied",
+              untouched: [world.sandboxDock.id]
+            }))
         ]
         yield* runCases(more)
 
@@ -616,7 +643,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
 
         for (const args of [{}, { include_collaborations: true }]) {
           const owner = yield* list("owner", args)
-          expect(owner).toEqual(expect.arrayContaining([priv.id, pub.id, unlisted.id, allowed.id, world.a.default_bucket_id]))
+          expect(owner).toEqual(
+            expect.arrayContaining([priv.id, pub.id, unlisted.id, allowed.id, world.a.default_bucket_id])
+          )
           expect(yield* list("restricted", args)).toEqual([allowed.id])
           expect(yield* list("sandbox", args)).toEqual([world.sandboxDock.id])
           for (const name of ["outsider", "viewer"] as const) {
@@ -705,8 +734,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
               if (args.visibility === "private" && (dock.owner.id !== actor.userId || dock.visibility !== "private")) {
                 problems.push(`${label}: ${dock.id} is not one of its own private Docks`)
               }
-              if (args.visibility === "public" && dock.visibility !== "public") problems.push(`${label}: ${dock.id} is private`)
-              if (args.owned_by_me === true && dock.owner.id !== actor.userId) problems.push(`${label}: ${dock.id} is not its own`)
+              if (args.visibility === "public" && dock.visibility !== "public") {
+                problems.push(`${label}: ${dock.id} is private`)
+              }
+              if (args.owned_by_me === true && dock.owner.id !== actor.userId) {
+                problems.push(`${label}: ${dock.id} is not its own`)
+              }
               // every Dock listed can be read by the caller
               if (checked.has(dock.id)) continue
               checked.add(dock.id)
@@ -757,7 +790,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
           ...inside("fork_bucket", PATH_FORMS, {}, "permission_denied")
         ])
         // The restricted refusal says so, with status 403 in the body.
-        const body = refused(yield* call(actor.client, "update_bucket", { bucket: world.docks.private.id, title: "No" }))
+        const body = refused(
+          yield* call(actor.client, "update_bucket", { bucket: world.docks.private.id, title: "No" })
+        )
         expect(body.error).toMatchObject({
           code: "permission_denied",
           status: 403,
@@ -781,13 +816,21 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
         yield* runCases([
           ...GET_FORMS.map((form) => one("get_bucket", form.args(sandbox), "ok")),
           ...BUCKET_FORMS.map((form) => one("update_bucket", { ...form.args(sandbox), description: "mine" }, "ok")),
-          ...BUCKET_FORMS.map((form) => one("update_bucket", { ...form.args(sandbox), visibility: "public" }, "permission_denied")),
+          ...BUCKET_FORMS.map((form) =>
+            one("update_bucket", { ...form.args(sandbox), visibility: "public" }, "permission_denied")
+          ),
           ...BUCKET_FORMS.map((form) => one("set_cover_web_page", { ...form.args(sandbox), web_page: "cover" }, "ok")),
-          ...PATH_FORMS.map((form) => one("update_bucket_metadata", { ...form.args(sandbox), name: sandbox.title }, "ok")),
+          ...PATH_FORMS.map((form) =>
+            one("update_bucket_metadata", { ...form.args(sandbox), name: sandbox.title }, "ok")
+          ),
           ...PATH_FORMS.flatMap((form) => [
             one("update_bucket_metadata", { ...form.args(sandbox), visibility: "public" }, "permission_denied"),
             one("update_bucket_metadata", { ...form.args(sandbox), discoverable: true }, "permission_denied"),
-            one("update_bucket_metadata", { ...form.args(sandbox), visibility: "public", discoverable: true }, "permission_denied"),
+            one(
+              "update_bucket_metadata",
+              { ...form.args(sandbox), visibility: "public", discoverable: true },
+              "permission_denied"
+            ),
             one("set_grounding_bucket", form.args(sandbox), "ok")
           ])
         ])
@@ -809,45 +852,97 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
           args: Record<string, unknown>,
           expected: Outcome,
           untouched: ReadonlyArray<string> = []
-        ): Case => ({ label: `${tool} by ${name} with mixed targets:`, actor: world.actors[name], tool, args, expected, untouched })
+        ): Case => ({
+          label: `${tool} by ${name} with mixed targets:`,
+          actor: world.actors[name],
+          tool,
+          args,
+          expected,
+          untouched
+        })
         const a = world.a.username
         yield* runCases([
           mixed("outsider", "get_bucket", { bucket: own.id, bucket_slug: priv.slug, owner_username: a }, "not_found"),
           mixed("outsider", "get_bucket", { bucket: pub.id, bucket_slug: priv.slug, owner_username: a }, "not_found"),
           mixed("outsider", "get_bucket", { bucket: priv.path, bucket_slug: own.slug }, "not_found"),
-          mixed("outsider", "update_bucket_metadata", { bucket_path: own.path, bucket_id: priv.id, name: "x" }, "not_found", [
+          mixed(
+            "outsider",
+            "update_bucket_metadata",
+            { bucket_path: own.path, bucket_id: priv.id, name: "x" },
+            "not_found",
+            [
+              own.id,
+              priv.id
+            ]
+          ),
+          mixed(
+            "outsider",
+            "update_bucket_metadata",
+            { bucket_path: own.path, bucket: priv.path, name: "x" },
+            "not_found",
+            [
+              own.id,
+              priv.id
+            ]
+          ),
+          mixed(
+            "outsider",
+            "update_bucket_metadata",
+            { bucket_path: priv.path, bucket: own.id, name: "x" },
+            "not_found",
+            [
+              own.id,
+              priv.id
+            ]
+          ),
+          mixed("outsider", "set_grounding_bucket", { bucket_path: own.path, bucket_id: priv.id }, "not_found", [
             own.id,
             priv.id
           ]),
-          mixed("outsider", "update_bucket_metadata", { bucket_path: own.path, bucket: priv.path, name: "x" }, "not_found", [
-            own.id,
+          mixed("outsider", "set_grounding_bucket", { bucket_path: pub.path, bucket: priv.slug }, "not_found", [
+            pub.id,
             priv.id
           ]),
-          mixed("outsider", "update_bucket_metadata", { bucket_path: priv.path, bucket: own.id, name: "x" }, "not_found", [
-            own.id,
+          mixed("outsider", "fork_bucket", { bucket_path: pub.path, bucket_id: priv.id }, "not_found", [
+            pub.id,
             priv.id
           ]),
-          mixed("outsider", "set_grounding_bucket", { bucket_path: own.path, bucket_id: priv.id }, "not_found", [own.id, priv.id]),
-          mixed("outsider", "set_grounding_bucket", { bucket_path: pub.path, bucket: priv.slug }, "not_found", [pub.id, priv.id]),
-          mixed("outsider", "fork_bucket", { bucket_path: pub.path, bucket_id: priv.id }, "not_found", [pub.id, priv.id]),
-          mixed("sandbox", "update_bucket_metadata", { bucket_path: sandbox.path, bucket_id: pub.id, name: "x" }, "not_found", [
-            sandbox.id,
-            pub.id
-          ]),
+          mixed(
+            "sandbox",
+            "update_bucket_metadata",
+            { bucket_path: sandbox.path, bucket_id: pub.id, name: "x" },
+            "not_found",
+            [
+              sandbox.id,
+              pub.id
+            ]
+          ),
           mixed("sandbox", "set_grounding_bucket", { bucket_path: sandbox.path, bucket: priv.id }, "not_found", [
             sandbox.id,
             priv.id
           ]),
           mixed("sandbox", "get_bucket", { bucket: sandbox.id, bucket_slug: pub.slug, owner_username: a }, "not_found"),
           // Both readable but different: refused as contradictory, and neither changes.
-          mixed("restricted", "update_bucket_metadata", { bucket_path: allowed.path, bucket_id: priv.id, name: "x" }, "bad_request", [
-            allowed.id,
-            priv.id
-          ]),
-          mixed("owner", "update_bucket_metadata", { bucket_path: priv.path, bucket: pub.id, name: "x" }, "bad_request", [
-            priv.id,
-            pub.id
-          ])
+          mixed(
+            "restricted",
+            "update_bucket_metadata",
+            { bucket_path: allowed.path, bucket_id: priv.id, name: "x" },
+            "bad_request",
+            [
+              allowed.id,
+              priv.id
+            ]
+          ),
+          mixed(
+            "owner",
+            "update_bucket_metadata",
+            { bucket_path: priv.path, bucket: pub.id, name: "x" },
+            "bad_request",
+            [
+              priv.id,
+              pub.id
+            ]
+          )
         ])
       }))
 
@@ -856,7 +951,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
         const world = yield* World
         const slug = `shared-${unique()}`
         const first = yield* createBucket(world.actors.owner.client, { title: "Shared A", slug, visibility: "public" })
-        const second = yield* createBucket(world.actors.outsider.client, { title: "Shared B", slug, visibility: "public" })
+        const second = yield* createBucket(world.actors.outsider.client, {
+          title: "Shared B",
+          slug,
+          visibility: "public"
+        })
         // Someone who may read both is told to choose (they can see both anyway)…
         const viewerBody = refused(yield* call(world.actors.viewer.client, "get_bucket", { bucket: slug }))
         expect(viewerBody.error).toMatchObject({ code: "bad_request", status: 400 })
@@ -885,7 +984,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("tenancy 
         }))
         const server = yield* TestServer
         const exists = (id: string) =>
-          Effect.map(server.sql<{ n: number }>`select count(*)::int as n from docks where id = ${id}`, (rows) => rows[0]!.n === 1)
+          Effect.map(
+            server.sql<{ n: number }>`select count(*)::int as n from docks where id = ${id}`,
+            (rows) => rows[0]!.n === 1
+          )
         for (const dock of Object.values(world.docks)) expect(yield* exists(dock.id)).toBe(true)
         expect(yield* exists(world.sandboxDock.id)).toBe(true)
 

@@ -13,11 +13,13 @@ import { ERAS } from "./support/McpClients.ts"
 import { actor, call, connect, createBucket, grant, newUser, ok, refused, tokenFor } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
-
 const dockRow = (id: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ title: string; description: string | null; visibility: string; tags: Array<string> }>`select title,
-        description, visibility, tags from docks where id = ${id}`.pipe(Effect.map((rows) => rows[0])))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ title: string; description: string | null; visibility: string; tags: Array<string> }>`select title,
+        description, visibility, tags from docks where id = ${id}`.pipe(Effect.map((rows) => rows[0]))
+  )
 
 const ids = (buckets: ReadonlyArray<{ id: string }>) => buckets.map((bucket) => bucket.id).sort()
 
@@ -67,12 +69,14 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const { client, user } = yield* actor(era)
         const dock = yield* createBucket(client, { title: "Before", slug: `upd-${unique()}`, tags: ["old"] })
 
-        const first = ok(yield* call(client, "update_bucket", {
-          bucket: dock.id,
-          title: "By id",
-          description: "Described",
-          tags: ["a", "b"]
-        }))
+        const first = ok(
+          yield* call(client, "update_bucket", {
+            bucket: dock.id,
+            title: "By id",
+            description: "Described",
+            tags: ["a", "b"]
+          })
+        )
         expect(Object.keys(first)).toEqual(["bucket"])
         expect(first.bucket).toMatchObject({
           id: dock.id,
@@ -84,13 +88,22 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           owner: { id: user.id, username: user.username }
         })
 
-        const second = ok(yield* call(client, "update_bucket", { bucket: `${user.username}/${dock.slug}`, visibility: "public" }))
+        const second = ok(
+          yield* call(client, "update_bucket", { bucket: `${user.username}/${dock.slug}`, visibility: "public" })
+        )
         expect(second.bucket).toMatchObject({ id: dock.id, title: "By id", visibility: "public", tags: ["a", "b"] })
 
-        const third = ok(yield* call(client, "update_bucket", { bucket: dock.slug, title: "By slug", description: null }))
+        const third = ok(
+          yield* call(client, "update_bucket", { bucket: dock.slug, title: "By slug", description: null })
+        )
         expect(third.bucket).toMatchObject({ id: dock.id, title: "By slug", description: null, visibility: "public" })
 
-        expect(yield* dockRow(dock.id)).toEqual({ title: "By slug", description: null, visibility: "public", tags: ["a", "b"] })
+        expect(yield* dockRow(dock.id)).toEqual({
+          title: "By slug",
+          description: null,
+          visibility: "public",
+          tags: ["a", "b"]
+        })
         const server = yield* TestServer
         const activity = yield* server.sql<{ n: number }>`select count(*)::int as n from activity
           where dock_id = ${dock.id} and action = 'dock.updated' and user_id = ${user.id}`
@@ -112,7 +125,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(byStranger).toEqual({ error: { code: "not_found", status: 404, message: "Dock not found" } })
         expect((yield* dockRow(kept.id))?.title).toBe("Kept")
 
-        expect(ok(yield* call(client, "delete_bucket", { bucket: `${user.username}/${doomed.slug}` }))).toEqual({ ok: true })
+        expect(ok(yield* call(client, "delete_bucket", { bucket: `${user.username}/${doomed.slug}` }))).toEqual({
+          ok: true
+        })
         expect(yield* dockRow(doomed.id)).toBeUndefined()
         // deleting it again: it no longer exists
         const again = refused(yield* call(client, "delete_bucket", { bucket: doomed.id }))
@@ -147,7 +162,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           [mine.id, edited.id].sort()
         )
         expect(
-          ids(ok(yield* call(client, "list_my_buckets", { include_collaborations: true, visibility: "private" })).buckets)
+          ids(
+            ok(yield* call(client, "list_my_buckets", { include_collaborations: true, visibility: "private" })).buckets
+          )
         ).toEqual([user.default_bucket_id, edited.id].sort())
       }))
   }
@@ -174,7 +191,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const owner = yield* actor("v2 modern")
       const stranger = yield* actor("v2 modern")
       const dock = yield* createBucket(owner.client, { title: "Private", slug: `private-${unique()}` })
-      const missing = refused(yield* call(stranger.client, "update_bucket", { bucket: crypto.randomUUID(), title: "x" }))
+      const missing = refused(
+        yield* call(stranger.client, "update_bucket", { bucket: crypto.randomUUID(), title: "x" })
+      )
       expect(missing).toEqual({ error: { code: "not_found", status: 404, message: "Dock not found" } })
       for (const bucket of [dock.id, `${owner.user.username}/${dock.slug}`, dock.slug]) {
         expect(refused(yield* call(stranger.client, "update_bucket", { bucket, title: "x" }))).toEqual(missing)
@@ -221,7 +240,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         [user.default_bucket_id, allowed.id, outside.id].sort()
       )
 
-      for (const [name, args] of [["update_bucket", { bucket: outside.id, title: "No" }], ["delete_bucket", { bucket: outside.id }]] as const) {
+      for (
+        const [name, args] of [["update_bucket", { bucket: outside.id, title: "No" }], ["delete_bucket", {
+          bucket: outside.id
+        }]] as const
+      ) {
         const body = refused(yield* call(client, name, args))
         expect(body.error).toMatchObject({ code: "permission_denied", status: 403 })
       }

@@ -32,7 +32,8 @@ import { startTestServer, TestServer, TestServerLive } from "./support/TestServe
 
 const DAY = 24 * 60 * 60 * 1000
 
-const pathOf = (owner: { readonly username: string }, dock: { readonly slug: string }) => `${owner.username}/${dock.slug}`
+const pathOf = (owner: { readonly username: string }, dock: { readonly slug: string }) =>
+  `${owner.username}/${dock.slug}`
 
 /** Clients of the user with a read-only token and with a token restricted to the user's default Dock. */
 const limitedClients = (user: AdminUser, era: Era) =>
@@ -55,7 +56,9 @@ const agent = (era: Era) =>
 const forkable = (client: AnyClient, owner: AdminUser, fields: Record<string, unknown>) =>
   Effect.gen(function*() {
     const dock = yield* createBucket(client, { visibility: "public", ...fields })
-    const updated = ok(yield* call(client, "update_bucket_metadata", { bucket_path: pathOf(owner, dock), allow_forks: true }))
+    const updated = ok(
+      yield* call(client, "update_bucket_metadata", { bucket_path: pathOf(owner, dock), allow_forks: true })
+    )
     expect(updated.bucket).toMatchObject({ id: dock.id, visibility: "public", allow_forks: true })
     return dock
   })
@@ -78,10 +81,13 @@ interface DockRowShape {
 }
 
 const dockRow = (id: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<DockRowShape>`select owner_id, slug, title, description, visibility, discoverable, allow_forks, tags,
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<DockRowShape>`select owner_id, slug, title, description, visibility, discoverable, allow_forks, tags,
         topics, cover_part_id, forked_from_id, forked_from_path, forked_at, forked_page_count
-      from docks where id = ${id}`.pipe(Effect.map((rows) => rows[0])))
+      from docks where id = ${id}`.pipe(Effect.map((rows) => rows[0]))
+  )
 
 /** The activity rows of one action on one Dock, oldest first. */
 const activityOf = (dockId: string, action: string) =>
@@ -98,25 +104,36 @@ const activityOf = (dockId: string, action: string) =>
 
 /** How many Docks the user owns. */
 const ownedCount = (userId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ n: number }>`select count(*)::int as n from docks where owner_id = ${userId}`.pipe(
-      Effect.map((rows) => rows[0]!.n)
-    ))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ n: number }>`select count(*)::int as n from docks where owner_id = ${userId}`.pipe(
+        Effect.map((rows) => rows[0]!.n)
+      )
+  )
 
 /** Activity rows of one action made by one user, over all Docks. */
 const actionsBy = (userId: string, action: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ n: number }>`select count(*)::int as n from activity where user_id = ${userId} and action = ${action}`
-      .pipe(Effect.map((rows) => rows[0]!.n)))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<
+        { n: number }
+      >`select count(*)::int as n from activity where user_id = ${userId} and action = ${action}`
+        .pipe(Effect.map((rows) => rows[0]!.n))
+  )
 
 /** get_bucket's Dock. */
 const details = (client: AnyClient, args: Record<string, unknown>) =>
   Effect.map(call(client, "get_bucket", args), (result) => ok(result).bucket)
 
 const groundingRows = (tokenId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ dock_id: string; expires_at: Date; updated_at: Date }>`select dock_id, expires_at, updated_at
-      from grounding where token_id = ${tokenId}`)
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ dock_id: string; expires_at: Date; updated_at: Date }>`select dock_id, expires_at, updated_at
+      from grounding where token_id = ${tokenId}`
+  )
 
 /** A tools/call JSON-RPC request straight to /mcp, as a client would send it (no session). */
 const rawToolCall = (token: string, name: string, args: Record<string, unknown>) =>
@@ -161,10 +178,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           bodyText: "Beta"
         })
 
-        const result = ok(yield* call(forker.client, "fork_bucket", {
-          bucket_path: pathOf(owner.user, upstream),
-          new_name: "My guide"
-        }))
+        const result = ok(
+          yield* call(forker.client, "fork_bucket", {
+            bucket_path: pathOf(owner.user, upstream),
+            new_name: "My guide"
+          })
+        )
         expect(Object.keys(result)).toEqual(["bucket"])
         const fork = result.bucket
         expect(Object.keys(fork).sort()).toEqual(DOCK_KEYS)
@@ -230,7 +249,8 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           agent_label: forker.label
         })))
         // The upstream is untouched.
-        const upstreamParts = yield* server.sql`select slug, version from parts where dock_id = ${upstream.id} order by slug`
+        const upstreamParts = yield* server
+          .sql`select slug, version from parts where dock_id = ${upstream.id} order by slug`
         expect(upstreamParts).toEqual([{ slug: "alpha", version: 2 }, { slug: "beta", version: 1 }])
 
         expect(yield* activityOf(fork.id, "dock.forked")).toEqual([{
@@ -244,7 +264,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
 
         // The forker reads the fork like any Dock of theirs.
         const read = yield* details(forker.client, { bucket: fork.id })
-        expect(read).toMatchObject({ id: fork.id, page_count: 2, page_kind_breakdown: { web_page: 1, markdown_file: 1 } })
+        expect(read).toMatchObject({
+          id: fork.id,
+          page_count: 2,
+          page_kind_breakdown: { web_page: 1, markdown_file: 1 }
+        })
       }))
 
     it.scoped(`${era}: fork_bucket titles the fork after the upstream without new_name (or with null) and honours visibility`, () =>
@@ -256,19 +280,32 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const path = pathOf(owner.user, upstream)
 
         const first = ok(yield* call(forker.client, "fork_bucket", { bucket_path: path, visibility: "public" })).bucket
-        expect(first).toMatchObject({ title, visibility: "public", discoverable: false, forked_from: { id: upstream.id, path } })
+        expect(first).toMatchObject({
+          title,
+          visibility: "public",
+          discoverable: false,
+          forked_from: { id: upstream.id, path }
+        })
         const slug = title.toLowerCase().replace(" ", "-")
         expect(first.slug).toBe(slug)
 
         // new_name null, and the legacy bucket_id naming the same Dock: a second fork under the next free slug
-        const second = ok(yield* call(forker.client, "fork_bucket", { bucket_path: path, bucket_id: upstream.id, new_name: null }))
-          .bucket
-        expect(second).toMatchObject({ title, slug: `${slug}-2`, visibility: "private", forked_from: { id: upstream.id, path } })
+        const second =
+          ok(yield* call(forker.client, "fork_bucket", { bucket_path: path, bucket_id: upstream.id, new_name: null }))
+            .bucket
+        expect(second).toMatchObject({
+          title,
+          slug: `${slug}-2`,
+          visibility: "private",
+          forked_from: { id: upstream.id, path }
+        })
         expect((yield* dockRow(second.id))?.visibility).toBe("private")
 
         // Parameters naming two different Docks are refused.
         const other = yield* forkable(owner.client, owner.user, { title: "Other" })
-        const contradictory = refused(yield* call(forker.client, "fork_bucket", { bucket_path: path, bucket_id: other.id }))
+        const contradictory = refused(
+          yield* call(forker.client, "fork_bucket", { bucket_path: path, bucket_id: other.id })
+        )
         expect(contradictory.error).toMatchObject({ code: "bad_request", status: 400 })
         expect(yield* ownedCount(forker.user.id)).toBe(3)
       }))
@@ -280,33 +317,68 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const upstream = yield* forkable(owner.client, owner.user, { title: "Open", slug: `open-${unique()}` })
         // private, although its owner allows forks
         const hidden = yield* createBucket(owner.client, { title: "Hidden", slug: `hidden-${unique()}` })
-        ok(yield* call(owner.client, "update_bucket_metadata", { bucket_path: pathOf(owner.user, hidden), allow_forks: true }))
+        ok(
+          yield* call(owner.client, "update_bucket_metadata", {
+            bucket_path: pathOf(owner.user, hidden),
+            allow_forks: true
+          })
+        )
         // public, but forks are not allowed
-        const closed = yield* createBucket(owner.client, { title: "Closed", slug: `closed-${unique()}`, visibility: "public" })
+        const closed = yield* createBucket(owner.client, {
+          title: "Closed",
+          slug: `closed-${unique()}`,
+          visibility: "public"
+        })
         const before = yield* ownedCount(forker.user.id)
 
         // not_found: missing, or not readable — the same body
-        const missing = refused(yield* call(forker.client, "fork_bucket", { bucket_path: `nobody-${unique()}/nothing` }))
+        const missing = refused(
+          yield* call(forker.client, "fork_bucket", { bucket_path: `nobody-${unique()}/nothing` })
+        )
         expect(missing).toEqual(NOT_FOUND)
         expect(refused(yield* call(forker.client, "fork_bucket", { bucket_path: pathOf(owner.user, hidden) }))).toEqual(
           NOT_FOUND
         )
         expect(
-          refused(yield* call(forker.client, "fork_bucket", { bucket_path: pathOf(owner.user, upstream), bucket_id: hidden.id }))
+          refused(
+            yield* call(forker.client, "fork_bucket", {
+              bucket_path: pathOf(owner.user, upstream),
+              bucket_id: hidden.id
+            })
+          )
         ).toEqual(NOT_FOUND)
         expect(
-          refused(yield* call(forker.client, "fork_bucket", { bucket_path: pathOf(owner.user, upstream), bucket_id: crypto.randomUUID() }))
+          refused(
+            yield* call(forker.client, "fork_bucket", {
+              bucket_path: pathOf(owner.user, upstream),
+              bucket_id: crypto.randomUUID()
+            })
+          )
         ).toEqual(NOT_FOUND)
 
         // forbidden: public without allow_forks; private with allow_forks (even for its owner)
-        const notAllowed = refused(yield* call(forker.client, "fork_bucket", { bucket_path: pathOf(owner.user, closed) }))
+        const notAllowed = refused(
+          yield* call(forker.client, "fork_bucket", { bucket_path: pathOf(owner.user, closed) })
+        )
         expect(notAllowed.error).toMatchObject({ code: "forbidden", status: 403 })
         const notPublic = refused(yield* call(owner.client, "fork_bucket", { bucket_path: pathOf(owner.user, hidden) }))
         expect(notPublic.error).toMatchObject({ code: "forbidden", status: 403 })
         // a Dock made private again cannot be forked any more
-        ok(yield* call(owner.client, "update_bucket_metadata", { bucket_path: pathOf(owner.user, closed), allow_forks: true }))
-        ok(yield* call(owner.client, "update_bucket_metadata", { bucket_path: pathOf(owner.user, closed), visibility: "private" }))
-        expect(refused(yield* call(forker.client, "fork_bucket", { bucket_path: pathOf(owner.user, closed) }))).toEqual(NOT_FOUND)
+        ok(
+          yield* call(owner.client, "update_bucket_metadata", {
+            bucket_path: pathOf(owner.user, closed),
+            allow_forks: true
+          })
+        )
+        ok(
+          yield* call(owner.client, "update_bucket_metadata", {
+            bucket_path: pathOf(owner.user, closed),
+            visibility: "private"
+          })
+        )
+        expect(refused(yield* call(forker.client, "fork_bucket", { bucket_path: pathOf(owner.user, closed) }))).toEqual(
+          NOT_FOUND
+        )
         expect(refused(yield* call(owner.client, "fork_bucket", { bucket_path: pathOf(owner.user, closed) })).error)
           .toMatchObject({ code: "forbidden", status: 403 })
 
@@ -381,7 +453,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(fresh.page_count).toBe(3)
 
         // an upstream page gets a new version
-        expect((yield* seedPage(owner.user, upstream.id, "a", { content: "<p>a, revised</p>", bodyText: "a revised" })).action)
+        expect(
+          (yield* seedPage(owner.user, upstream.id, "a", { content: "<p>a, revised</p>", bodyText: "a revised" }))
+            .action
+        )
           .toBe("updated")
         yield* tracking({ changed_since_fork: 1 })
         // the fork's own edit of its copy is no upstream change
@@ -423,16 +498,18 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         })
         const path = pathOf(owner.user, dock)
 
-        const first = ok(yield* call(owner.client, "update_bucket_metadata", {
-          bucket_path: path,
-          name: "After",
-          description: "New words",
-          visibility: "public",
-          discoverable: true,
-          allow_forks: true,
-          add_topics: ["gamma", "Delta"],
-          remove_topics: ["alpha"]
-        }))
+        const first = ok(
+          yield* call(owner.client, "update_bucket_metadata", {
+            bucket_path: path,
+            name: "After",
+            description: "New words",
+            visibility: "public",
+            discoverable: true,
+            allow_forks: true,
+            add_topics: ["gamma", "Delta"],
+            remove_topics: ["alpha"]
+          })
+        )
         expect(Object.keys(first)).toEqual(["bucket"])
         expect(Object.keys(first.bucket).sort()).toEqual(DOCK_KEYS)
         expect(first.bucket).toMatchObject({
@@ -457,13 +534,15 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         })
 
         // description null clears it; what is not given stays; the legacy bucket_id may name the same Dock
-        const second = ok(yield* call(owner.client, "update_bucket_metadata", {
-          bucket_path: path,
-          bucket_id: dock.id,
-          description: null,
-          allow_forks: false,
-          remove_topics: ["gamma", "delta"]
-        }))
+        const second = ok(
+          yield* call(owner.client, "update_bucket_metadata", {
+            bucket_path: path,
+            bucket_id: dock.id,
+            description: null,
+            allow_forks: false,
+            remove_topics: ["gamma", "delta"]
+          })
+        )
         expect(second.bucket).toMatchObject({
           title: "After",
           description: null,
@@ -508,18 +587,41 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const viewer = yield* actor(era)
         const stranger = yield* actor(era)
         const secret = yield* createBucket(owner.client, { title: "Secret", slug: `secret-${unique()}` })
-        const open = yield* createBucket(owner.client, { title: "Open", slug: `open-${unique()}`, visibility: "public" })
+        const open = yield* createBucket(owner.client, {
+          title: "Open",
+          slug: `open-${unique()}`,
+          visibility: "public"
+        })
         yield* grant(secret.id, editor.user, "editor")
         yield* grant(secret.id, viewer.user, "viewer")
         const before = { secret: yield* dockRow(secret.id), open: yield* dockRow(open.id) }
 
         // not_found: missing, or private and not shared — the same body
-        expect(refused(yield* call(stranger.client, "update_bucket_metadata", { bucket_path: `nobody-${unique()}/none`, name: "x" })))
-          .toEqual(NOT_FOUND)
-        expect(refused(yield* call(stranger.client, "update_bucket_metadata", { bucket_path: pathOf(owner.user, secret), name: "x" })))
+        expect(
+          refused(
+            yield* call(stranger.client, "update_bucket_metadata", {
+              bucket_path: `nobody-${unique()}/none`,
+              name: "x"
+            })
+          )
+        )
           .toEqual(NOT_FOUND)
         expect(
-          refused(yield* call(owner.client, "update_bucket_metadata", { bucket_path: pathOf(owner.user, secret), bucket_id: crypto.randomUUID() }))
+          refused(
+            yield* call(stranger.client, "update_bucket_metadata", {
+              bucket_path: pathOf(owner.user, secret),
+              name: "x"
+            })
+          )
+        )
+          .toEqual(NOT_FOUND)
+        expect(
+          refused(
+            yield* call(owner.client, "update_bucket_metadata", {
+              bucket_path: pathOf(owner.user, secret),
+              bucket_id: crypto.randomUUID()
+            })
+          )
         ).toEqual(NOT_FOUND)
 
         // permission_denied: collaborators, an outsider on a public Dock, read-only and restricted tokens
@@ -534,11 +636,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
             [restricted, open]
           ] as const
         ) {
-          const body = refused(yield* call(client, "update_bucket_metadata", {
-            bucket_path: pathOf(owner.user, dock),
-            name: "Taken over",
-            allow_forks: true
-          }))
+          const body = refused(
+            yield* call(client, "update_bucket_metadata", {
+              bucket_path: pathOf(owner.user, dock),
+              name: "Taken over",
+              allow_forks: true
+            })
+          )
           expect(body.error).toMatchObject({ code: "permission_denied", status: 403 })
         }
 
@@ -590,12 +694,17 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         })
 
         // by UUID, a Markdown file, with the Dock as owner/slug and as a bare slug
-        const byId = ok(yield* call(owner.client, "set_cover_web_page", {
-          bucket: pathOf(owner.user, dock),
-          web_page: notes.part.id
-        }))
+        const byId = ok(
+          yield* call(owner.client, "set_cover_web_page", {
+            bucket: pathOf(owner.user, dock),
+            web_page: notes.part.id
+          })
+        )
         expect(byId.bucket.cover_page_id).toBe(notes.part.id)
-        expect(ok(yield* call(owner.client, "set_cover_web_page", { bucket: dock.slug, web_page: "notes" })).bucket.cover_page_id)
+        expect(
+          ok(yield* call(owner.client, "set_cover_web_page", { bucket: dock.slug, web_page: "notes" })).bucket
+            .cover_page_id
+        )
           .toBe(notes.part.id)
         expect((yield* dockRow(dock.id))?.cover_part_id).toBe(notes.part.id)
         expect((yield* details(owner.client, { bucket: dock.id })).cover_web_page).toEqual({
@@ -623,25 +732,45 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const viewer = yield* actor(era)
         const stranger = yield* actor(era)
         const secret = yield* createBucket(owner.client, { title: "Secret", slug: `secret-${unique()}` })
-        const open = yield* createBucket(owner.client, { title: "Open", slug: `open-${unique()}`, visibility: "public" })
+        const open = yield* createBucket(owner.client, {
+          title: "Open",
+          slug: `open-${unique()}`,
+          visibility: "public"
+        })
         const elsewhere = yield* createBucket(owner.client, { title: "Elsewhere", slug: `elsewhere-${unique()}` })
         yield* grant(secret.id, editor.user, "editor")
         yield* grant(secret.id, viewer.user, "viewer")
         const page = yield* seedPage(owner.user, secret.id, "page")
         yield* seedPage(owner.user, open.id, "page")
         const foreign = yield* seedPage(owner.user, elsewhere.id, "foreign")
-        const table = yield* seedPage(owner.user, secret.id, "tables", { pageKind: "micro_db", contentType: "json", content: "{}" })
+        const table = yield* seedPage(owner.user, secret.id, "tables", {
+          pageKind: "micro_db",
+          contentType: "json",
+          content: "{}"
+        })
 
         // not_found: the Dock
-        expect(refused(yield* call(stranger.client, "set_cover_web_page", { bucket: crypto.randomUUID(), web_page: "page" })))
-          .toEqual(NOT_FOUND)
-        expect(refused(yield* call(stranger.client, "set_cover_web_page", { bucket: secret.id, web_page: "page" }))).toEqual(
-          NOT_FOUND
+        expect(
+          refused(yield* call(stranger.client, "set_cover_web_page", { bucket: crypto.randomUUID(), web_page: "page" }))
         )
-        expect(refused(yield* call(stranger.client, "set_cover_web_page", { bucket: pathOf(owner.user, secret), web_page: page.part.id })))
+          .toEqual(NOT_FOUND)
+        expect(refused(yield* call(stranger.client, "set_cover_web_page", { bucket: secret.id, web_page: "page" })))
+          .toEqual(
+            NOT_FOUND
+          )
+        expect(
+          refused(
+            yield* call(stranger.client, "set_cover_web_page", {
+              bucket: pathOf(owner.user, secret),
+              web_page: page.part.id
+            })
+          )
+        )
           .toEqual(NOT_FOUND)
         // not_found: the page — missing, in another Dock, or the Micro DB
-        for (const web_page of ["no-such-page", crypto.randomUUID(), foreign.part.id, "foreign", table.part.id, "tables"]) {
+        for (
+          const web_page of ["no-such-page", crypto.randomUUID(), foreign.part.id, "foreign", table.part.id, "tables"]
+        ) {
           const body = refused(yield* call(owner.client, "set_cover_web_page", { bucket: secret.id, web_page }))
           expect(body.error, web_page).toMatchObject({ code: "not_found", status: 404 })
         }
@@ -679,7 +808,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const clientB = yield* connect(b.token, era)
         const other = yield* actor(era)
         const mine = yield* createBucket(clientA, { title: "Grounded", slug: `grounded-${unique()}` })
-        const theirs = yield* createBucket(other.client, { title: "Theirs", slug: `theirs-${unique()}`, visibility: "public" })
+        const theirs = yield* createBucket(other.client, {
+          title: "Theirs",
+          slug: `theirs-${unique()}`,
+          visibility: "public"
+        })
 
         // Before any grounding: the default Dock.
         expect((yield* details(clientA, {})).id).toBe(me.default_bucket_id)
@@ -700,16 +833,23 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect((yield* details(clientA, { bucket: me.default_bucket_id })).id).toBe(me.default_bucket_id)
 
         // Someone else's public Dock (bucket_path with a matching bucket_id) replaces it.
-        const again = ok(yield* call(clientA, "set_grounding_bucket", {
-          bucket_path: pathOf(other.user, theirs),
-          bucket_id: theirs.id
-        }))
+        const again = ok(
+          yield* call(clientA, "set_grounding_bucket", {
+            bucket_path: pathOf(other.user, theirs),
+            bucket_id: theirs.id
+          })
+        )
         expect(again).toEqual({ activeWorkspacePath: pathOf(other.user, theirs) })
         expect((yield* groundingRows(a.id)).map((row) => row.dock_id)).toEqual([theirs.id])
         expect(yield* details(clientA, {})).toMatchObject({ id: theirs.id, owner: { username: other.user.username } })
 
         // Its owner makes it private: the grounding no longer reads, so the default Dock is used.
-        ok(yield* call(other.client, "update_bucket_metadata", { bucket_path: pathOf(other.user, theirs), visibility: "private" }))
+        ok(
+          yield* call(other.client, "update_bucket_metadata", {
+            bucket_path: pathOf(other.user, theirs),
+            visibility: "private"
+          })
+        )
         expect((yield* details(clientA, {})).id).toBe(me.default_bucket_id)
         expect(refused(yield* call(clientA, "get_bucket", { bucket: theirs.id }))).toEqual(NOT_FOUND)
 
@@ -729,12 +869,23 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const client = yield* connect(writer.token, era)
         const readOnly = yield* connect(reader.token, era)
         const secret = yield* createBucket(owner.client, { title: "Secret", slug: `secret-${unique()}` })
-        const open = yield* createBucket(owner.client, { title: "Open", slug: `open-${unique()}`, visibility: "public" })
+        const open = yield* createBucket(owner.client, {
+          title: "Open",
+          slug: `open-${unique()}`,
+          visibility: "public"
+        })
 
-        expect(refused(yield* call(client, "set_grounding_bucket", { bucket_path: `nobody-${unique()}/none` }))).toEqual(NOT_FOUND)
-        expect(refused(yield* call(client, "set_grounding_bucket", { bucket_path: pathOf(owner.user, secret) }))).toEqual(NOT_FOUND)
+        expect(refused(yield* call(client, "set_grounding_bucket", { bucket_path: `nobody-${unique()}/none` })))
+          .toEqual(NOT_FOUND)
+        expect(refused(yield* call(client, "set_grounding_bucket", { bucket_path: pathOf(owner.user, secret) })))
+          .toEqual(NOT_FOUND)
         expect(
-          refused(yield* call(client, "set_grounding_bucket", { bucket_path: pathOf(owner.user, open), bucket_id: crypto.randomUUID() }))
+          refused(
+            yield* call(client, "set_grounding_bucket", {
+              bucket_path: pathOf(owner.user, open),
+              bucket_id: crypto.randomUUID()
+            })
+          )
         ).toEqual(NOT_FOUND)
         const invalid = refused(yield* call(client, "set_grounding_bucket", { bucket: open.id }))
         expect(invalid.error).toMatchObject({ code: "validation_error", status: 400 })
@@ -808,25 +959,34 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           const body = refused(yield* call(client, "update_bucket_metadata", { bucket_path: sandboxPath, ...patch }))
           expect(body.error, era).toMatchObject({ code: "permission_denied", status: 403 })
         }
-        expect(yield* dockRow(sandboxId)).toMatchObject({ visibility: "private", discoverable: false, allow_forks: false })
+        expect(yield* dockRow(sandboxId)).toMatchObject({
+          visibility: "private",
+          discoverable: false,
+          allow_forks: false
+        })
 
         // Outside its sandbox nothing can be read, so nothing can be grounded.
-        expect(refused(yield* call(client, "set_grounding_bucket", { bucket_path: pathOf(owner.user, upstream) }))).toEqual(
-          NOT_FOUND
-        )
+        expect(refused(yield* call(client, "set_grounding_bucket", { bucket_path: pathOf(owner.user, upstream) })))
+          .toEqual(
+            NOT_FOUND
+          )
         expect(ok(yield* call(client, "set_grounding_bucket", { bucket_path: sandboxPath }))).toEqual({
           activeWorkspacePath: sandboxPath
         })
         expect((yield* details(client, {})).id).toBe(sandboxId)
 
         // Inside it, the owner's metadata and cover changes are allowed.
-        const renamed = ok(yield* call(client, "update_bucket_metadata", { bucket_path: sandboxPath, name: `Sandbox ${era}` }))
+        const renamed = ok(
+          yield* call(client, "update_bucket_metadata", { bucket_path: sandboxPath, name: `Sandbox ${era}` })
+        )
         expect(renamed.bucket).toMatchObject({ id: sandboxId, title: `Sandbox ${era}`, visibility: "private" })
       }
       const sandbox = yield* details(yield* connect(credential, "v1"), { bucket: sandboxId })
       const page = yield* seedPage(sandbox.owner, sandboxId, "cover")
       const client = yield* connect(credential, "v2 legacy")
-      expect(ok(yield* call(client, "set_cover_web_page", { bucket: sandboxId, web_page: "cover" })).bucket.cover_page_id)
+      expect(
+        ok(yield* call(client, "set_cover_web_page", { bucket: sandboxId, web_page: "cover" })).bucket.cover_page_id
+      )
         .toBe(page.part.id)
       expect(yield* ownedCount(sandbox.owner.id)).toBe(1)
     }))
@@ -840,19 +1000,30 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const forker = yield* actor("v1")
       const upstream = yield* forkable(owner.client, owner.user, { title: "Mixed", slug: `mixed-${unique()}` })
       yield* seedPage(owner.user, upstream.id, "open")
-      const secret = yield* seedPage(owner.user, upstream.id, "secret", { content: "<p>do not copy</p>", bodyText: "nope" })
+      const secret = yield* seedPage(owner.user, upstream.id, "secret", {
+        content: "<p>do not copy</p>",
+        bodyText: "nope"
+      })
       yield* server.sql`update parts set visibility = 'private' where id = ${secret.part.id}`
       // What an outsider sees of the upstream: one page.
       expect((yield* details(forker.client, { bucket: upstream.id })).page_count).toBe(1)
 
       const fork = ok(yield* call(forker.client, "fork_bucket", { bucket_path: pathOf(owner.user, upstream) })).bucket
-      const copies = yield* server.sql<{ slug: string }>`select slug from parts where dock_id = ${fork.id} order by slug`
+      const copies = yield* server.sql<
+        { slug: string }
+      >`select slug from parts where dock_id = ${fork.id} order by slug`
       expect(copies).toEqual([{ slug: "open" }])
-      expect(yield* server.sql`select 1 from parts where dock_id = ${fork.id} and content like '%do not copy%'`).toEqual([])
+      expect(yield* server.sql`select 1 from parts where dock_id = ${fork.id} and content like '%do not copy%'`)
+        .toEqual([])
       expect((yield* dockRow(fork.id))?.forked_page_count).toBe(1)
       const read = yield* details(forker.client, { bucket: fork.id })
       expect(read.page_count).toBe(1)
-      expect(read.fork).toMatchObject({ pages_at_fork: 1, changed_since_fork: 0, added_since_fork: 0, removed_since_fork: 0 })
+      expect(read.fork).toMatchObject({
+        pages_at_fork: 1,
+        changed_since_fork: 0,
+        added_since_fork: 0,
+        removed_since_fork: 0
+      })
     }))
 })
 

@@ -38,6 +38,7 @@ import { type Era, ERAS } from "./support/McpClients.ts"
 import {
   actor,
   call,
+  cast,
   connect,
   connectPublic,
   createBucket,
@@ -45,8 +46,7 @@ import {
   ok,
   outputShapes,
   pathOf as dockPath,
-  tokenFor,
-  cast
+  tokenFor
 } from "./support/McpTools.ts"
 import { startTestServer, TestServer, TestServerLive } from "./support/TestServer.ts"
 
@@ -73,7 +73,9 @@ const mainOf = (html: string) => /<main>\n([\s\S]*)\n<\/main>/.exec(html)?.[1] ?
 const decodeEntities = (text: string) =>
   text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (_, entity: string) =>
     entity[0] === "#"
-      ? String.fromCodePoint(entity[1]!.toLowerCase() === "x" ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10))
+      ? String.fromCodePoint(
+        entity[1]!.toLowerCase() === "x" ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10)
+      )
       : ({ amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'" } as Record<string, string>)[entity.toLowerCase()]!)
 
 /** Every element of served HTML with its attributes (names, decoded values), in document order. */
@@ -81,7 +83,9 @@ const elementsOf = (html: string) =>
   [...html.matchAll(/<([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s=>/]+(?:="[^"]*")?)*)\s*\/?>/g)].map(([, tag, attributes]) => ({
     tag: tag!.toLowerCase(),
     attributes: Object.fromEntries(
-      [...attributes!.matchAll(/([^\s=>/]+)(?:="([^"]*)")?/g)].map(([, name, value]) => [name!.toLowerCase(), decodeEntities(value ?? "")])
+      [...attributes!.matchAll(/([^\s=>/]+)(?:="([^"]*)")?/g)].map((
+        [, name, value]
+      ) => [name!.toLowerCase(), decodeEntities(value ?? "")])
     )
   }))
 
@@ -89,7 +93,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
   it.scoped("returns workspace_id, image_id, public_url, url, storage_path, format, width, height and markdown", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
-      const dock = yield* createBucket(owner.client, { title: "Pictures", slug: `pictures-${unique()}`, visibility: "public" })
+      const dock = yield* createBucket(owner.client, {
+        title: "Pictures",
+        slug: `pictures-${unique()}`,
+        visibility: "public"
+      })
       const image = yield* pushImage(owner.client, yield* solid("png", 40, 30), {
         bucket: dock.id,
         filename: "square.png",
@@ -122,15 +130,28 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       Effect.gen(function*() {
         const owner = yield* actor(era)
         const dock = yield* createBucket(owner.client, { title: "Formats", slug: `formats-${unique()}` })
-        for (const [format, extension, contentType] of [["jpeg", "jpg", "image/jpeg"], ["png", "png", "image/png"], ["webp", "webp", "image/webp"]] as const) {
-          const image = yield* pushImage(owner.client, yield* solid(format, 123, 45), { bucket: dock.id, filename: `x.${extension}` })
+        for (
+          const [format, extension, contentType] of [["jpeg", "jpg", "image/jpeg"], ["png", "png", "image/png"], [
+            "webp",
+            "webp",
+            "image/webp"
+          ]] as const
+        ) {
+          const image = yield* pushImage(owner.client, yield* solid(format, 123, 45), {
+            bucket: dock.id,
+            filename: `x.${extension}`
+          })
           expect(image).toMatchObject({ format, width: 123, height: 45 })
           expect(image.public_url.endsWith(`/images/${image.image_id}.${extension}`)).toBe(true)
           const served = yield* fetchBytes(pathOf(image.public_url), owner.token)
           expect(served.status).toBe(200)
           expect(served.headers["content-type"]).toBe(contentType)
           const facts = yield* metadataOf(served.bytes)
-          expect({ format: facts.format, width: facts.width, height: facts.height }).toEqual({ format, width: 123, height: 45 })
+          expect({ format: facts.format, width: facts.width, height: facts.height }).toEqual({
+            format,
+            width: 123,
+            height: 45
+          })
         }
       }))
   }
@@ -232,7 +253,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
         const error = yield* pushImageError(owner.client, { bucket: dock.id, image_base64: base64(bytes), ...args })
         expect(error, name).toMatchObject({ code: "validation_error", status: 400, details: { field: "image_base64" } })
       }
-      const animated = yield* pushImageError(owner.client, { bucket: dock.id, image_base64: base64(yield* animatedWebp) })
+      const animated = yield* pushImageError(owner.client, {
+        bucket: dock.id,
+        image_base64: base64(yield* animatedWebp)
+      })
       expect(animated).toMatchObject({ code: "validation_error", details: { frames: 2 } })
       expect(animated.message).toMatch(/Animated images are not accepted/)
       expect(yield* stored(dock.id)).toMatchObject({ images: 0, blobs: 0, usageBytes: 0 })
@@ -242,7 +266,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
       const png = hugePng(14_000, 14_000)
-      expect(yield* Effect.map(metadataOf(png), ({ height, width }) => ({ width, height }))).toEqual({ width: 14_000, height: 14_000 })
+      expect(yield* Effect.map(metadataOf(png), ({ height, width }) => ({ width, height }))).toEqual({
+        width: 14_000,
+        height: 14_000
+      })
       const started = performance.now()
       const error = yield* pushImageError(owner.client, { image_base64: base64(png) })
       const elapsed = performance.now() - started
@@ -252,7 +279,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
         details: { width: 14_000, height: 14_000, max_pixels: 40_000_000 }
       })
       // Just under the cap is accepted (6,000 × 6,000 = 36 MP).
-      expect(yield* pushImage(owner.client, hugePng(6_000, 6_000))).toMatchObject({ format: "png", width: 6_000, height: 6_000 })
+      expect(yield* pushImage(owner.client, hugePng(6_000, 6_000))).toMatchObject({
+        format: "png",
+        width: 6_000,
+        height: 6_000
+      })
     }))
 
   it.scoped("exactly 15,000,000 decoded bytes are accepted (what follows the image is dropped); one more is refused", () =>
@@ -293,10 +324,15 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       expect(served.status).toBe(200)
       expect(served.headers["content-length"]).toBe(String(served.bytes.length))
       const rows = yield* Effect.flatMap(TestServer, (server) =>
-        server.sql<{ size_bytes: number }>`select size_bytes from images where id = ${image.image_id}`.pipe(Effect.orDie))
+        server.sql<{ size_bytes: number }>`select size_bytes from images where id = ${image.image_id}`.pipe(
+          Effect.orDie
+        ))
       expect(served.bytes.length).toBe(rows[0]!.size_bytes)
       expect(served.bytes.length).toBeGreaterThan(13_000_000)
-      const pixels = (bytes: Uint8Array) => Effect.promise(() => sharp(Buffer.from(bytes)).raw().toBuffer())
+      const pixels = (bytes: Uint8Array) =>
+        Effect.promise(() =>
+          sharp(Buffer.from(bytes)).raw().toBuffer()
+        )
       expect(Buffer.compare(yield* pixels(served.bytes), yield* pixels(png))).toBe(0)
     }))
 
@@ -305,12 +341,36 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       const owner = yield* actor(MODERN)
       const body = base64(yield* solid("webp", 30, 20))
       const wrapped = body.match(/.{1,76}/g)!.join("\r\n")
-      for (const text of [`data:image/webp;base64,${body}`, wrapped, `data:image/png;base64,\n${wrapped}\n`, ` \t${body.match(/.{1,64}/g)!.join("\n")} `]) {
-        expect(yield* pushImage(owner.client, new Uint8Array(), { image_base64: text })).toMatchObject({ format: "webp", width: 30, height: 20 })
+      for (
+        const text of [
+          `data:image/webp;base64,${body}`,
+          wrapped,
+          `data:image/png;base64,\n${wrapped}\n`,
+          ` \t${body.match(/.{1,64}/g)!.join("\n")} `
+        ]
+      ) {
+        expect(yield* pushImage(owner.client, new Uint8Array(), { image_base64: text })).toMatchObject({
+          format: "webp",
+          width: 30,
+          height: 20
+        })
       }
-      for (const text of ["", "   ", "data:image/png;base64,", "not base64 at all!", `${body}!`, body.slice(0, -1) + "-_", "abcde"]) {
+      for (
+        const text of [
+          "",
+          "   ",
+          "data:image/png;base64,",
+          "not base64 at all!",
+          `${body}!`,
+          body.slice(0, -1) + "-_",
+          "abcde"
+        ]
+      ) {
         const error = yield* pushImageError(owner.client, { image_base64: text })
-        expect(error, JSON.stringify(text.slice(0, 30))).toMatchObject({ code: "validation_error", details: { field: "image_base64" } })
+        expect(error, JSON.stringify(text.slice(0, 30))).toMatchObject({
+          code: "validation_error",
+          details: { field: "image_base64" }
+        })
       }
       expect(yield* pushImageError(owner.client, { image_base64: 42 })).toMatchObject({ code: "validation_error" })
     }))
@@ -319,15 +379,22 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
       const png = base64(yield* solid("png", 5, 5))
-      for (const args of [{ filename: "" }, { filename: "   " }, { filename: "x".repeat(256) }, { alt_text: "x".repeat(1_001) }, { caption: "x".repeat(2_001) }]) {
-        expect(yield* pushImageError(owner.client, { image_base64: png, ...args }), JSON.stringify(args).slice(0, 40)).toMatchObject({
-          code: "validation_error"
-        })
+      for (
+        const args of [{ filename: "" }, { filename: "   " }, { filename: "x".repeat(256) }, {
+          alt_text: "x".repeat(1_001)
+        }, { caption: "x".repeat(2_001) }]
+      ) {
+        expect(yield* pushImageError(owner.client, { image_base64: png, ...args }), JSON.stringify(args).slice(0, 40))
+          .toMatchObject({
+            code: "validation_error"
+          })
       }
       for (const missing of ["filename", "alt_text", "image_base64"]) {
         const args: Record<string, unknown> = { image_base64: png, filename: "a.png", alt_text: "A" }
         delete args[missing]
-        expect(yield* Effect.map(call(owner.client, "push_image", args), (result) => result.structuredContent.error.code)).toBe(
+        expect(
+          yield* Effect.map(call(owner.client, "push_image", args), (result) => result.structuredContent.error.code)
+        ).toBe(
           "validation_error"
         )
       }
@@ -340,22 +407,36 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       const owner = yield* actor(MODERN)
       const dock = yield* createBucket(owner.client, { title: "Target", slug: `target-${unique()}` })
       const png = yield* solid("png", 5, 5)
-      for (const target of [{ bucket: dock.id }, { bucket: dock.slug }, { bucket: dockPath(owner.user, dock) }, { bucket_id: dock.id }, { bucket_path: dockPath(owner.user, dock) }]) {
+      for (
+        const target of [{ bucket: dock.id }, { bucket: dock.slug }, { bucket: dockPath(owner.user, dock) }, {
+          bucket_id: dock.id
+        }, { bucket_path: dockPath(owner.user, dock) }]
+      ) {
         expect((yield* pushImage(owner.client, png, target)).workspace_id, JSON.stringify(target)).toBe(dock.id)
       }
       expect((yield* pushImage(owner.client, png)).workspace_id).toBe(owner.user.default_bucket_id)
-      expect(yield* pushImageError(owner.client, { image_base64: base64(png), bucket: `missing-${unique()}` })).toMatchObject({
-        code: "not_found",
-        status: 404
-      })
-      expect(yield* pushImageError(owner.client, { image_base64: base64(png), bucket_id: crypto.randomUUID() })).toMatchObject({
-        code: "not_found"
-      })
-      expect(yield* pushImageError(owner.client, { image_base64: base64(png), bucket: dock.id, bucket_id: owner.user.default_bucket_id }))
+      expect(yield* pushImageError(owner.client, { image_base64: base64(png), bucket: `missing-${unique()}` }))
+        .toMatchObject({
+          code: "not_found",
+          status: 404
+        })
+      expect(yield* pushImageError(owner.client, { image_base64: base64(png), bucket_id: crypto.randomUUID() }))
+        .toMatchObject({
+          code: "not_found"
+        })
+      expect(
+        yield* pushImageError(owner.client, {
+          image_base64: base64(png),
+          bucket: dock.id,
+          bucket_id: owner.user.default_bucket_id
+        })
+      )
         .toMatchObject({ code: "bad_request" })
-      expect(yield* pushImageError(owner.client, { image_base64: base64(png), bucket_id: "not-a-uuid" })).toMatchObject({
-        code: "validation_error"
-      })
+      expect(yield* pushImageError(owner.client, { image_base64: base64(png), bucket_id: "not-a-uuid" })).toMatchObject(
+        {
+          code: "validation_error"
+        }
+      )
       expect(yield* stored(dock.id)).toMatchObject({ images: 5, blobs: 5 })
     }))
 
@@ -366,7 +447,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       const restricted = yield* connect(yield* tokenFor(owner.user, { docks: [owner.user.default_bucket_id] }), MODERN)
       const args = { bucket: dock.id, image_base64: base64(yield* solid("png", 5, 5)) }
 
-      for (const [who, client] of [["viewer", viewer.client], ["read-only token", readOnly], ["restricted token", restricted]] as const) {
+      for (
+        const [who, client] of [["viewer", viewer.client], ["read-only token", readOnly], [
+          "restricted token",
+          restricted
+        ]] as const
+      ) {
         expect(yield* pushImageError(client, args), who).toMatchObject({ code: "permission_denied", status: 403 })
       }
       // A private Dock the caller cannot read does not exist for it.
@@ -375,7 +461,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       expect(yield* pushImageError(viewer.client, { bucket: dock.id, image_base64: "not base64!" })).toMatchObject({
         code: "permission_denied"
       })
-      expect((yield* pushImage(editor.client, yield* solid("png", 5, 5), { bucket: dock.id })).workspace_id).toBe(dock.id)
+      expect((yield* pushImage(editor.client, yield* solid("png", 5, 5), { bucket: dock.id })).workspace_id).toBe(
+        dock.id
+      )
       expect(yield* stored(dock.id)).toMatchObject({ images: 1 })
     }))
 
@@ -384,7 +472,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       const { client } = yield* actor(MODERN)
       const listed = (yield* listedTool(client, "push_image"))!
       expect(listed).toBeDefined()
-      const schema = listed.inputSchema as { properties: Record<string, any>; required: Array<string>; additionalProperties: boolean }
+      const schema = listed.inputSchema as {
+        properties: Record<string, any>
+        required: Array<string>
+        additionalProperties: boolean
+      }
       expect(Object.keys(schema.properties).sort()).toEqual(
         ["alt_text", "bucket", "bucket_id", "bucket_path", "caption", "filename", "format_hint", "image_base64"]
       )
@@ -402,16 +494,28 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
   it.scoped("a hostile alt text and caption stay one harmless image when the snippet is pushed into a page", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
-      const dock = yield* createBucket(owner.client, { title: "Gallery", slug: `gallery-${unique()}`, visibility: "public" })
+      const dock = yield* createBucket(owner.client, {
+        title: "Gallery",
+        slug: `gallery-${unique()}`,
+        visibility: "public"
+      })
       const alt = `x](javascript:alert(1)) ![y](https://evil.example/y.png) <script>alert(2)</script>\n\n` +
         `<img src=x onerror=alert(3)> [[Other page]] \`code\` *em* & &amp; "q" \\`
       const caption = `" onerror="alert(4)" x="\n\n</p><script>alert(5)</script><a href="javascript:alert(6)">a</a>`
-      const image = yield* pushImage(owner.client, yield* solid("png", 12, 12), { bucket: dock.id, alt_text: alt, caption })
+      const image = yield* pushImage(owner.client, yield* solid("png", 12, 12), {
+        bucket: dock.id,
+        alt_text: alt,
+        caption
+      })
       const expectedAlt = alt.replace(/\s+/g, " ").trim()
       const expectedTitle = caption.replace(/\s+/g, " ").trim()
 
       const pages = [
-        ["push_markdown", { bucket: dock.id, page_title: "Gallery one", page_content: `# Gallery\n\n${image.markdown}\n\nAfter.\n` }],
+        ["push_markdown", {
+          bucket: dock.id,
+          page_title: "Gallery one",
+          page_content: `# Gallery\n\n${image.markdown}\n\nAfter.\n`
+        }],
         ["push_web_page", {
           bucket: dock.id,
           content_type: "markdown",
@@ -425,16 +529,27 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       ] as const
       for (const [tool, args] of pages) {
         const part = ok(yield* call(owner.client, tool, args)).part
-        const page = yield* Effect.flatMap(TestServer, (server) =>
-          Effect.promise(() => fetch(`${server.url}/a/${part.public_slug}`).then((response) => response.text())))
+        const page = yield* Effect.flatMap(
+          TestServer,
+          (server) =>
+            Effect.promise(() => fetch(`${server.url}/a/${part.public_slug}`).then((response) => response.text()))
+        )
         const elements = elementsOf(mainOf(page))
         const images = elements.filter((element) => element.tag === "img")
         expect(images, `${tool}: ${page}`).toHaveLength(1)
         expect(images[0]!.attributes, tool).toEqual({ src: image.public_url, alt: expectedAlt, title: expectedTitle })
         // Nothing else came out of the snippet: no script, link, or event handler anywhere in the body.
-        expect(elements.filter((element) => !["h1", "p", "img", "table", "thead", "tbody", "tr", "th", "td"].includes(element.tag)), tool)
+        expect(
+          elements.filter((element) =>
+            !["h1", "p", "img", "table", "thead", "tbody", "tr", "th", "td"].includes(element.tag)
+          ),
+          tool
+        )
           .toEqual([])
-        expect(elements.flatMap((element) => Object.keys(element.attributes)).filter((name) => name.startsWith("on")), tool).toEqual([])
+        expect(
+          elements.flatMap((element) => Object.keys(element.attributes)).filter((name) => name.startsWith("on")),
+          tool
+        ).toEqual([])
         // The hostile text is there only as escaped attribute text: no tag of it opens anywhere in the document.
         expect(page).not.toMatch(/<script|<a[\s>]|<img src=x/i)
       }
@@ -447,12 +562,28 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       const image = yield* pushImage(owner.client, yield* solid("webp", 9, 7), { bucket: dock.id })
       const details = ok(yield* call(owner.client, "get_bucket", { bucket: dock.id })).bucket
       const entry = details.recent_activity.find((item: { action: string }) => item.action === "image.created")
-      expect(entry).toMatchObject({ subject_type: "image", subject_id: image.image_id, actor: { username: owner.user.username } })
+      expect(entry).toMatchObject({
+        subject_type: "image",
+        subject_id: image.image_id,
+        actor: { username: owner.user.username }
+      })
       const rows = yield* Effect.flatMap(TestServer, (server) =>
         server.sql<{ user_id: string; filename: string; alt_text: string; caption: string | null; size_bytes: number }>`
-          select user_id, filename, alt_text, caption, size_bytes from images where id = ${image.image_id}`.pipe(Effect.orDie))
-      expect(rows[0]).toMatchObject({ user_id: owner.user.id, filename: "image.bin", alt_text: "An image", caption: null })
-      expect(yield* stored(dock.id)).toMatchObject({ images: 1, blobs: 1, blobBytes: rows[0]!.size_bytes, usageBytes: rows[0]!.size_bytes })
+          select user_id, filename, alt_text, caption, size_bytes from images where id = ${image.image_id}`.pipe(
+          Effect.orDie
+        ))
+      expect(rows[0]).toMatchObject({
+        user_id: owner.user.id,
+        filename: "image.bin",
+        alt_text: "An image",
+        caption: null
+      })
+      expect(yield* stored(dock.id)).toMatchObject({
+        images: 1,
+        blobs: 1,
+        blobBytes: rows[0]!.size_bytes,
+        usageBytes: rows[0]!.size_bytes
+      })
     }))
 
   it.scoped("a sandbox's 10 MB (10,485,760 bytes) counts image bytes: the push that would pass it is tier_limit_exceeded", () =>
@@ -477,10 +608,15 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       expect(yield* stored(sandbox)).toEqual(before)
       // A sandbox token writes only inside its sandbox.
       const owner = yield* actor(MODERN)
-      const other = yield* createBucket(owner.client, { title: "Not yours", slug: `notyours-${unique()}`, visibility: "public" })
-      expect(yield* pushImageError(client, { bucket: other.id, image_base64: base64(yield* solid("png", 4, 4)) })).toMatchObject({
-        code: "not_found"
+      const other = yield* createBucket(owner.client, {
+        title: "Not yours",
+        slug: `notyours-${unique()}`,
+        visibility: "public"
       })
+      expect(yield* pushImageError(client, { bucket: other.id, image_base64: base64(yield* solid("png", 4, 4)) }))
+        .toMatchObject({
+          code: "not_found"
+        })
     }))
 })
 
@@ -489,22 +625,32 @@ const SmallPlanServer = Layer.scoped(
   startTestServer({ DOCK_PLAN_MAX_DOCK_BYTES: "300000", DOCK_TOKEN_WRITES_PER_MINUTE: "0" })
 )
 
-layer(SmallPlanServer, { excludeTestServices: true, timeout: 120_000 })("push_image under the plan's content size", (it) => {
-  it.scoped("image bytes count against DOCK_PLAN_MAX_DOCK_BYTES: tier_limit_exceeded, and nothing of the refused push is kept", () =>
-    Effect.gen(function*() {
-      const owner = yield* actor(MODERN)
-      const dock = yield* createBucket(owner.client, { title: "Full", slug: `full-${unique()}` })
-      const png = yield* noisy("png", 250, 250)
-      const first = yield* pushImage(owner.client, png, { bucket: dock.id })
-      const before = yield* stored(dock.id)
-      expect(before).toMatchObject({ images: 1, blobs: 1 })
-      expect(before.usageBytes).toBeGreaterThan(150_000)
-      const error = yield* pushImageError(owner.client, { bucket: dock.id, image_base64: base64(png) })
-      expect(error).toMatchObject({ code: "tier_limit_exceeded", status: 403, details: { max_bytes: 300_000, sandbox: false } })
-      expect(yield* stored(dock.id)).toEqual(before)
-      // A page push sees the same usage: images and pages share the Dock's content size.
-      const page = yield* call(owner.client, "push_web_page", { bucket: dock.id, page_content: `<p>${"x".repeat(200_000)}</p>` })
-      expect(page.structuredContent.error).toMatchObject({ code: "tier_limit_exceeded" })
-      expect(first.workspace_id).toBe(dock.id)
-    }))
-})
+layer(SmallPlanServer, { excludeTestServices: true, timeout: 120_000 })(
+  "push_image under the plan's content size",
+  (it) => {
+    it.scoped("image bytes count against DOCK_PLAN_MAX_DOCK_BYTES: tier_limit_exceeded, and nothing of the refused push is kept", () =>
+      Effect.gen(function*() {
+        const owner = yield* actor(MODERN)
+        const dock = yield* createBucket(owner.client, { title: "Full", slug: `full-${unique()}` })
+        const png = yield* noisy("png", 250, 250)
+        const first = yield* pushImage(owner.client, png, { bucket: dock.id })
+        const before = yield* stored(dock.id)
+        expect(before).toMatchObject({ images: 1, blobs: 1 })
+        expect(before.usageBytes).toBeGreaterThan(150_000)
+        const error = yield* pushImageError(owner.client, { bucket: dock.id, image_base64: base64(png) })
+        expect(error).toMatchObject({
+          code: "tier_limit_exceeded",
+          status: 403,
+          details: { max_bytes: 300_000, sandbox: false }
+        })
+        expect(yield* stored(dock.id)).toEqual(before)
+        // A page push sees the same usage: images and pages share the Dock's content size.
+        const page = yield* call(owner.client, "push_web_page", {
+          bucket: dock.id,
+          page_content: `<p>${"x".repeat(200_000)}</p>`
+        })
+        expect(page.structuredContent.error).toMatchObject({ code: "tier_limit_exceeded" })
+        expect(first.workspace_id).toBe(dock.id)
+      }))
+  }
+)

@@ -6,8 +6,8 @@
  */
 import { Database, isStatementTimeout, statementTimeoutError } from "@dock/domain"
 import { testServerUrl } from "@dock/domain/testing"
-import { expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
 import { Cause, Clock, Duration, Effect, Exit, Layer, Option } from "effect"
 import { bearer, fetchReply, type Reply, unique } from "./support/Http.ts"
 import { actor, call, createBucket, newUser, ok, refused, tokenFor } from "./support/McpTools.ts"
@@ -28,7 +28,7 @@ const toolCall = (id: number, name: string, args: string) =>
 
 /** `{"bucket":"…","k0":1,"k1":1,…}`: `count` unknown keys. */
 const unknownKeys = (count: number) => {
-  const parts = ['"bucket":"nobody/nothing"']
+  const parts = ["\"bucket\":\"nobody/nothing\""]
   for (let index = 0; index < count; index++) parts.push(`"k${index}":1`)
   return `{${parts.join(",")}}`
 }
@@ -56,7 +56,9 @@ layer(TestServerLive, { excludeTestServices: true })("MCP arguments are bounded"
   it.effect("1.8 M unknown keys (21 MiB) on /mcp/public: a small validation_error, refused before parsing", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
-      const { value: reply } = yield* elapsed(postRpc(server.url, "/mcp/public", toolCall(1, "get_bucket", unknownKeys(1_800_000))))
+      const { value: reply } = yield* elapsed(
+        postRpc(server.url, "/mcp/public", toolCall(1, "get_bucket", unknownKeys(1_800_000)))
+      )
       expect(reply.status).toBe(400)
       // The object's 1.8 M keys pass the bound of one container's entries (10,000) long before the body's values.
       expect(reply.json.error).toMatchObject({ code: "validation_error", details: { limit: 10_000 } })
@@ -95,7 +97,7 @@ layer(TestServerLive, { excludeTestServices: true })("MCP arguments are bounded"
       const huge = yield* postRpc(
         server.url,
         "/mcp",
-        toolCall(1, "create_bucket", `{"title":"t","tags":[${new Array(2_000_000).fill('"x"').join(",")}]}`),
+        toolCall(1, "create_bucket", `{"title":"t","tags":[${new Array(2_000_000).fill("\"x\"").join(",")}]}`),
         bearer(token)
       )
       expect(huge.status).toBe(400)
@@ -104,7 +106,7 @@ layer(TestServerLive, { excludeTestServices: true })("MCP arguments are bounded"
       const many = yield* postRpc(
         server.url,
         "/mcp",
-        toolCall(1, "create_bucket", `{"title":"Tagged","tags":[${new Array(20_000).fill('"x"').join(",")}]}`),
+        toolCall(1, "create_bucket", `{"title":"Tagged","tags":[${new Array(20_000).fill("\"x\"").join(",")}]}`),
         bearer(token)
       )
       expect(many.status).toBe(400)
@@ -118,7 +120,7 @@ layer(TestServerLive, { excludeTestServices: true })("MCP arguments are bounded"
       const server = yield* TestServer
       // 270,000 strings in arrays of 9,000 nested 30 deep, a NUL in the last one: the body's pre-check counts the
       // values and refuses it before any walk.
-      let strings = `[${new Array(9_000).fill('"a"').join(",")}]`
+      let strings = `[${new Array(9_000).fill("\"a\"").join(",")}]`
       for (let depth = 0; depth < 30; depth++) strings = `[${strings},["b"]]`
       const huge = `{"bucket":"nobody/nothing","x":[${new Array(30).fill(strings).join(",")},"\\u0000"]}`
       const refusedUnwalked = yield* postRpc(server.url, "/mcp/public", toolCall(1, "get_bucket", huge))
@@ -130,7 +132,9 @@ layer(TestServerLive, { excludeTestServices: true })("MCP arguments are bounded"
       const result = toolResult(yield* postRpc(server.url, "/mcp/public", toolCall(1, "get_bucket", args)))
       expect(result.structuredContent.error).toMatchObject({
         code: "validation_error",
-        details: { issues: [{ path: ["deep", ...new Array(40).fill("1"), "1"], message: expect.stringContaining("U+0000") }] }
+        details: {
+          issues: [{ path: ["deep", ...new Array(40).fill("1"), "1"], message: expect.stringContaining("U+0000") }]
+        }
       })
     }))
 
@@ -139,32 +143,56 @@ layer(TestServerLive, { excludeTestServices: true })("MCP arguments are bounded"
       const server = yield* TestServer
       const owner = yield* actor("v2 modern")
       const dock = yield* createBucket(owner.client, { title: "Surrogates", slug: `surrogates-${unique()}` })
-      ok(yield* call(owner.client, "create_micro_db_table", {
-        bucket: dock.id,
-        name: "Notes",
-        columns: [{ name: "Body", type: "text" }, { name: "Doc", type: "json" }]
-      }))
+      ok(
+        yield* call(owner.client, "create_micro_db_table", {
+          bucket: dock.id,
+          name: "Notes",
+          columns: [{ name: "Body", type: "text" }, { name: "Doc", type: "json" }]
+        })
+      )
       const refusedAt = (tool: string, args: Record<string, unknown>, path: ReadonlyArray<string>) =>
-        Effect.map(call(owner.client, tool, args), (result) =>
-          expect(refused(result).error, JSON.stringify(args)).toMatchObject({
-            code: "validation_error",
-            details: { issues: [{ path, message: expect.stringContaining("lone UTF-16 surrogate") }] }
-          }))
-      yield* refusedAt("insert_micro_db_row", { bucket: dock.id, table: "notes", data: { body: "a\ud800b" } }, ["data", "body"])
-      yield* refusedAt("insert_micro_db_row", { bucket: dock.id, table: "notes", data: { body: "\udc00" } }, ["data", "body"])
-      yield* refusedAt("insert_micro_db_row", { bucket: dock.id, table: "notes", data: { doc: { "k\ud800": 1 } } }, ["data", "doc"])
-      yield* refusedAt("insert_micro_db_row", { bucket: dock.id, table: "notes", data: { doc: { list: ["\ud83d"] } } }, [
+        Effect.map(
+          call(owner.client, tool, args),
+          (result) =>
+            expect(refused(result).error, JSON.stringify(args)).toMatchObject({
+              code: "validation_error",
+              details: { issues: [{ path, message: expect.stringContaining("lone UTF-16 surrogate") }] }
+            })
+        )
+      yield* refusedAt("insert_micro_db_row", { bucket: dock.id, table: "notes", data: { body: "a\ud800b" } }, [
         "data",
-        "doc",
-        "list",
-        "0"
+        "body"
       ])
+      yield* refusedAt("insert_micro_db_row", { bucket: dock.id, table: "notes", data: { body: "\udc00" } }, [
+        "data",
+        "body"
+      ])
+      yield* refusedAt("insert_micro_db_row", { bucket: dock.id, table: "notes", data: { doc: { "k\ud800": 1 } } }, [
+        "data",
+        "doc"
+      ])
+      yield* refusedAt(
+        "insert_micro_db_row",
+        { bucket: dock.id, table: "notes", data: { doc: { list: ["\ud83d"] } } },
+        [
+          "data",
+          "doc",
+          "list",
+          "0"
+        ]
+      )
       yield* refusedAt("create_bucket", { title: "Bad \udbff title" }, ["title"])
       const rows = yield* server.sql`select r.id from micro_db_rows r join micro_db_tables t on t.id = r.table_id
         where t.dock_id = ${dock.id}`
       expect(rows).toEqual([])
       // A well-formed pair (an emoji) is ordinary text.
-      ok(yield* call(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "notes", data: { body: "\ud83d\ude00" } }))
+      ok(
+        yield* call(owner.client, "insert_micro_db_row", {
+          bucket: dock.id,
+          table: "notes",
+          data: { body: "\ud83d\ude00" }
+        })
+      )
     }))
 
   it.effect("every connection carries the statement timeout", () =>
@@ -199,8 +227,7 @@ layer(LimitedServerLive, { excludeTestServices: true })("MCP fair limits", (it) 
       const user = yield* newUser
       const token = yield* tokenFor(user)
       yield* inOneWindow(5)
-      const batch = (ids: ReadonlyArray<number>) =>
-        `[${ids.map((id) => toolCall(id, "list_buckets", "{}")).join(",")}]`
+      const batch = (ids: ReadonlyArray<number>) => `[${ids.map((id) => toolCall(id, "list_buckets", "{}")).join(",")}]`
       const three = yield* postRpc(server.url, "/mcp", batch([1, 2, 3]), bearer(token))
       expect(three.status, three.text).toBe(200)
       expect(answers(three)).toHaveLength(3)
@@ -223,8 +250,12 @@ layer(LimitedServerLive, { excludeTestServices: true })("MCP fair limits", (it) 
       const server = yield* TestServer
       yield* inOneWindow(10)
       const from = (address: string) =>
-        postRpc(server.url, "/mcp/public", toolCall(1, "get_bucket", `{"bucket":"nobody/nothing"}`), { "x-forwarded-for": address })
-      const replies = yield* Effect.all(Array.from({ length: 16 }, () => from("203.0.113.7")), { concurrency: "unbounded" })
+        postRpc(server.url, "/mcp/public", toolCall(1, "get_bucket", `{"bucket":"nobody/nothing"}`), {
+          "x-forwarded-for": address
+        })
+      const replies = yield* Effect.all(Array.from({ length: 16 }, () => from("203.0.113.7")), {
+        concurrency: "unbounded"
+      })
       const statuses = replies.map((reply) => reply.status)
       expect(statuses.filter((status) => status === 200)).toHaveLength(10)
       expect(statuses.filter((status) => status === 429)).toHaveLength(6)
@@ -245,7 +276,9 @@ layer(Layer.empty)("the statement timeout", (it) => {
         const sql = yield* SqlClient.SqlClient
         return yield* sql`select pg_sleep(5)`
       }).pipe(
-        Effect.provide(Database.layer({ _tag: "Postgres", url: url.value, poolSize: 1 }, { statementTimeout: Duration.millis(200) })),
+        Effect.provide(
+          Database.layer({ _tag: "Postgres", url: url.value, poolSize: 1 }, { statementTimeout: Duration.millis(200) })
+        ),
         Effect.orDie,
         Effect.exit
       )

@@ -17,6 +17,7 @@ import { type AnyClient, type Era, ERAS } from "./support/McpClients.ts"
 import {
   actor,
   call,
+  cast as castOf,
   connect,
   createBucket,
   ok,
@@ -24,8 +25,7 @@ import {
   PART_KEYS,
   pathOf,
   tokenFor,
-  toolError as error,
-  cast as castOf
+  toolError as error
 } from "./support/McpTools.ts"
 import { TestServerLive } from "./support/TestServer.ts"
 
@@ -79,13 +79,19 @@ const tablesOf = (client: AnyClient, bucket: string) =>
   Effect.map(call(client, "list_micro_db_tables", { bucket }), (result) => ok(result).tables as Array<Table>)
 
 const schemaOf = (client: AnyClient, bucket: string, table: string) =>
-  Effect.map(call(client, "get_micro_db_schema", { bucket, table }), (result) => ok(result) as { table: Table; columns: Array<Column> })
+  Effect.map(
+    call(client, "get_micro_db_schema", { bucket, table }),
+    (result) => ok(result) as { table: Table; columns: Array<Column> }
+  )
 
 const insert = (client: AnyClient, bucket: string, table: string, data: Record<string, unknown>) =>
   Effect.map(call(client, "insert_micro_db_row", { bucket, table, data }), (result) => ok(result).row as Row)
 
 const query = (client: AnyClient, args: Record<string, unknown>) =>
-  Effect.map(call(client, "query_micro_db_rows", { limit: 500, ...args }), (result) => ok(result) as { rows: Array<Row>; total: number })
+  Effect.map(
+    call(client, "query_micro_db_rows", { limit: 500, ...args }),
+    (result) => ok(result) as { rows: Array<Row>; total: number }
+  )
 
 const rowOf = (client: AnyClient, bucket: string, table: string, row_id: string) =>
   Effect.map(call(client, "get_micro_db_row", { bucket, table, row_id }), (result) => ok(result).row as Row)
@@ -205,9 +211,21 @@ const MICRO_DB_TOOLS: ReadonlyArray<{
   readonly read: boolean
   readonly output: ReadonlyArray<string>
 }> = [
-  { name: "push_micro_db", required: [], properties: ["bucket", "slug", "summary", "title", "visibility"], read: false, output: ["part"] },
+  {
+    name: "push_micro_db",
+    required: [],
+    properties: ["bucket", "slug", "summary", "title", "visibility"],
+    read: false,
+    output: ["part"]
+  },
   { name: "list_micro_db_tables", required: ["bucket"], properties: ["bucket"], read: true, output: ["tables"] },
-  { name: "get_micro_db_schema", required: ["bucket", "table"], properties: ["bucket", "table"], read: true, output: ["columns", "table"] },
+  {
+    name: "get_micro_db_schema",
+    required: ["bucket", "table"],
+    properties: ["bucket", "table"],
+    read: true,
+    output: ["columns", "table"]
+  },
   {
     name: "query_micro_db_rows",
     required: ["bucket", "table"],
@@ -215,7 +233,13 @@ const MICRO_DB_TOOLS: ReadonlyArray<{
     read: true,
     output: ["rows", "total"]
   },
-  { name: "get_micro_db_row", required: ["bucket", "row_id", "table"], properties: ["bucket", "row_id", "table"], read: true, output: ["row"] },
+  {
+    name: "get_micro_db_row",
+    required: ["bucket", "row_id", "table"],
+    properties: ["bucket", "row_id", "table"],
+    read: true,
+    output: ["row"]
+  },
   {
     name: "create_micro_db_table",
     required: ["bucket", "columns", "name"],
@@ -230,7 +254,13 @@ const MICRO_DB_TOOLS: ReadonlyArray<{
     read: false,
     output: ["table"]
   },
-  { name: "delete_micro_db_table", required: ["bucket", "table"], properties: ["bucket", "table"], read: false, output: ["ok", "snapshot"] },
+  {
+    name: "delete_micro_db_table",
+    required: ["bucket", "table"],
+    properties: ["bucket", "table"],
+    read: false,
+    output: ["ok", "snapshot"]
+  },
   {
     name: "add_micro_db_column",
     required: ["bucket", "column_def", "table"],
@@ -252,8 +282,20 @@ const MICRO_DB_TOOLS: ReadonlyArray<{
     read: false,
     output: ["ok", "snapshot"]
   },
-  { name: "insert_micro_db_row", required: ["bucket", "data", "table"], properties: ["bucket", "data", "table"], read: false, output: ["row"] },
-  { name: "insert_micro_db_rows", required: ["bucket", "rows", "table"], properties: ["bucket", "rows", "table"], read: false, output: ["rows"] },
+  {
+    name: "insert_micro_db_row",
+    required: ["bucket", "data", "table"],
+    properties: ["bucket", "data", "table"],
+    read: false,
+    output: ["row"]
+  },
+  {
+    name: "insert_micro_db_rows",
+    required: ["bucket", "rows", "table"],
+    properties: ["bucket", "rows", "table"],
+    read: false,
+    output: ["rows"]
+  },
   {
     name: "update_micro_db_row",
     required: ["bucket", "data", "row_id", "table"],
@@ -291,7 +333,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const properties = Object.keys(tool.inputSchema.properties ?? {})
         expect(properties, expected.name).toEqual(expect.arrayContaining([...expected.properties]))
         const extras = properties.filter((name) => !expected.properties.includes(name))
-        expect(extras, expected.name).toEqual(expected.read ? [] : extras.filter((name) => ["bucket_id", "bucket_path"].includes(name)))
+        expect(extras, expected.name).toEqual(
+          expected.read ? [] : extras.filter((name) => ["bucket_id", "bucket_path"].includes(name))
+        )
         expect(tool.inputSchema, expected.name).toMatchObject({ type: "object", additionalProperties: false })
         expect(JSON.stringify(tool.inputSchema), expected.name).not.toContain("$ref")
         expect(tool.annotations, expected.name).toMatchObject({ readOnlyHint: expected.read })
@@ -304,8 +348,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         filter: { type: "array" },
         sort: { type: "array" }
       })
-      expect(byName.get("insert_micro_db_rows").inputSchema.properties.rows).toMatchObject({ type: "array", maxItems: 500 })
-      expect(byName.get("push_micro_db").inputSchema.properties.visibility).toMatchObject({ enum: ["private", "public"] })
+      expect(byName.get("insert_micro_db_rows").inputSchema.properties.rows).toMatchObject({
+        type: "array",
+        maxItems: 500
+      })
+      expect(byName.get("push_micro_db").inputSchema.properties.visibility).toMatchObject({
+        enum: ["private", "public"]
+      })
     }))
 
   // ---------------------------------------------------------------------------------------------------------
@@ -341,15 +390,24 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(yield* tablesOf(owner.client, dock.id)).toEqual([])
 
       // pushing again updates the same shell: title, summary and slug
-      const renamed = ok(yield* call(owner.client, "push_micro_db", {
-        bucket: pathOf(owner.user, dock),
+      const renamed = ok(
+        yield* call(owner.client, "push_micro_db", {
+          bucket: pathOf(owner.user, dock),
+          title: "Inventory",
+          slug: "inventory",
+          summary: "What is in the shed"
+        })
+      ).part
+      expect(renamed).toMatchObject({
+        id: part.id,
         title: "Inventory",
         slug: "inventory",
         summary: "What is in the shed"
-      })).part
-      expect(renamed).toMatchObject({ id: part.id, title: "Inventory", slug: "inventory", summary: "What is in the shed" })
+      })
       expect(yield* shellsIn(owner.client, dock.id)).toEqual([renamed])
-      expect(ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: "inventory" })).part.id).toBe(part.id)
+      expect(ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: "inventory" })).part.id).toBe(
+        part.id
+      )
       // the bare slug of one's own Dock names it too; still one shell
       expect(ok(yield* call(owner.client, "push_micro_db", { bucket: dock.slug, summary: null })).part.id).toBe(part.id)
       expect((yield* shellsIn(owner.client, dock.id)).length).toBe(1)
@@ -363,8 +421,14 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(part).toMatchObject({ title: "Reading List", slug: "reading-list", page_kind: "micro_db" })
 
       const untargeted = ok(yield* call(owner.client, "push_micro_db", {})).part
-      expect(untargeted).toMatchObject({ bucket_id: owner.user.default_bucket_id, page_kind: "micro_db", slug: "micro-db" })
-      expect((yield* shellsIn(owner.client, owner.user.default_bucket_id)).map((shell) => shell.id)).toEqual([untargeted.id])
+      expect(untargeted).toMatchObject({
+        bucket_id: owner.user.default_bucket_id,
+        page_kind: "micro_db",
+        slug: "micro-db"
+      })
+      expect((yield* shellsIn(owner.client, owner.user.default_bucket_id)).map((shell) => shell.id)).toEqual([
+        untargeted.id
+      ])
     }))
 
   it.scoped("push_micro_db: bad input is validation_error; viewers and read-only tokens permission_denied; outsiders not_found", () =>
@@ -385,11 +449,22 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           status: 400
         })
       }
-      expect(yield* error(viewer.client, "push_micro_db", { bucket: dock.id })).toMatchObject({ code: "permission_denied", status: 403 })
+      expect(yield* error(viewer.client, "push_micro_db", { bucket: dock.id })).toMatchObject({
+        code: "permission_denied",
+        status: 403
+      })
       const readOnly = yield* connect(yield* tokenFor(owner.user, { scopes: ["mcp:read"] }), MODERN)
-      expect(yield* error(readOnly, "push_micro_db", { bucket: dock.id })).toMatchObject({ code: "permission_denied", status: 403 })
-      expect(yield* error(outsider.client, "push_micro_db", { bucket: dock.id })).toMatchObject({ code: "not_found", status: 404 })
-      expect(yield* error(owner.client, "push_micro_db", { bucket: crypto.randomUUID() })).toMatchObject({ code: "not_found" })
+      expect(yield* error(readOnly, "push_micro_db", { bucket: dock.id })).toMatchObject({
+        code: "permission_denied",
+        status: 403
+      })
+      expect(yield* error(outsider.client, "push_micro_db", { bucket: dock.id })).toMatchObject({
+        code: "not_found",
+        status: 404
+      })
+      expect(yield* error(owner.client, "push_micro_db", { bucket: crypto.randomUUID() })).toMatchObject({
+        code: "not_found"
+      })
       expect(yield* shellsIn(owner.client, dock.id)).toEqual([])
     }))
 
@@ -414,10 +489,18 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           expect(body.message, `${tool} ${key}`).toContain(`"${key}"`)
         }
       }
-      expect((yield* query(owner.client, { bucket: dock.id, table: "keys" })).rows.map((entry) => entry.data)).toEqual([{ name: "kept" }])
+      expect((yield* query(owner.client, { bucket: dock.id, table: "keys" })).rows.map((entry) => entry.data)).toEqual([
+        { name: "kept" }
+      ])
       // nor can a column take such a slug (a plain object inherits a `constructor`)
       for (const slug of ["constructor", "prototype"]) {
-        expect(yield* invalidColumns(owner.client, "add_micro_db_column", { bucket: dock.id, table: "keys", column_def: { name: slug, type: "text" } }))
+        expect(
+          yield* invalidColumns(owner.client, "add_micro_db_column", {
+            bucket: dock.id,
+            table: "keys",
+            column_def: { name: slug, type: "text" }
+          })
+        )
           .toEqual([slug])
       }
     }))
@@ -429,7 +512,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       yield* createTable(owner.client, { bucket: dock.id, name: "First", columns: [{ name: "Name", type: "text" }] })
       const shells = yield* shellsIn(owner.client, dock.id)
       expect(shells).toHaveLength(1)
-      expect(shells[0]).toMatchObject({ page_kind: "micro_db", content_type: "json", title: "Micro DB", slug: "micro-db" })
+      expect(shells[0]).toMatchObject({
+        page_kind: "micro_db",
+        content_type: "json",
+        title: "Micro DB",
+        slug: "micro-db"
+      })
       yield* createTable(owner.client, { bucket: dock.id, name: "Second", columns: [{ name: "Name", type: "text" }] })
       expect((yield* shellsIn(owner.client, dock.id)).map((shell) => shell.id)).toEqual([shells[0].id])
     }))
@@ -438,7 +526,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
     Effect.gen(function*() {
       const { dock, owner, editor } = yield* cast
       const shell = ok(yield* call(owner.client, "push_micro_db", { bucket: dock.id })).part
-      const table = yield* createTable(owner.client, { bucket: dock.id, name: "Kept", columns: [{ name: "Name", type: "text" }] })
+      const table = yield* createTable(owner.client, {
+        bucket: dock.id,
+        name: "Kept",
+        columns: [{ name: "Name", type: "text" }]
+      })
       yield* insert(owner.client, dock.id, table.slug, { name: "still here" })
 
       for (const client of [owner.client, editor.client]) {
@@ -449,17 +541,30 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(yield* error(client, "delete_web_page", { bucket: dock.id, web_page: "micro-db" })).toMatchObject({
           code: "validation_error"
         })
-        expect(yield* error(client, "restore_web_page_version", { bucket: dock.id, web_page: shell.id, version: 1 })).toMatchObject({
-          code: "validation_error"
-        })
+        expect(yield* error(client, "restore_web_page_version", { bucket: dock.id, web_page: shell.id, version: 1 }))
+          .toMatchObject({
+            code: "validation_error"
+          })
         expect(
-          yield* error(client, "push_web_page", { bucket: dock.id, page_slug: "micro-db", page_content: "<p>taken</p>" })
+          yield* error(client, "push_web_page", {
+            bucket: dock.id,
+            page_slug: "micro-db",
+            page_content: "<p>taken</p>"
+          })
         ).toMatchObject({ code: "validation_error", status: 400 })
         expect(
-          yield* error(client, "push_markdown_file", { bucket: dock.id, page_slug: "micro-db", page_content: "---\ntitle: T\n---\nx" })
+          yield* error(client, "push_markdown_file", {
+            bucket: dock.id,
+            page_slug: "micro-db",
+            page_content: "---\ntitle: T\n---\nx"
+          })
         ).toMatchObject({ code: "validation_error" })
         expect(
-          yield* error(client, "push_web_page", { bucket: dock.id, page_title: "Micro DB", page_content: "<p>taken</p>" })
+          yield* error(client, "push_web_page", {
+            bucket: dock.id,
+            page_title: "Micro DB",
+            page_content: "<p>taken</p>"
+          })
         ).toMatchObject({ code: "validation_error" })
       }
 
@@ -479,16 +584,24 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
   it.scoped("create_micro_db_table answers the table with every column field filled in; list and get_micro_db_schema read it back", () =>
     Effect.gen(function*() {
       const { dock, owner, viewer } = yield* cast
-      const result = ok(yield* call(owner.client, "create_micro_db_table", {
-        bucket: dock.id,
-        name: "Tasks",
-        description: "Things to do",
-        columns: TASK_COLUMNS
-      }))
+      const result = ok(
+        yield* call(owner.client, "create_micro_db_table", {
+          bucket: dock.id,
+          name: "Tasks",
+          description: "Things to do",
+          columns: TASK_COLUMNS
+        })
+      )
       expect(Object.keys(result)).toEqual(["table"])
       const table = result.table as Table
       expectTableShape(table)
-      expect(table).toMatchObject({ name: "Tasks", slug: "tasks", description: "Things to do", position: 0, row_count: 0 })
+      expect(table).toMatchObject({
+        name: "Tasks",
+        slug: "tasks",
+        description: "Things to do",
+        position: 0,
+        row_count: 0
+      })
       expect(table.columns).toEqual(TASK_SCHEMA)
 
       // a second table goes last; its slug comes from the name, or is given
@@ -523,7 +636,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
   it.scoped("create_micro_db_table refuses bad tables and bad column definitions with validation_error and stores nothing", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
-      const existing = yield* createTable(owner.client, { bucket: dock.id, name: "Taken", columns: [{ name: "A", type: "text" }] })
+      const existing = yield* createTable(owner.client, {
+        bucket: dock.id,
+        name: "Taken",
+        columns: [{ name: "A", type: "text" }]
+      })
       const text = { name: "A", type: "text" }
       const cases: ReadonlyArray<Record<string, unknown>> = [
         { name: "", columns: [text] },
@@ -560,7 +677,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         { name: "Other", columns: "name text" }
       ]
       for (const args of cases) {
-        expect(yield* error(owner.client, "create_micro_db_table", { bucket: dock.id, ...args }), JSON.stringify(args).slice(0, 200))
+        expect(
+          yield* error(owner.client, "create_micro_db_table", { bucket: dock.id, ...args }),
+          JSON.stringify(args).slice(0, 200)
+        )
           .toMatchObject({ code: "validation_error", status: 400 })
       }
       expect((yield* tablesOf(owner.client, dock.id)).map((table) => table.id)).toEqual([existing.id])
@@ -581,33 +701,41 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const b = yield* createTable(owner.client, { bucket: dock.id, name: "Bravo", columns })
       const c = yield* createTable(owner.client, { bucket: dock.id, name: "Charlie", columns })
 
-      const renamed = ok(yield* call(owner.client, "update_micro_db_table", {
-        bucket: dock.id,
-        table: "alpha",
-        name: "Aardvark",
-        description: null
-      }))
+      const renamed = ok(
+        yield* call(owner.client, "update_micro_db_table", {
+          bucket: dock.id,
+          table: "alpha",
+          name: "Aardvark",
+          description: null
+        })
+      )
       expect(Object.keys(renamed)).toEqual(["table"])
       expectTableShape(renamed.table)
       expect(renamed.table).toMatchObject({ id: a.id, name: "Aardvark", slug: "alpha", description: null, position: 0 })
       expect(Date.parse(renamed.table.updated_at)).toBeGreaterThanOrEqual(Date.parse(a.updated_at))
 
-      const moved = ok(yield* call(editor.client, "update_micro_db_table", { bucket: dock.id, table: c.id, position: 0 })).table
+      const moved =
+        ok(yield* call(editor.client, "update_micro_db_table", { bucket: dock.id, table: c.id, position: 0 })).table
       expect(moved).toMatchObject({ id: c.id, slug: "charlie", position: 0 })
       const listed = yield* tablesOf(owner.client, dock.id)
       expect(listed.map((table) => [table.slug, table.position])).toEqual([["charlie", 0], ["alpha", 1], ["bravo", 2]])
       expect(listed[1]).toMatchObject({ name: "Aardvark", description: null })
 
-      const described = ok(yield* call(owner.client, "update_micro_db_table", { bucket: dock.id, table: "bravo", description: "second" }))
+      const described = ok(
+        yield* call(owner.client, "update_micro_db_table", { bucket: dock.id, table: "bravo", description: "second" })
+      )
       expect(described.table).toMatchObject({ id: b.id, name: "Bravo", description: "second", position: 2 })
       expect((yield* schemaOf(owner.client, dock.id, "bravo")).table).toMatchObject({ description: "second" })
 
       // refused
-      expect(yield* error(owner.client, "update_micro_db_table", { bucket: dock.id, table: "nope", name: "X" })).toMatchObject({
-        code: "not_found",
-        status: 404
-      })
-      expect(yield* error(owner.client, "update_micro_db_table", { bucket: dock.id, table: crypto.randomUUID(), name: "X" }))
+      expect(yield* error(owner.client, "update_micro_db_table", { bucket: dock.id, table: "nope", name: "X" }))
+        .toMatchObject({
+          code: "not_found",
+          status: 404
+        })
+      expect(
+        yield* error(owner.client, "update_micro_db_table", { bucket: dock.id, table: crypto.randomUUID(), name: "X" })
+      )
         .toMatchObject({ code: "not_found" })
       for (
         const args of [
@@ -621,22 +749,35 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           { columns: [] }
         ]
       ) {
-        expect(yield* error(owner.client, "update_micro_db_table", { bucket: dock.id, table: "bravo", ...args }), JSON.stringify(args))
+        expect(
+          yield* error(owner.client, "update_micro_db_table", { bucket: dock.id, table: "bravo", ...args }),
+          JSON.stringify(args)
+        )
           .toMatchObject({ code: "validation_error", status: 400 })
       }
-      expect((yield* tablesOf(owner.client, dock.id)).map((table) => [table.slug, table.name, table.position])).toEqual([
-        ["charlie", "Charlie", 0],
-        ["alpha", "Aardvark", 1],
-        ["bravo", "Bravo", 2]
-      ])
+      expect((yield* tablesOf(owner.client, dock.id)).map((table) => [table.slug, table.name, table.position])).toEqual(
+        [
+          ["charlie", "Charlie", 0],
+          ["alpha", "Aardvark", 1],
+          ["bravo", "Bravo", 2]
+        ]
+      )
     }))
 
   it.scoped("delete_micro_db_table snapshots first, answers { ok: true, snapshot } and takes the table and its rows away", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
       const shell = ok(yield* call(owner.client, "push_micro_db", { bucket: dock.id })).part
-      const gone = yield* createTable(owner.client, { bucket: dock.id, name: "Gone", columns: [{ name: "N", type: "integer" }] })
-      const kept = yield* createTable(owner.client, { bucket: dock.id, name: "Kept", columns: [{ name: "N", type: "integer" }] })
+      const gone = yield* createTable(owner.client, {
+        bucket: dock.id,
+        name: "Gone",
+        columns: [{ name: "N", type: "integer" }]
+      })
+      const kept = yield* createTable(owner.client, {
+        bucket: dock.id,
+        name: "Kept",
+        columns: [{ name: "N", type: "integer" }]
+      })
       const row = yield* insert(owner.client, dock.id, "gone", { n: 1 })
       yield* insert(owner.client, dock.id, "gone", { n: 2 })
       yield* insert(owner.client, dock.id, "kept", { n: 3 })
@@ -648,23 +789,37 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       // taken before the delete: both tables and all three rows
       expect(result.snapshot).toMatchObject({ tables: 2, rows: 3 })
 
-      expect(yield* error(owner.client, "get_micro_db_schema", { bucket: dock.id, table: "gone" })).toMatchObject({ code: "not_found" })
-      expect(yield* error(owner.client, "get_micro_db_schema", { bucket: dock.id, table: gone.id })).toMatchObject({ code: "not_found" })
-      expect(yield* error(owner.client, "query_micro_db_rows", { bucket: dock.id, table: gone.id })).toMatchObject({ code: "not_found" })
-      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: gone.id, row_id: row.id })).toMatchObject({
+      expect(yield* error(owner.client, "get_micro_db_schema", { bucket: dock.id, table: "gone" })).toMatchObject({
         code: "not_found"
       })
-      expect(yield* error(owner.client, "insert_micro_db_row", { bucket: dock.id, table: gone.id, data: { n: 4 } })).toMatchObject({
+      expect(yield* error(owner.client, "get_micro_db_schema", { bucket: dock.id, table: gone.id })).toMatchObject({
         code: "not_found"
       })
-      expect((yield* tablesOf(owner.client, dock.id)).map((table) => [table.id, table.row_count])).toEqual([[kept.id, 1]])
+      expect(yield* error(owner.client, "query_micro_db_rows", { bucket: dock.id, table: gone.id })).toMatchObject({
+        code: "not_found"
+      })
+      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: gone.id, row_id: row.id }))
+        .toMatchObject({
+          code: "not_found"
+        })
+      expect(yield* error(owner.client, "insert_micro_db_row", { bucket: dock.id, table: gone.id, data: { n: 4 } }))
+        .toMatchObject({
+          code: "not_found"
+        })
+      expect((yield* tablesOf(owner.client, dock.id)).map((table) => [table.id, table.row_count])).toEqual([[
+        kept.id,
+        1
+      ]])
       // deleting again: not_found
       expect(yield* error(owner.client, "delete_micro_db_table", { bucket: dock.id, table: "gone" })).toMatchObject({
         code: "not_found",
         status: 404
       })
       // the slug is free again
-      expect((yield* createTable(owner.client, { bucket: dock.id, name: "Gone", columns: [{ name: "N", type: "text" }] })).slug)
+      expect(
+        (yield* createTable(owner.client, { bucket: dock.id, name: "Gone", columns: [{ name: "N", type: "text" }] }))
+          .slug
+      )
         .toBe("gone")
     }))
 
@@ -678,25 +833,47 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const first = yield* insert(owner.client, dock.id, "items", { name: "one" })
       const second = yield* insert(owner.client, dock.id, "items", { name: "two" })
 
-      const added = ok(yield* call(owner.client, "add_micro_db_column", {
-        bucket: dock.id,
-        table: "items",
-        column_def: { name: "In stock", type: "integer", default: 0, description: "How many" }
-      }))
+      const added = ok(
+        yield* call(owner.client, "add_micro_db_column", {
+          bucket: dock.id,
+          table: "items",
+          column_def: { name: "In stock", type: "integer", default: 0, description: "How many" }
+        })
+      )
       expect(Object.keys(added)).toEqual(["column"])
-      expect(added.column).toEqual(column({ name: "In stock", slug: "in_stock", type: "integer", default: 0, description: "How many", position: 1 }))
-      const plain = ok(yield* call(owner.client, "add_micro_db_column", {
-        bucket: dock.id,
-        table: "items",
-        column_def: { name: "Colour", slug: "colour", type: "select", options: ["red", "blue"] }
-      })).column
-      expect(plain).toEqual(column({ name: "Colour", slug: "colour", type: "select", options: ["red", "blue"], position: 2 }))
+      expect(added.column).toEqual(
+        column({
+          name: "In stock",
+          slug: "in_stock",
+          type: "integer",
+          default: 0,
+          description: "How many",
+          position: 1
+        })
+      )
+      const plain = ok(
+        yield* call(owner.client, "add_micro_db_column", {
+          bucket: dock.id,
+          table: "items",
+          column_def: { name: "Colour", slug: "colour", type: "select", options: ["red", "blue"] }
+        })
+      ).column
+      expect(plain).toEqual(
+        column({ name: "Colour", slug: "colour", type: "select", options: ["red", "blue"], position: 2 })
+      )
 
-      expect((yield* schemaOf(owner.client, dock.id, "items")).columns.map((entry) => entry.slug)).toEqual(["name", "in_stock", "colour"])
+      expect((yield* schemaOf(owner.client, dock.id, "items")).columns.map((entry) => entry.slug)).toEqual([
+        "name",
+        "in_stock",
+        "colour"
+      ])
       expect((yield* rowOf(owner.client, dock.id, "items", first.id)).data).toEqual({ name: "one", in_stock: 0 })
       expect((yield* rowOf(owner.client, dock.id, "items", second.id)).data).toEqual({ name: "two", in_stock: 0 })
       // new rows get the default too
-      expect((yield* insert(owner.client, dock.id, "items", { name: "three" })).data).toEqual({ name: "three", in_stock: 0 })
+      expect((yield* insert(owner.client, dock.id, "items", { name: "three" })).data).toEqual({
+        name: "three",
+        in_stock: 0
+      })
 
       for (
         const column_def of [
@@ -711,26 +888,41 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           { name: "Bad", type: "multi_select", options: ["a"], default: ["b"] }
         ]
       ) {
-        expect(yield* error(owner.client, "add_micro_db_column", { bucket: dock.id, table: "items", column_def }), JSON.stringify(column_def))
+        expect(
+          yield* error(owner.client, "add_micro_db_column", { bucket: dock.id, table: "items", column_def }),
+          JSON.stringify(column_def)
+        )
           .toMatchObject({ code: "validation_error", status: 400 })
       }
       expect(yield* error(owner.client, "add_micro_db_column", { bucket: dock.id, table: "items" })).toMatchObject({
         code: "validation_error"
       })
-      expect(yield* error(owner.client, "add_micro_db_column", {
-        bucket: dock.id,
-        table: "nope",
-        column_def: { name: "X", type: "text" }
-      })).toMatchObject({ code: "not_found", status: 404 })
-      expect((yield* schemaOf(owner.client, dock.id, "items")).columns.map((entry) => entry.slug)).toEqual(["name", "in_stock", "colour"])
+      expect(
+        yield* error(owner.client, "add_micro_db_column", {
+          bucket: dock.id,
+          table: "nope",
+          column_def: { name: "X", type: "text" }
+        })
+      ).toMatchObject({ code: "not_found", status: 404 })
+      expect((yield* schemaOf(owner.client, dock.id, "items")).columns.map((entry) => entry.slug)).toEqual([
+        "name",
+        "in_stock",
+        "colour"
+      ])
       // required with a default on a table with rows is fine: the rows get the default
-      const needed = ok(yield* call(owner.client, "add_micro_db_column", {
-        bucket: dock.id,
-        table: "items",
-        column_def: { name: "Needed", type: "text", required: true, default: "tbd" }
-      })).column
+      const needed = ok(
+        yield* call(owner.client, "add_micro_db_column", {
+          bucket: dock.id,
+          table: "items",
+          column_def: { name: "Needed", type: "text", required: true, default: "tbd" }
+        })
+      ).column
       expect(needed).toMatchObject({ slug: "needed", required: true, default: "tbd", position: 3 })
-      expect((yield* rowOf(owner.client, dock.id, "items", first.id)).data).toEqual({ name: "one", in_stock: 0, needed: "tbd" })
+      expect((yield* rowOf(owner.client, dock.id, "items", first.id)).data).toEqual({
+        name: "one",
+        in_stock: 0,
+        needed: "tbd"
+      })
     }))
 
   it.scoped("update_micro_db_column patches name, slug and description; a new slug moves every row's value", () =>
@@ -744,16 +936,26 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const ada = yield* insert(owner.client, dock.id, "people", { name: "Ada", mail: "ada@example.com" })
       const bob = yield* insert(owner.client, dock.id, "people", { name: "Bob" })
 
-      const result = ok(yield* call(owner.client, "update_micro_db_column", {
-        bucket: dock.id,
-        table: "people",
-        column: "mail",
-        patch: { name: "E-mail address", slug: "email", description: "Where to write" }
-      }))
+      const result = ok(
+        yield* call(owner.client, "update_micro_db_column", {
+          bucket: dock.id,
+          table: "people",
+          column: "mail",
+          patch: { name: "E-mail address", slug: "email", description: "Where to write" }
+        })
+      )
       expect(Object.keys(result)).toEqual(["column"])
-      expect(result.column).toEqual(column({ name: "E-mail address", slug: "email", type: "email", description: "Where to write", position: 1 }))
-      expect((yield* schemaOf(owner.client, dock.id, "people")).columns.map((entry) => entry.slug)).toEqual(["name", "email"])
-      expect((yield* rowOf(owner.client, dock.id, "people", ada.id)).data).toEqual({ name: "Ada", email: "ada@example.com" })
+      expect(result.column).toEqual(
+        column({ name: "E-mail address", slug: "email", type: "email", description: "Where to write", position: 1 })
+      )
+      expect((yield* schemaOf(owner.client, dock.id, "people")).columns.map((entry) => entry.slug)).toEqual([
+        "name",
+        "email"
+      ])
+      expect((yield* rowOf(owner.client, dock.id, "people", ada.id)).data).toEqual({
+        name: "Ada",
+        email: "ada@example.com"
+      })
       expect((yield* rowOf(owner.client, dock.id, "people", bob.id)).data).toEqual({ name: "Bob" })
       // the rows answer to the new slug only
       expect((yield* query(owner.client, {
@@ -761,25 +963,43 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         table: "people",
         filter: [{ column: "email", op: "eq", value: "ada@example.com" }]
       })).rows.map((row) => row.id)).toEqual([ada.id])
-      expect(yield* error(owner.client, "query_micro_db_rows", {
-        bucket: dock.id,
-        table: "people",
-        filter: [{ column: "mail", op: "is_null" }]
-      })).toMatchObject({ code: "validation_error" })
+      expect(
+        yield* error(owner.client, "query_micro_db_rows", {
+          bucket: dock.id,
+          table: "people",
+          filter: [{ column: "mail", op: "is_null" }]
+        })
+      ).toMatchObject({ code: "validation_error" })
 
       // a name alone keeps the slug; description null clears it
-      const renamed = ok(yield* call(owner.client, "update_micro_db_column", {
-        bucket: dock.id,
-        table: "people",
-        column: "email",
-        patch: { name: "Mail", description: null }
-      })).column
+      const renamed = ok(
+        yield* call(owner.client, "update_micro_db_column", {
+          bucket: dock.id,
+          table: "people",
+          column: "email",
+          patch: { name: "Mail", description: null }
+        })
+      ).column
       expect(renamed).toMatchObject({ name: "Mail", slug: "email", description: null })
 
       // refused
-      expect(yield* error(owner.client, "update_micro_db_column", { bucket: dock.id, table: "people", column: "nope", patch: { name: "X" } }))
+      expect(
+        yield* error(owner.client, "update_micro_db_column", {
+          bucket: dock.id,
+          table: "people",
+          column: "nope",
+          patch: { name: "X" }
+        })
+      )
         .toMatchObject({ code: "not_found", status: 404 })
-      expect(yield* error(owner.client, "update_micro_db_column", { bucket: dock.id, table: "nope", column: "email", patch: { name: "X" } }))
+      expect(
+        yield* error(owner.client, "update_micro_db_column", {
+          bucket: dock.id,
+          table: "nope",
+          column: "email",
+          patch: { name: "X" }
+        })
+      )
         .toMatchObject({ code: "not_found" })
       for (
         const patch of [
@@ -792,7 +1012,15 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           { colour: "red" }
         ]
       ) {
-        expect(yield* error(owner.client, "update_micro_db_column", { bucket: dock.id, table: "people", column: "email", patch }), JSON.stringify(patch))
+        expect(
+          yield* error(owner.client, "update_micro_db_column", {
+            bucket: dock.id,
+            table: "people",
+            column: "email",
+            patch
+          }),
+          JSON.stringify(patch)
+        )
           .toMatchObject({ code: "validation_error", status: 400 })
       }
       expect((yield* schemaOf(owner.client, dock.id, "people")).columns).toEqual([
@@ -813,7 +1041,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const one = yield* insert(owner.client, dock.id, "notes", { title: "one", secret: "s1", rank: 1 })
       const two = yield* insert(owner.client, dock.id, "notes", { title: "two", secret: "s2" })
 
-      const result = ok(yield* call(owner.client, "delete_micro_db_column", { bucket: dock.id, table: "notes", column: "secret" }))
+      const result = ok(
+        yield* call(owner.client, "delete_micro_db_column", { bucket: dock.id, table: "notes", column: "secret" })
+      )
       expect(Object.keys(result).sort()).toEqual(["ok", "snapshot"])
       expect(result.ok).toBe(true)
       expectSnapshotShape(result.snapshot, shell.id)
@@ -826,23 +1056,38 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       ])
       expect((yield* rowOf(owner.client, dock.id, "notes", one.id)).data).toEqual({ title: "one", rank: 1 })
       expect((yield* rowOf(owner.client, dock.id, "notes", two.id)).data).toEqual({ title: "two" })
-      expect(yield* invalidColumns(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "notes", data: { secret: "s3" } }))
+      expect(
+        yield* invalidColumns(owner.client, "insert_micro_db_row", {
+          bucket: dock.id,
+          table: "notes",
+          data: { secret: "s3" }
+        })
+      )
         .toEqual(["secret"])
-      expect(yield* error(owner.client, "query_micro_db_rows", {
-        bucket: dock.id,
-        table: "notes",
-        filter: [{ column: "secret", op: "is_not_null" }]
-      })).toMatchObject({ code: "validation_error" })
+      expect(
+        yield* error(owner.client, "query_micro_db_rows", {
+          bucket: dock.id,
+          table: "notes",
+          filter: [{ column: "secret", op: "is_not_null" }]
+        })
+      ).toMatchObject({ code: "validation_error" })
 
-      expect(yield* error(owner.client, "delete_micro_db_column", { bucket: dock.id, table: "notes", column: "secret" })).toMatchObject({
+      expect(
+        yield* error(owner.client, "delete_micro_db_column", { bucket: dock.id, table: "notes", column: "secret" })
+      ).toMatchObject({
         code: "not_found",
         status: 404
       })
-      expect(yield* error(owner.client, "delete_micro_db_column", { bucket: dock.id, table: "nope", column: "title" })).toMatchObject({
-        code: "not_found"
-      })
+      expect(yield* error(owner.client, "delete_micro_db_column", { bucket: dock.id, table: "nope", column: "title" }))
+        .toMatchObject({
+          code: "not_found"
+        })
       // a re-added column of the same slug starts empty
-      yield* call(owner.client, "add_micro_db_column", { bucket: dock.id, table: "notes", column_def: { name: "Secret", type: "text" } })
+      yield* call(owner.client, "add_micro_db_column", {
+        bucket: dock.id,
+        table: "notes",
+        column_def: { name: "Secret", type: "text" }
+      })
       expect((yield* rowOf(owner.client, dock.id, "notes", one.id)).data).toEqual({ title: "one", rank: 1 })
     }))
 
@@ -853,7 +1098,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
     Effect.gen(function*() {
       const { dock, owner, viewer } = yield* cast
       const table = yield* tasksTable(owner.client, dock.id)
-      const result = ok(yield* call(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "tasks", data: FULL_TASK }))
+      const result = ok(
+        yield* call(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "tasks", data: FULL_TASK })
+      )
       expect(Object.keys(result)).toEqual(["row"])
       const row = result.row as Row
       expectRowShape(row)
@@ -867,7 +1114,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const cleared = yield* insert(owner.client, dock.id, "tasks", { title: "Cleared", notes: null, done: true })
       expect(cleared.data).toEqual({ title: "Cleared", done: true })
 
-      const read = ok(yield* call(viewer.client, "get_micro_db_row", { bucket: dock.id, table: "tasks", row_id: row.id }))
+      const read = ok(
+        yield* call(viewer.client, "get_micro_db_row", { bucket: dock.id, table: "tasks", row_id: row.id })
+      )
       expect(Object.keys(read)).toEqual(["row"])
       expect(read.row).toEqual(row)
       expect(yield* rowOf(owner.client, dock.id, table.id, small.id)).toEqual(small)
@@ -877,24 +1126,37 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(all.rows).toEqual([row, small, cleared])
 
       // not_found: an unknown row, a row of another table, an unknown table or Dock
-      const other = yield* createTable(owner.client, { bucket: dock.id, name: "Other", columns: [{ name: "Title", type: "text" }] })
+      const other = yield* createTable(owner.client, {
+        bucket: dock.id,
+        name: "Other",
+        columns: [{ name: "Title", type: "text" }]
+      })
       const elsewhere = yield* insert(owner.client, dock.id, other.id, { title: "elsewhere" })
-      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: "tasks", row_id: crypto.randomUUID() }))
+      expect(
+        yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: "tasks", row_id: crypto.randomUUID() })
+      )
         .toMatchObject({ code: "not_found", status: 404 })
-      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: "tasks", row_id: elsewhere.id })).toMatchObject({
-        code: "not_found"
-      })
-      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: "nope", row_id: row.id })).toMatchObject({
-        code: "not_found"
-      })
-      expect(yield* error(owner.client, "get_micro_db_row", { bucket: crypto.randomUUID(), table: "tasks", row_id: row.id }))
+      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: "tasks", row_id: elsewhere.id }))
+        .toMatchObject({
+          code: "not_found"
+        })
+      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: "nope", row_id: row.id }))
+        .toMatchObject({
+          code: "not_found"
+        })
+      expect(
+        yield* error(owner.client, "get_micro_db_row", { bucket: crypto.randomUUID(), table: "tasks", row_id: row.id })
+      )
         .toMatchObject({ code: "not_found" })
       // row_id is a UUID
-      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: "tasks", row_id: "not-a-uuid" })).toMatchObject({
-        code: "validation_error",
-        status: 400
-      })
-      expect(yield* error(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "nope", data: { title: "x" } })).toMatchObject({
+      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: "tasks", row_id: "not-a-uuid" }))
+        .toMatchObject({
+          code: "validation_error",
+          status: 400
+        })
+      expect(
+        yield* error(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "nope", data: { title: "x" } })
+      ).toMatchObject({
         code: "not_found",
         status: 404
       })
@@ -945,7 +1207,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         ["ref-code", ["T"]]
       ]
       for (const [slug, value] of wrong) {
-        expect(yield* refusedWith({ ...t, [slug]: value }), `${slug}: ${JSON.stringify(value).slice(0, 40)}`).toEqual([slug])
+        expect(yield* refusedWith({ ...t, [slug]: value }), `${slug}: ${JSON.stringify(value).slice(0, 40)}`).toEqual([
+          slug
+        ])
       }
       // select: exactly one of the options
       expect(yield* refusedWith({ ...t, priority: "urgent" })).toEqual(["priority"])
@@ -962,9 +1226,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect([...new Set(errors.map((entry) => entry.column))].sort()).toEqual(["bogus", "points", "priority", "title"])
       // not an object
       for (const data of [[{ title: "T" }], "title", null]) {
-        expect(yield* error(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "tasks", data })).toMatchObject({
-          code: "validation_error"
-        })
+        expect(yield* error(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "tasks", data }))
+          .toMatchObject({
+            code: "validation_error"
+          })
       }
       expect(yield* error(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "tasks" })).toMatchObject({
         code: "validation_error"
@@ -972,9 +1237,21 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
 
       const stored = yield* query(owner.client, { bucket: dock.id, table: "tasks" })
       expect(stored.total).toBe(1)
-      expect(stored.rows.map((row) => row.data)).toEqual([{ title: "Existing", points: 7, "ref-code": "R-1", done: false }])
+      expect(stored.rows.map((row) => row.data)).toEqual([{
+        title: "Existing",
+        points: 7,
+        "ref-code": "R-1",
+        done: false
+      }])
       // values that are fine next to the existing row: unique counts only values that are there
-      expect((yield* insert(owner.client, dock.id, "tasks", { title: "T", points: 8, priority: "low", tags: ["urgent", "home"] })).data)
+      expect(
+        (yield* insert(owner.client, dock.id, "tasks", {
+          title: "T",
+          points: 8,
+          priority: "low",
+          tags: ["urgent", "home"]
+        })).data
+      )
         .toEqual({ title: "T", points: 8, priority: "low", tags: ["home", "urgent"], done: false })
     }))
 
@@ -990,11 +1267,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           { name: "Kind", type: "select", options: ["tool", "part"] }
         ]
       })
-      const result = ok(yield* call(owner.client, "insert_micro_db_rows", {
-        bucket: dock.id,
-        table: "stock",
-        rows: [{ sku: "A-1", count: 3, kind: "tool" }, { sku: "A-2" }, { sku: "A-3", kind: "part" }]
-      }))
+      const result = ok(
+        yield* call(owner.client, "insert_micro_db_rows", {
+          bucket: dock.id,
+          table: "stock",
+          rows: [{ sku: "A-1", count: 3, kind: "tool" }, { sku: "A-2" }, { sku: "A-3", kind: "part" }]
+        })
+      )
       expect(Object.keys(result)).toEqual(["rows"])
       const rows = result.rows as Array<Row>
       expect(rows).toHaveLength(3)
@@ -1009,12 +1288,16 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect((yield* tablesOf(owner.client, dock.id))[0]!.row_count).toBe(3)
 
       const batch = (rows: unknown) => ({ bucket: dock.id, table: "stock", rows })
-      const errors = yield* invalid(owner.client, "insert_micro_db_rows", batch([
-        { sku: "B-1" },
-        { sku: "B-2", kind: "gadget" },
-        { count: 1 },
-        { sku: "A-1" }
-      ]))
+      const errors = yield* invalid(
+        owner.client,
+        "insert_micro_db_rows",
+        batch([
+          { sku: "B-1" },
+          { sku: "B-2", kind: "gadget" },
+          { count: 1 },
+          { sku: "A-1" }
+        ])
+      )
       const where = errors.map((entry) => [entry.row, entry.column])
       expect(where).toEqual(expect.arrayContaining([[1, "kind"], [2, "sku"], [3, "sku"]]))
       expect(where.some(([row]) => row === 0)).toBe(false)
@@ -1028,7 +1311,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           code: "validation_error"
         })
       }
-      expect(yield* error(owner.client, "insert_micro_db_rows", { bucket: dock.id, table: "nope", rows: [{ sku: "E-1" }] }))
+      expect(
+        yield* error(owner.client, "insert_micro_db_rows", { bucket: dock.id, table: "nope", rows: [{ sku: "E-1" }] })
+      )
         .toMatchObject({ code: "not_found", status: 404 })
       expect((yield* query(owner.client, { bucket: dock.id, table: "stock" })).total).toBe(3)
     }))
@@ -1037,15 +1322,22 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
     Effect.gen(function*() {
       const { dock, owner, editor } = yield* cast
       yield* tasksTable(owner.client, dock.id)
-      const row = yield* insert(owner.client, dock.id, "tasks", { title: "Paint", points: 3, notes: "white", priority: "low" })
+      const row = yield* insert(owner.client, dock.id, "tasks", {
+        title: "Paint",
+        points: 3,
+        notes: "white",
+        priority: "low"
+      })
       const other = yield* insert(owner.client, dock.id, "tasks", { title: "Sand", points: 4 })
 
-      const result = ok(yield* call(editor.client, "update_micro_db_row", {
-        bucket: dock.id,
-        table: "tasks",
-        row_id: row.id,
-        data: { notes: null, priority: "high", tags: ["work"] }
-      }))
+      const result = ok(
+        yield* call(editor.client, "update_micro_db_row", {
+          bucket: dock.id,
+          table: "tasks",
+          row_id: row.id,
+          data: { notes: null, priority: "high", tags: ["work"] }
+        })
+      )
       expect(Object.keys(result)).toEqual(["row"])
       const updated = result.row as Row
       expectRowShape(updated)
@@ -1054,10 +1346,17 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(Date.parse(updated.updated_at)).toBeGreaterThanOrEqual(Date.parse(row.updated_at))
       expect(yield* rowOf(owner.client, dock.id, "tasks", row.id)).toEqual(updated)
       // keeping one's own unique value is no conflict
-      expect((yield* Effect.map(
-        call(owner.client, "update_micro_db_row", { bucket: dock.id, table: "tasks", row_id: row.id, data: { points: 3, title: "Paint!" } }),
-        (answer) => ok(answer).row as Row
-      )).data).toMatchObject({ points: 3, title: "Paint!" })
+      expect(
+        (yield* Effect.map(
+          call(owner.client, "update_micro_db_row", {
+            bucket: dock.id,
+            table: "tasks",
+            row_id: row.id,
+            data: { points: 3, title: "Paint!" }
+          }),
+          (answer) => ok(answer).row as Row
+        )).data
+      ).toMatchObject({ points: 3, title: "Paint!" })
 
       const refusedWith = (data: Record<string, unknown>) =>
         invalidColumns(owner.client, "update_micro_db_row", { bucket: dock.id, table: "tasks", row_id: row.id, data })
@@ -1074,22 +1373,38 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         tags: ["work"],
         done: false
       })
-      expect((yield* rowOf(owner.client, dock.id, "tasks", other.id)).data).toEqual({ title: "Sand", points: 4, done: false })
+      expect((yield* rowOf(owner.client, dock.id, "tasks", other.id)).data).toEqual({
+        title: "Sand",
+        points: 4,
+        done: false
+      })
 
-      expect(yield* error(owner.client, "update_micro_db_row", {
-        bucket: dock.id,
-        table: "tasks",
-        row_id: crypto.randomUUID(),
-        data: { title: "x" }
-      })).toMatchObject({ code: "not_found", status: 404 })
-      expect(yield* error(owner.client, "update_micro_db_row", { bucket: dock.id, table: "nope", row_id: row.id, data: { title: "x" } }))
+      expect(
+        yield* error(owner.client, "update_micro_db_row", {
+          bucket: dock.id,
+          table: "tasks",
+          row_id: crypto.randomUUID(),
+          data: { title: "x" }
+        })
+      ).toMatchObject({ code: "not_found", status: 404 })
+      expect(
+        yield* error(owner.client, "update_micro_db_row", {
+          bucket: dock.id,
+          table: "nope",
+          row_id: row.id,
+          data: { title: "x" }
+        })
+      )
         .toMatchObject({ code: "not_found" })
-      expect(yield* error(owner.client, "update_micro_db_row", { bucket: dock.id, table: "tasks", row_id: "nope", data: {} })).toMatchObject({
+      expect(
+        yield* error(owner.client, "update_micro_db_row", { bucket: dock.id, table: "tasks", row_id: "nope", data: {} })
+      ).toMatchObject({
         code: "validation_error"
       })
-      expect(yield* error(owner.client, "delete_micro_db_row", { bucket: dock.id, table: "tasks", row_id: "nope" })).toMatchObject({
-        code: "validation_error"
-      })
+      expect(yield* error(owner.client, "delete_micro_db_row", { bucket: dock.id, table: "tasks", row_id: "nope" }))
+        .toMatchObject({
+          code: "validation_error"
+        })
     }))
 
   it.scoped("delete_micro_db_row answers { ok: true }; the row is gone and the count drops", () =>
@@ -1099,22 +1414,33 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const one = yield* insert(owner.client, dock.id, "log", { line: "one" })
       const two = yield* insert(owner.client, dock.id, "log", { line: "two" })
 
-      expect(ok(yield* call(owner.client, "delete_micro_db_row", { bucket: dock.id, table: "log", row_id: one.id }))).toEqual({ ok: true })
-      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: "log", row_id: one.id })).toMatchObject({
-        code: "not_found"
-      })
+      expect(ok(yield* call(owner.client, "delete_micro_db_row", { bucket: dock.id, table: "log", row_id: one.id })))
+        .toEqual({ ok: true })
+      expect(yield* error(owner.client, "get_micro_db_row", { bucket: dock.id, table: "log", row_id: one.id }))
+        .toMatchObject({
+          code: "not_found"
+        })
       const left = yield* query(owner.client, { bucket: dock.id, table: "log" })
       expect(left).toEqual({ rows: [two], total: 1 })
       expect((yield* tablesOf(owner.client, dock.id))[0]!.row_count).toBe(1)
 
-      expect(yield* error(owner.client, "delete_micro_db_row", { bucket: dock.id, table: "log", row_id: one.id })).toMatchObject({
-        code: "not_found",
-        status: 404
-      })
-      expect(yield* error(owner.client, "delete_micro_db_row", { bucket: dock.id, table: "nope", row_id: two.id })).toMatchObject({
-        code: "not_found"
-      })
-      expect(yield* error(owner.client, "update_micro_db_row", { bucket: dock.id, table: "log", row_id: one.id, data: { line: "x" } }))
+      expect(yield* error(owner.client, "delete_micro_db_row", { bucket: dock.id, table: "log", row_id: one.id }))
+        .toMatchObject({
+          code: "not_found",
+          status: 404
+        })
+      expect(yield* error(owner.client, "delete_micro_db_row", { bucket: dock.id, table: "nope", row_id: two.id }))
+        .toMatchObject({
+          code: "not_found"
+        })
+      expect(
+        yield* error(owner.client, "update_micro_db_row", {
+          bucket: dock.id,
+          table: "log",
+          row_id: one.id,
+          data: { line: "x" }
+        })
+      )
         .toMatchObject({ code: "not_found" })
       expect((yield* query(owner.client, { bucket: dock.id, table: "log" })).total).toBe(1)
     }))
@@ -1127,7 +1453,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const { dock, owner, editor } = yield* cast
       yield* createTable(owner.client, { bucket: dock.id, name: "A", columns: [{ name: "N", type: "integer" }] })
       yield* createTable(owner.client, { bucket: dock.id, name: "B", columns: [{ name: "N", type: "integer" }] })
-      yield* call(owner.client, "insert_micro_db_rows", { bucket: dock.id, table: "a", rows: [{ n: 1 }, { n: 2 }, { n: 3 }] })
+      yield* call(owner.client, "insert_micro_db_rows", {
+        bucket: dock.id,
+        table: "a",
+        rows: [{ n: 1 }, { n: 2 }, { n: 3 }]
+      })
       yield* insert(owner.client, dock.id, "b", { n: 4 })
       const shell = (yield* shellsIn(owner.client, dock.id))[0]
 
@@ -1139,7 +1469,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(next).toMatchObject({ part_id: shell.id, version: 3, tables: 2, rows: 4 })
 
       // the version reads back as the snapshot document
-      const version = ok(yield* call(owner.client, "get_web_page_version", { bucket: dock.id, web_page: shell.id, version: 2 }))
+      const version = ok(
+        yield* call(owner.client, "get_web_page_version", { bucket: dock.id, web_page: shell.id, version: 2 })
+      )
       const document = JSON.parse(version.content)
       expect(document).toMatchObject({ format: "dock.micro_db.snapshot/1", bucket_id: dock.id })
       expect(document.tables.map((table: any) => [table.slug, table.rows.length])).toEqual([["a", 3], ["b", 1]])
@@ -1174,7 +1506,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(ok(yield* call(editor.client, tool, args)), tool).toEqual(asOwner)
         expect(ok(yield* call(readOnly, tool, args)), tool).toEqual(asOwner)
         expect(yield* error(outsider.client, tool, args), tool).toMatchObject({ code: "not_found", status: 404 })
-        expect(yield* error(owner.client, tool, { ...args, bucket: crypto.randomUUID() }), tool).toMatchObject({ code: "not_found" })
+        expect(yield* error(owner.client, tool, { ...args, bucket: crypto.randomUUID() }), tool).toMatchObject({
+          code: "not_found"
+        })
       }
 
       const writes: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
@@ -1198,7 +1532,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(yield* error(outsider.client, tool, args), tool).toMatchObject({ code: "not_found", status: 404 })
       }
       // nothing changed
-      expect(yield* tablesOf(owner.client, b)).toEqual([table].map((entry) => ({ ...entry, row_count: 1, updated_at: expect.any(String) })))
+      expect(yield* tablesOf(owner.client, b)).toEqual(
+        [table].map((entry) => ({ ...entry, row_count: 1, updated_at: expect.any(String) }))
+      )
       expect(yield* rowOf(owner.client, b, "tasks", row.id)).toEqual(row)
       expect(yield* shellsIn(owner.client, b)).toEqual([shell])
 
@@ -1235,20 +1571,33 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           sort: [{ column: "name", direction: "desc" }]
         })
         expect(found).toEqual({ rows: [robin], total: 1 })
-        const updated = ok(yield* call(owner.client, "update_micro_db_row", {
-          bucket: dock.id,
-          table: "birds",
-          row_id: robin.id,
-          data: { seen: 11 }
-        })).row
+        const updated = ok(
+          yield* call(owner.client, "update_micro_db_row", {
+            bucket: dock.id,
+            table: "birds",
+            row_id: robin.id,
+            data: { seen: 11 }
+          })
+        ).row
         expect(updated.data).toEqual({ name: "Robin", seen: 11 })
         expect(yield* rowOf(owner.client, dock.id, "birds", robin.id)).toEqual(updated)
-        expect(yield* invalidColumns(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "birds", data: { seen: 1 } }))
+        expect(
+          yield* invalidColumns(owner.client, "insert_micro_db_row", {
+            bucket: dock.id,
+            table: "birds",
+            data: { seen: 1 }
+          })
+        )
           .toEqual(["name"])
-        expect(ok(yield* call(owner.client, "delete_micro_db_row", { bucket: dock.id, table: "birds", row_id: robin.id }))).toEqual({
+        expect(
+          ok(yield* call(owner.client, "delete_micro_db_row", { bucket: dock.id, table: "birds", row_id: robin.id }))
+        ).toEqual({
           ok: true
         })
-        expect(ok(yield* call(owner.client, "snapshot_micro_db", { bucket: dock.id })).snapshot).toMatchObject({ tables: 1, rows: 1 })
+        expect(ok(yield* call(owner.client, "snapshot_micro_db", { bucket: dock.id })).snapshot).toMatchObject({
+          tables: 1,
+          rows: 1
+        })
       }))
   }
 })

@@ -120,45 +120,61 @@ const stored = (tableId: string) =>
 
 /** Each row's UTF-8 size of its data's JSON as the database holds it, in the order of `ids`. */
 const jsonSizes = (ids: ReadonlyArray<string>) =>
-  Effect.flatMap(TestServer, (server) =>
-    Effect.forEach(ids, (id) =>
-      server.sql<{ n: number }>`select octet_length(data::text)::int as n from micro_db_rows where id = ${id}`.pipe(
-        Effect.map((rows) => rows[0]!.n),
-        Effect.orDie
-      )))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      Effect.forEach(ids, (id) =>
+        server.sql<{ n: number }>`select octet_length(data::text)::int as n from micro_db_rows where id = ${id}`.pipe(
+          Effect.map((rows) =>
+            rows[0]!.n
+          ),
+          Effect.orDie
+        ))
+  )
 
 /** The bytes of content a Dock is charged for. */
 const usageOf = (dockId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ bytes: number; artifacts: number }>`select bytes::int as bytes, artifacts from dock_usage
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ bytes: number; artifacts: number }>`select bytes::int as bytes, artifacts from dock_usage
       where dock_id = ${dockId}`.pipe(
-      Effect.map((rows) => rows[0] ?? { bytes: 0, artifacts: 0 }),
-      Effect.orDie
-    ))
+        Effect.map((rows) => rows[0] ?? { bytes: 0, artifacts: 0 }),
+        Effect.orDie
+      )
+  )
 
 /** The bytes of every stored version of the Dock's Micro DB shell (its snapshots): they count as content too. */
 const shellBytes = (dockId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ bytes: number }>`select coalesce(sum(v.size_bytes), 0)::int as bytes
-      from part_versions v join parts p on p.id = v.part_id where p.dock_id = ${dockId} and p.page_kind = 'micro_db'`.pipe(
-      Effect.map((rows) => rows[0]!.bytes),
-      Effect.orDie
-    ))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ bytes: number }>`select coalesce(sum(v.size_bytes), 0)::int as bytes
+      from part_versions v join parts p on p.id = v.part_id where p.dock_id = ${dockId} and p.page_kind = 'micro_db'`
+        .pipe(
+          Effect.map((rows) => rows[0]!.bytes),
+          Effect.orDie
+        )
+  )
 
 /** Everything of a Dock's Micro DB in the database, as text: tables, rows, the shell and its versions. */
 const microDbState = (dockId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ tables: string; rows: string; shell: string | null; versions: number }>`select
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ tables: string; rows: string; shell: string | null; versions: number }>`select
         (select coalesce(json_agg(t order by t.position)::text, '[]') from micro_db_tables t
           where t.dock_id = ${dockId}) as tables,
         (select coalesce(json_agg(r order by r.seq)::text, '[]') from micro_db_rows r
           where r.table_id in (select id from micro_db_tables where dock_id = ${dockId})) as rows,
         (select row_to_json(p)::text from parts p where p.dock_id = ${dockId} and p.page_kind = 'micro_db') as shell,
         (select count(*)::int from part_versions v
-          where v.part_id in (select id from parts where dock_id = ${dockId} and page_kind = 'micro_db')) as versions`.pipe(
-      Effect.map((rows) => JSON.stringify(rows[0])),
-      Effect.orDie
-    ))
+          where v.part_id in (select id from parts where dock_id = ${dockId} and page_kind = 'micro_db')) as versions`
+        .pipe(
+          Effect.map((rows) => JSON.stringify(rows[0])),
+          Effect.orDie
+        )
+  )
 
 /** A snapshot's JSON document, read back with get_web_page_version. */
 const snapshotDocument = (client: AnyClient, bucket: string, snapshot: { part_id: string; version: number }) =>
@@ -178,7 +194,8 @@ const expectSnapshotShape = (snapshot: Json) => {
 }
 
 /** The row ids named by a validation_error about existing rows. */
-const offendingIds = (error: Json) => (error.details.errors as Array<{ row_id: string }>).map((entry) => entry.row_id).sort()
+const offendingIds = (error: Json) =>
+  (error.details.errors as Array<{ row_id: string }>).map((entry) => entry.row_id).sort()
 
 // ---------------------------------------------------------------------------------------------------------
 // Type changes: a column `v` of one type, rows holding `values` (and one row without a value), a patch.
@@ -246,10 +263,20 @@ const CONVERSIONS: ReadonlyArray<Conversion> = [
     patch: { type: "select", options: ["red", "blue"] },
     expected: ["red", "blue"]
   },
-  { from: { type: "text" }, values: ["https://example.com/x?y=1"], patch: { type: "url" }, expected: ["https://example.com/x?y=1"] },
+  {
+    from: { type: "text" },
+    values: ["https://example.com/x?y=1"],
+    patch: { type: "url" },
+    expected: ["https://example.com/x?y=1"]
+  },
   { from: { type: "text" }, values: ["ann@example.com"], patch: { type: "email" }, expected: ["ann@example.com"] },
   { from: { type: "number" }, values: [5, 2.5], patch: { type: "json" }, expected: [5, 2.5] },
-  { from: { type: "multi_select", options: ["a", "b"] }, values: [["b", "a"]], patch: { type: "json" }, expected: [["a", "b"]] },
+  {
+    from: { type: "multi_select", options: ["a", "b"] },
+    values: [["b", "a"]],
+    patch: { type: "json" },
+    expected: [["a", "b"]]
+  },
   { from: { type: "date" }, values: ["2026-01-02"], patch: { type: "text" }, expected: ["2026-01-02"] }
 ]
 
@@ -273,13 +300,20 @@ const REFUSED_CONVERSIONS: ReadonlyArray<Omit<Conversion, "expected"> & { readon
 ]
 
 /** A table with one column `v` of the given type and one row per value, plus a row without a value (last). */
-const conversionTable = (client: AnyClient, bucket: string, from: Omit<ColumnDef, "name">, values: ReadonlyArray<unknown>) =>
+const conversionTable = (
+  client: AnyClient,
+  bucket: string,
+  from: Omit<ColumnDef, "name">,
+  values: ReadonlyArray<unknown>
+) =>
   Effect.gen(function*() {
     const table = yield* createTable(client, bucket, `Convert ${unique()}`, [
       { name: "V", slug: "v", ...from },
       { name: "N", slug: "n", type: "integer" }
     ])
-    const rows = yield* insertRows(client, bucket, table.id, [...values.map((v, n) => ({ v, n })), { n: values.length }])
+    const rows = yield* insertRows(client, bucket, table.id, [...values.map((v, n) => ({ v, n })), {
+      n: values.length
+    }])
     return { table, rows }
   })
 
@@ -331,9 +365,11 @@ const expectAll = (
           expect(error.status).toBe(expected === "not_found" ? 404 : 403)
         }
       } catch (cause) {
-        mismatches.push(`${label} ${tool} ${JSON.stringify(args)}: expected ${typeof expected === "function" ? "check" : expected}, got ${
-          JSON.stringify(result.structuredContent)
-        } (${String(cause).split("\n")[0]})`)
+        mismatches.push(
+          `${label} ${tool} ${JSON.stringify(args)}: expected ${
+            typeof expected === "function" ? "check" : expected
+          }, got ${JSON.stringify(result.structuredContent)} (${String(cause).split("\n")[0]})`
+        )
       }
     }
     expect(mismatches).toEqual([])
@@ -348,7 +384,10 @@ const seededMicroDb = (owner: AnyClient, dockArgs: Record<string, unknown> = {},
       { name: "Title", slug: "title", type: "text" },
       { name: "Score", slug: "score", type: "integer" }
     ], { slug: "notes" })
-    const rows = yield* insertRows(owner, dock.id, table.id, [{ title: "first", score: 1 }, { title: "second", score: 2 }])
+    const rows = yield* insertRows(owner, dock.id, table.id, [{ title: "first", score: 1 }, {
+      title: "second",
+      score: 2
+    }])
     return { dock, table, rows }
   })
 
@@ -378,9 +417,19 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       const usageBefore = yield* usageOf(dock.id)
       const stateBefore = yield* microDbState(dock.id)
 
-      const cases: ReadonlyArray<{ label: string; rows: Array<Record<string, unknown>>; errors: ReadonlyArray<{ row: number; column: string }> }> = [
-        { label: "a wrong type", rows: batch((rows) => (rows[6] = { ...rows[6], qty: "6" })), errors: [{ row: 6, column: "qty" }] },
-        { label: "a fraction in an integer", rows: batch((rows) => (rows[3] = { ...rows[3], qty: 3.5 })), errors: [{ row: 3, column: "qty" }] },
+      const cases: ReadonlyArray<
+        { label: string; rows: Array<Record<string, unknown>>; errors: ReadonlyArray<{ row: number; column: string }> }
+      > = [
+        {
+          label: "a wrong type",
+          rows: batch((rows) => (rows[6] = { ...rows[6], qty: "6" })),
+          errors: [{ row: 6, column: "qty" }]
+        },
+        {
+          label: "a fraction in an integer",
+          rows: batch((rows) => (rows[3] = { ...rows[3], qty: 3.5 })),
+          errors: [{ row: 3, column: "qty" }]
+        },
         {
           label: "a unique clash inside the batch",
           rows: batch((rows) => {
@@ -389,15 +438,31 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
           }),
           errors: [{ row: 9, column: "code" }]
         },
-        { label: "a unique clash with an existing row", rows: batch((rows) => (rows[4] = { ...rows[4], code: "X1" })), errors: [{ row: 4, column: "code" }] },
+        {
+          label: "a unique clash with an existing row",
+          rows: batch((rows) => (rows[4] = { ...rows[4], code: "X1" })),
+          errors: [{ row: 4, column: "code" }]
+        },
         {
           label: "a required column missing",
           rows: batch((rows) => (rows[11] = { code: "C11", status: "open" })),
           errors: [{ row: 11, column: "qty" }]
         },
-        { label: "a required column set to null", rows: batch((rows) => (rows[0] = { ...rows[0], qty: null })), errors: [{ row: 0, column: "qty" }] },
-        { label: "a value outside the options", rows: batch((rows) => (rows[5] = { ...rows[5], status: "Open" })), errors: [{ row: 5, column: "status" }] },
-        { label: "an unknown key", rows: batch((rows) => (rows[7] = { ...rows[7], colour: "red" })), errors: [{ row: 7, column: "colour" }] },
+        {
+          label: "a required column set to null",
+          rows: batch((rows) => (rows[0] = { ...rows[0], qty: null })),
+          errors: [{ row: 0, column: "qty" }]
+        },
+        {
+          label: "a value outside the options",
+          rows: batch((rows) => (rows[5] = { ...rows[5], status: "Open" })),
+          errors: [{ row: 5, column: "status" }]
+        },
+        {
+          label: "an unknown key",
+          rows: batch((rows) => (rows[7] = { ...rows[7], colour: "red" })),
+          errors: [{ row: 7, column: "colour" }]
+        },
         {
           label: "several bad rows",
           rows: batch((rows) => {
@@ -444,7 +509,8 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         { name: "N", slug: "n", type: "integer", unique: true },
         { name: "Label", slug: "label", type: "text", required: true }
       ])
-      const rows = (from: number, count: number) => Array.from({ length: count }, (_, i) => ({ n: from + i, label: `row ${from + i} ✓` }))
+      const rows = (from: number, count: number) =>
+        Array.from({ length: count }, (_, i) => ({ n: from + i, label: `row ${from + i} ✓` }))
       const inserted = yield* insertRows(owner.client, dock.id, table.id, rows(0, 500))
       expect(inserted).toHaveLength(500)
       expect(inserted.map((row) => row.data)).toEqual(rows(0, 500))
@@ -454,13 +520,18 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
 
       const before = yield* stored(table.id)
       expect(before).toMatchObject({ n: 500, row_count: 500 })
-      const error = yield* fail(owner.client, "insert_micro_db_rows", { bucket: dock.id, table: table.id, rows: rows(500, 501) })
+      const error = yield* fail(owner.client, "insert_micro_db_rows", {
+        bucket: dock.id,
+        table: table.id,
+        rows: rows(500, 501)
+      })
       expect(error.code).toBe("validation_error")
       expect(yield* stored(table.id)).toEqual(before)
       // an empty batch is refused too (1-500 rows)
-      expect((yield* fail(owner.client, "insert_micro_db_rows", { bucket: dock.id, table: table.id, rows: [] })).code).toBe(
-        "validation_error"
-      )
+      expect((yield* fail(owner.client, "insert_micro_db_rows", { bucket: dock.id, table: table.id, rows: [] })).code)
+        .toBe(
+          "validation_error"
+        )
       expect(yield* totalOf(owner.client, dock.id, table.id)).toBe(500)
       // the list shows the count the rows made
       const listed = (yield* use(owner.client, "list_micro_db_tables", { bucket: dock.id })).tables
@@ -492,7 +563,10 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       const succeeded = singles.filter((result) => result.isError !== true)
       expect(succeeded).toHaveLength(5)
       for (const result of singles.filter((result) => result.isError === true)) {
-        expect(refused(result).error).toMatchObject({ code: "validation_error", details: { errors: [{ column: "code" }] } })
+        expect(refused(result).error).toMatchObject({
+          code: "validation_error",
+          details: { errors: [{ column: "code" }] }
+        })
       }
       const rows = yield* allRows(owner.client, dock.id, table.id)
       expect(rows.map((row) => row.data.code).sort()).toEqual(["v0", "v1", "v2", "v3", "v4"])
@@ -534,11 +608,14 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
             table: table.id,
             row_id: row.id,
             data: { code: "shared" }
-          })),
+          })
+        ),
         { concurrency: "unbounded" }
       )
       expect(updates.filter((result) => result.isError !== true)).toHaveLength(1)
-      const final = yield* allRows(owner.client, dock.id, table.id, { filter: [{ column: "code", op: "eq", value: "shared" }] })
+      const final = yield* allRows(owner.client, dock.id, table.id, {
+        filter: [{ column: "code", op: "eq", value: "shared" }]
+      })
       expect(final).toHaveLength(1)
     }))
 
@@ -554,9 +631,19 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         ])
         yield* insertRows(owner.client, dock.id, table.id, [{ code: "A", note: "x" }, { code: "B", note: "y" }])
         const [uniqueOn, duplicate, requiredOn, missing] = yield* Effect.all([
-          call(owner.client, "update_micro_db_column", { bucket: dock.id, table: table.id, column: "code", patch: { unique: true } }),
+          call(owner.client, "update_micro_db_column", {
+            bucket: dock.id,
+            table: table.id,
+            column: "code",
+            patch: { unique: true }
+          }),
           call(second, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { code: "A", note: "z" } }),
-          call(owner.client, "update_micro_db_column", { bucket: dock.id, table: table.id, column: "note", patch: { required: true } }),
+          call(owner.client, "update_micro_db_column", {
+            bucket: dock.id,
+            table: table.id,
+            column: "note",
+            patch: { required: true }
+          }),
           call(second, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { code: "C" } })
         ], { concurrency: "unbounded" })
         const schema = yield* use(owner.client, "get_micro_db_schema", { bucket: dock.id, table: table.id })
@@ -600,7 +687,9 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         data: { at: "2026-01-01T11:00:00+01:00" }
       })
       expect(sameInstant).toMatchObject({ code: "validation_error", details: { errors: [{ column: "at" }] } })
-      expect((yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { n: 1.50 } })).code)
+      expect(
+        (yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { n: 1.50 } })).code
+      )
         .toBe("validation_error")
       const inBatch = yield* fail(owner.client, "insert_micro_db_rows", {
         bucket: dock.id,
@@ -609,18 +698,27 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       })
       expect(inBatch).toMatchObject({ code: "validation_error", details: { errors: [{ row: 1, column: "at" }] } })
       // text is compared exactly: other case, other normalization form, other spacing are other values
-      const words = yield* insertRows(owner.client, dock.id, table.id, [{ word: "tide" }, { word: "Tide " }, { word: "TIDE" }])
+      const words = yield* insertRows(owner.client, dock.id, table.id, [{ word: "tide" }, { word: "Tide " }, {
+        word: "TIDE"
+      }])
       expect(words).toHaveLength(3)
       expect(yield* totalOf(owner.client, dock.id, table.id)).toBe(4)
       // update_micro_db_row: the row may keep its own value, not take another's
       const rows = yield* allRows(owner.client, dock.id, table.id)
-      yield* use(owner.client, "update_micro_db_row", { bucket: dock.id, table: table.id, row_id: rows[0].id, data: { word: "Tide", n: 1.5 } })
-      expect((yield* fail(owner.client, "update_micro_db_row", {
+      yield* use(owner.client, "update_micro_db_row", {
         bucket: dock.id,
         table: table.id,
-        row_id: rows[1].id,
-        data: { at: "2026-01-01T05:00:00-05:00" }
-      })).code).toBe("validation_error")
+        row_id: rows[0].id,
+        data: { word: "Tide", n: 1.5 }
+      })
+      expect(
+        (yield* fail(owner.client, "update_micro_db_row", {
+          bucket: dock.id,
+          table: table.id,
+          row_id: rows[1].id,
+          data: { at: "2026-01-01T05:00:00-05:00" }
+        })).code
+      ).toBe("validation_error")
     }))
 
   it.scoped("parallel inserts racing a type change never leave a value of the old type", () =>
@@ -629,20 +727,33 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       const second = yield* connect(owner.token, MODERN)
       const dock = yield* newDock(owner.client)
       for (let round = 0; round < 3; round++) {
-        const table = yield* createTable(owner.client, dock.id, `Typed ${round}`, [{ name: "V", slug: "v", type: "text" }])
+        const table = yield* createTable(owner.client, dock.id, `Typed ${round}`, [{
+          name: "V",
+          slug: "v",
+          type: "text"
+        }])
         yield* insertRows(owner.client, dock.id, table.id, Array.from({ length: 50 }, (_, i) => ({ v: String(i) })))
         const results = yield* Effect.all([
           ...Array.from({ length: 6 }, (_, i) =>
             call(second, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { v: String(100 + i) } })),
-          call(owner.client, "update_micro_db_column", { bucket: dock.id, table: table.id, column: "v", patch: { type: "number" } }),
+          call(owner.client, "update_micro_db_column", {
+            bucket: dock.id,
+            table: table.id,
+            column: "v",
+            patch: { type: "number" }
+          }),
           ...Array.from({ length: 6 }, (_, i) =>
             call(second, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { v: String(200 + i) } }))
         ], { concurrency: "unbounded" })
         expect(results[6]!.isError, JSON.stringify(results[6]!.structuredContent)).not.toBe(true)
         const rows = yield* allRows(owner.client, dock.id, table.id)
         // every stored value is a number now; the inserts that came after the change were refused as text
-        for (const row of rows) expect(typeof row.data.v, JSON.stringify(row.data)).toBe("number")
-        const inserted = results.filter((result, i) => i !== 6 && result.isError !== true).length
+        for (const row of rows) {
+          expect(typeof row.data.v, JSON.stringify(row.data)).toBe("number")
+        }
+        const inserted = results.filter((result, i) =>
+          i !== 6 && result.isError !== true
+        ).length
         expect(rows).toHaveLength(50 + inserted)
         expect(yield* stored(table.id)).toMatchObject({ n: 50 + inserted, row_count: 50 + inserted })
       }
@@ -658,14 +769,38 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       const base = yield* usageOf(dock.id)
       const baseShell = yield* shellBytes(dock.id)
       for (let round = 0; round < 3; round++) {
-        const table = yield* createTable(owner.client, dock.id, `Doomed ${round}`, [{ name: "T", slug: "t", type: "long_text" }])
-        const rows = yield* insertRows(owner.client, dock.id, table.id, Array.from({ length: 20 }, (_, i) => ({ t: "x".repeat(100 + i) })))
+        const table = yield* createTable(owner.client, dock.id, `Doomed ${round}`, [{
+          name: "T",
+          slug: "t",
+          type: "long_text"
+        }])
+        const rows = yield* insertRows(
+          owner.client,
+          dock.id,
+          table.id,
+          Array.from({ length: 20 }, (_, i) => ({ t: "x".repeat(100 + i) }))
+        )
         const results = yield* Effect.all([
-          ...Array.from({ length: 5 }, (_, i) =>
-            call(second, "insert_micro_db_rows", { bucket: dock.id, table: table.id, rows: [{ t: "y".repeat(500 + i) }, { t: "z" }] })),
+          ...Array.from(
+            { length: 5 },
+            (_, i) =>
+              call(second, "insert_micro_db_rows", {
+                bucket: dock.id,
+                table: table.id,
+                rows: [{ t: "y".repeat(500 + i) }, { t: "z" }]
+              })
+          ),
           call(owner.client, "delete_micro_db_table", { bucket: dock.id, table: table.id }),
-          ...Array.from({ length: 5 }, (_, i) =>
-            call(second, "update_micro_db_row", { bucket: dock.id, table: table.id, row_id: rows[i]!.id, data: { t: "w".repeat(900) } }))
+          ...Array.from(
+            { length: 5 },
+            (_, i) =>
+              call(second, "update_micro_db_row", {
+                bucket: dock.id,
+                table: table.id,
+                row_id: rows[i]!.id,
+                data: { t: "w".repeat(900) }
+              })
+          )
         ], { concurrency: "unbounded" })
         expect(results[5]!.isError, JSON.stringify(results[5]!.structuredContent)).not.toBe(true)
         for (const result of results.filter((result) => result.isError === true)) {
@@ -673,7 +808,10 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         }
         expect(yield* stored(table.id)).toEqual({ n: 0, bytes: 0, row_count: null })
         // the rows are released; the delete's snapshot stays stored and counted
-        expect(yield* usageOf(dock.id)).toEqual({ artifacts: base.artifacts, bytes: base.bytes + (yield* shellBytes(dock.id)) - baseShell })
+        expect(yield* usageOf(dock.id)).toEqual({
+          artifacts: base.artifacts,
+          bytes: base.bytes + (yield* shellBytes(dock.id)) - baseShell
+        })
       }
       // what the Dock is charged for is what it holds
       const server = yield* TestServer
@@ -706,28 +844,50 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
           column: slugs[i % 2]!,
           patch: { slug: slugs[(i + 1) % 2]!, name: slugs[(i + 1) % 2]!.toUpperCase() }
         }))
-      const inserts = Effect.forEach(Array.from({ length: ROUNDS }, (_, i) => i), (i) =>
-        call(third, "insert_micro_db_rows", { bucket: dock.id, table: table.id, rows: Array.from({ length: 5 }, (_, k) => ({ n: 2000 + i * 5 + k })) }))
+      const inserts = Effect.forEach(
+        Array.from({ length: ROUNDS }, (_, i) =>
+          i),
+        (i) =>
+          call(third, "insert_micro_db_rows", {
+            bucket: dock.id,
+            table: table.id,
+            rows: Array.from({ length: 5 }, (_, k) => ({ n: 2000 + i * 5 + k }))
+          })
+      )
       const problems: Array<string> = []
       // each snapshot read back at once (older ones are pruned beyond 20)
-      const snapshots = Effect.forEach(Array.from({ length: ROUNDS }, (_, i) => i), () =>
-        Effect.gen(function*() {
-          const snapshot = (yield* use(second, "snapshot_micro_db", { bucket: dock.id })).snapshot
-          const document = yield* snapshotDocument(second, dock.id, snapshot)
-          const saved = document.tables[0]
-          const slugsNow = new Set(saved.columns.map((column: Json) => column.slug))
-          const stray = saved.rows.filter((row: Json) => Object.keys(row.data).some((key) => !slugsNow.has(key)))
-          if (stray.length > 0) {
-            problems.push(
-              `version ${snapshot.version}: columns ${[...slugsNow].join(",")} but ${stray.length} rows hold ${Object.keys(stray[0].data).join(",")}`
-            )
-          }
-          if (saved.row_count !== saved.rows.length) problems.push(`version ${snapshot.version}: row_count ${saved.row_count}, ${saved.rows.length} rows`)
-          if (snapshot.rows !== saved.rows.length) problems.push(`version ${snapshot.version}: snapshot.rows ${snapshot.rows}, ${saved.rows.length} rows`)
-          if ((saved.rows.length - 100) % 5 !== 0) problems.push(`version ${snapshot.version}: a part of a bulk insert (${saved.rows.length} rows)`)
-        }))
+      const snapshots = Effect.forEach(
+        Array.from({ length: ROUNDS }, (_, i) =>
+          i),
+        () =>
+          Effect.gen(function*() {
+            const snapshot = (yield* use(second, "snapshot_micro_db", { bucket: dock.id })).snapshot
+            const document = yield* snapshotDocument(second, dock.id, snapshot)
+            const saved = document.tables[0]
+            const slugsNow = new Set(saved.columns.map((column: Json) => column.slug))
+            const stray = saved.rows.filter((row: Json) => Object.keys(row.data).some((key) => !slugsNow.has(key)))
+            if (stray.length > 0) {
+              problems.push(
+                `version ${snapshot.version}: columns ${[...slugsNow].join(",")} but ${stray.length} rows hold ${
+                  Object.keys(stray[0].data).join(",")
+                }`
+              )
+            }
+            if (saved.row_count !== saved.rows.length) {
+              problems.push(`version ${snapshot.version}: row_count ${saved.row_count}, ${saved.rows.length} rows`)
+            }
+            if (snapshot.rows !== saved.rows.length) {
+              problems.push(`version ${snapshot.version}: snapshot.rows ${snapshot.rows}, ${saved.rows.length} rows`)
+            }
+            if ((saved.rows.length - 100) % 5 !== 0) {
+              problems.push(`version ${snapshot.version}: a part of a bulk insert (${saved.rows.length} rows)`)
+            }
+          })
+      )
       const [renamed, inserted] = yield* Effect.all([renames, inserts, snapshots], { concurrency: "unbounded" })
-      for (const result of [...renamed, ...inserted]) expect(result.isError, JSON.stringify(result.structuredContent)).not.toBe(true)
+      for (const result of [...renamed, ...inserted]) {
+        expect(result.isError, JSON.stringify(result.structuredContent)).not.toBe(true)
+      }
       expect(problems).toEqual([])
     }))
 
@@ -759,7 +919,9 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
           expect(after.map((row) => row.id)).toEqual(rows.map((row) => row.id))
           const values = after.slice(0, -1).map((row) => row.data.v)
           if (typeof conversion.expected === "function") {
-            values.forEach((value, i) => (conversion.expected as (a: unknown, b: unknown) => void)(conversion.values[i], value))
+            values.forEach((value, i) =>
+              (conversion.expected as (a: unknown, b: unknown) => void)(conversion.values[i], value)
+            )
           } else {
             expect(values).toEqual(conversion.expected)
           }
@@ -795,7 +957,11 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
           expect(error.code).toBe("validation_error")
           expect(error.details.total_invalid).toBe(conversion.bad.length)
           for (const entry of error.details.errors) {
-            expect(entry).toMatchObject({ column: "v", row_id: expect.stringMatching(UUID), message: expect.any(String) })
+            expect(entry).toMatchObject({
+              column: "v",
+              row_id: expect.stringMatching(UUID),
+              message: expect.any(String)
+            })
           }
           expect(offendingIds(error)).toEqual(conversion.bad.map((i) => rows[i].id).sort())
           expect(yield* microDbState(dock.id)).toBe(state)
@@ -829,17 +995,34 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
       const dock = yield* newDock(owner.client)
-      const cases: ReadonlyArray<{ from: string; values: ReadonlyArray<unknown>; to: string; clash: ReadonlyArray<number> }> = [
+      const cases: ReadonlyArray<
+        { from: string; values: ReadonlyArray<unknown>; to: string; clash: ReadonlyArray<number> }
+      > = [
         { from: "text", values: ["1", "01", "2"], to: "number", clash: [0, 1] },
-        { from: "text", values: ["2026-01-01T10:00:00Z", "2026-01-01T11:00:00+01:00", "2026-01-02T00:00:00Z"], to: "datetime", clash: [0, 1] },
-        { from: "datetime", values: ["2026-01-01T01:00:00Z", "2026-01-01T23:00:00Z", "2026-01-02T00:00:00Z"], to: "date", clash: [0, 1] },
+        {
+          from: "text",
+          values: ["2026-01-01T10:00:00Z", "2026-01-01T11:00:00+01:00", "2026-01-02T00:00:00Z"],
+          to: "datetime",
+          clash: [0, 1]
+        },
+        {
+          from: "datetime",
+          values: ["2026-01-01T01:00:00Z", "2026-01-01T23:00:00Z", "2026-01-02T00:00:00Z"],
+          to: "date",
+          clash: [0, 1]
+        },
         { from: "number", values: [1, 2, 3], to: "integer", clash: [] }
       ]
       for (const { clash, from, to, values } of cases) {
         const label = `${from} → ${to} ${JSON.stringify(values)}`
         const { rows, table } = yield* conversionTable(owner.client, dock.id, { type: from, unique: true }, values)
         const state = yield* microDbState(dock.id)
-        const result = yield* call(owner.client, "update_micro_db_column", { bucket: dock.id, table: table.id, column: "v", patch: { type: to } })
+        const result = yield* call(owner.client, "update_micro_db_column", {
+          bucket: dock.id,
+          table: table.id,
+          column: "v",
+          patch: { type: to }
+        })
         if (clash.length === 0) {
           expect(ok(result).column, label).toMatchObject({ type: to, unique: true })
           continue
@@ -866,7 +1049,11 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         patch: { type: "multi_select" }
       })
       expect(ok(toMulti).column).toMatchObject({ type: "multi_select", options: ["a", "b"] })
-      expect((yield* allRows(owner.client, dock.id, single.table.id)).map((row) => row.data.v)).toEqual([["b"], ["a"], undefined])
+      expect((yield* allRows(owner.client, dock.id, single.table.id)).map((row) => row.data.v)).toEqual([
+        ["b"],
+        ["a"],
+        undefined
+      ])
       const back = yield* call(owner.client, "update_micro_db_column", {
         bucket: dock.id,
         table: single.table.id,
@@ -874,7 +1061,11 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         patch: { type: "select" }
       })
       expect(ok(back).column).toMatchObject({ type: "select", options: ["a", "b"] })
-      expect((yield* allRows(owner.client, dock.id, single.table.id)).map((row) => row.data.v)).toEqual(["b", "a", undefined])
+      expect((yield* allRows(owner.client, dock.id, single.table.id)).map((row) => row.data.v)).toEqual([
+        "b",
+        "a",
+        undefined
+      ])
     }))
 
   it.scoped("update_micro_db_column: a rename keeps every value under the new slug", () =>
@@ -896,7 +1087,14 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         column: "name",
         patch: { name: "Full name", slug: "full_name" }
       })).column
-      expect(renamed).toMatchObject({ name: "Full name", slug: "full_name", type: "text", unique: true, required: true, position: 0 })
+      expect(renamed).toMatchObject({
+        name: "Full name",
+        slug: "full_name",
+        type: "text",
+        unique: true,
+        required: true,
+        position: 0
+      })
       const after = yield* allRows(owner.client, dock.id, table.id)
       expect(after.map((row) => row.data)).toEqual([
         { full_name: "Zoë", age: 31 },
@@ -906,20 +1104,36 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       expect(after.map((row) => row.id)).toEqual(rows.map((row) => row.id))
       // the new slug is the column now, in filters, rows and writes; the old one is gone
       expect(
-        (yield* allRows(owner.client, dock.id, table.id, { filter: [{ column: "full_name", op: "eq", value: "東京" }] }))
+        (yield* allRows(owner.client, dock.id, table.id, {
+          filter: [{ column: "full_name", op: "eq", value: "東京" }]
+        }))
           .map((row) => row.id)
       ).toEqual([rows[1].id])
-      expect((yield* fail(owner.client, "query_micro_db_rows", {
-        bucket: dock.id,
-        table: table.id,
-        filter: [{ column: "name", op: "eq", value: "Zoë" }]
-      })).code).toBe("validation_error")
-      expect((yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { name: "Old" } })).code)
+      expect(
+        (yield* fail(owner.client, "query_micro_db_rows", {
+          bucket: dock.id,
+          table: table.id,
+          filter: [{ column: "name", op: "eq", value: "Zoë" }]
+        })).code
+      ).toBe("validation_error")
+      expect(
+        (yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { name: "Old" } }))
+          .code
+      )
         .toBe("validation_error")
       // still unique under its new slug
-      expect((yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { full_name: "Ana" } })).code)
+      expect(
+        (yield* fail(owner.client, "insert_micro_db_row", {
+          bucket: dock.id,
+          table: table.id,
+          data: { full_name: "Ana" }
+        })).code
+      )
         .toBe("validation_error")
-      expect((yield* use(owner.client, "get_micro_db_row", { bucket: dock.id, table: table.id, row_id: rows[0].id })).row.data)
+      expect(
+        (yield* use(owner.client, "get_micro_db_row", { bucket: dock.id, table: table.id, row_id: rows[0].id })).row
+          .data
+      )
         .toEqual({ full_name: "Zoë", age: 31 })
 
       // a name change alone keeps the data readable under whatever slug the column has
@@ -930,16 +1144,22 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         patch: { name: "Age in years" }
       })).column
       expect(retitled.name).toBe("Age in years")
-      expect((yield* allRows(owner.client, dock.id, table.id)).map((row) => row.data[retitled.slug])).toEqual([31, 7, undefined])
+      expect((yield* allRows(owner.client, dock.id, table.id)).map((row) => row.data[retitled.slug])).toEqual([
+        31,
+        7,
+        undefined
+      ])
 
       // a rename onto another column's slug would mix two columns: refused, nothing moved
       const state = yield* microDbState(dock.id)
-      expect((yield* fail(owner.client, "update_micro_db_column", {
-        bucket: dock.id,
-        table: table.id,
-        column: retitled.slug,
-        patch: { slug: "full_name" }
-      })).code).toBe("validation_error")
+      expect(
+        (yield* fail(owner.client, "update_micro_db_column", {
+          bucket: dock.id,
+          table: table.id,
+          column: retitled.slug,
+          patch: { slug: "full_name" }
+        })).code
+      ).toBe("validation_error")
       expect(yield* microDbState(dock.id)).toBe(state)
     }))
 
@@ -986,25 +1206,83 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
 
       expect(yield* microDbState(dock.id)).toBe(state)
       const schema = yield* use(owner.client, "get_micro_db_schema", { bucket: dock.id, table: table.id })
-      expect(schema.columns.map((column: Json) => [column.slug, column.required, column.unique, column.options])).toEqual([
-        ["title", false, false, []],
-        ["code", false, false, []],
-        ["status", false, false, ["todo", "doing", "done"]],
-        ["tags", false, false, ["a", "b", "c"]]
-      ])
+      expect(schema.columns.map((column: Json) => [column.slug, column.required, column.unique, column.options]))
+        .toEqual([
+          ["title", false, false, []],
+          ["code", false, false, []],
+          ["status", false, false, ["todo", "doing", "done"]],
+          ["tags", false, false, ["a", "b", "c"]]
+        ])
 
       // once the rows are fixed, the same changes go through and then hold for new rows
-      yield* use(owner.client, "update_micro_db_row", { bucket: dock.id, table: table.id, row_id: rows[1].id, data: { title: "two", status: "doing", tags: ["a"] } })
-      yield* use(owner.client, "update_micro_db_row", { bucket: dock.id, table: table.id, row_id: rows[2].id, data: { code: 3 } })
-      yield* use(owner.client, "update_micro_db_row", { bucket: dock.id, table: table.id, row_id: rows[3].id, data: { status: null } })
-      expect((yield* use(owner.client, "update_micro_db_column", { bucket: dock.id, table: table.id, column: "title", patch: { required: true } })).column.required).toBe(true)
-      expect((yield* use(owner.client, "update_micro_db_column", { bucket: dock.id, table: table.id, column: "code", patch: { unique: true } })).column.unique).toBe(true)
-      expect((yield* use(owner.client, "update_micro_db_column", { bucket: dock.id, table: table.id, column: "status", patch: { options: ["todo", "doing"] } })).column.options).toEqual(["todo", "doing"])
-      expect((yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { code: 9 } })).code).toBe("validation_error")
-      expect((yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { title: "x", code: 4 } })).code).toBe("validation_error")
-      expect((yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { title: "x", status: "done" } })).code).toBe("validation_error")
+      yield* use(owner.client, "update_micro_db_row", {
+        bucket: dock.id,
+        table: table.id,
+        row_id: rows[1].id,
+        data: { title: "two", status: "doing", tags: ["a"] }
+      })
+      yield* use(owner.client, "update_micro_db_row", {
+        bucket: dock.id,
+        table: table.id,
+        row_id: rows[2].id,
+        data: { code: 3 }
+      })
+      yield* use(owner.client, "update_micro_db_row", {
+        bucket: dock.id,
+        table: table.id,
+        row_id: rows[3].id,
+        data: { status: null }
+      })
+      expect(
+        (yield* use(owner.client, "update_micro_db_column", {
+          bucket: dock.id,
+          table: table.id,
+          column: "title",
+          patch: { required: true }
+        })).column.required
+      ).toBe(true)
+      expect(
+        (yield* use(owner.client, "update_micro_db_column", {
+          bucket: dock.id,
+          table: table.id,
+          column: "code",
+          patch: { unique: true }
+        })).column.unique
+      ).toBe(true)
+      expect(
+        (yield* use(owner.client, "update_micro_db_column", {
+          bucket: dock.id,
+          table: table.id,
+          column: "status",
+          patch: { options: ["todo", "doing"] }
+        })).column.options
+      ).toEqual(["todo", "doing"])
+      expect(
+        (yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { code: 9 } })).code
+      ).toBe("validation_error")
+      expect(
+        (yield* fail(owner.client, "insert_micro_db_row", {
+          bucket: dock.id,
+          table: table.id,
+          data: { title: "x", code: 4 }
+        })).code
+      ).toBe("validation_error")
+      expect(
+        (yield* fail(owner.client, "insert_micro_db_row", {
+          bucket: dock.id,
+          table: table.id,
+          data: { title: "x", status: "done" }
+        })).code
+      ).toBe("validation_error")
       // update_micro_db_row checks the merged row: clearing a required value is refused
-      expect((yield* fail(owner.client, "update_micro_db_row", { bucket: dock.id, table: table.id, row_id: rows[0].id, data: { title: null } })).code).toBe("validation_error")
+      expect(
+        (yield* fail(owner.client, "update_micro_db_row", {
+          bucket: dock.id,
+          table: table.id,
+          row_id: rows[0].id,
+          data: { title: null }
+        })).code
+      ).toBe("validation_error")
       expect(yield* totalOf(owner.client, dock.id, table.id)).toBe(5)
     }))
 
@@ -1025,7 +1303,11 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       ])
       const before = yield* use(owner.client, "get_micro_db_schema", { bucket: dock.id, table: table.id })
 
-      const dropped = yield* use(owner.client, "delete_micro_db_column", { bucket: dock.id, table: table.id, column: "amount" })
+      const dropped = yield* use(owner.client, "delete_micro_db_column", {
+        bucket: dock.id,
+        table: table.id,
+        column: "amount"
+      })
       expect(Object.keys(dropped).sort()).toEqual(["ok", "snapshot"])
       expect(dropped.ok).toBe(true)
       expectSnapshotShape(dropped.snapshot)
@@ -1043,7 +1325,10 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         { item: "bread" },
         { item: "none" }
       ])
-      expect((yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { amount: 1 } })).code)
+      expect(
+        (yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { amount: 1 } }))
+          .code
+      )
         .toBe("validation_error")
 
       const listed = (yield* use(owner.client, "list_micro_db_tables", { bucket: dock.id })).tables
@@ -1058,13 +1343,21 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       const last = yield* snapshotDocument(owner.client, dock.id, deleted.snapshot)
       expect(last.tables.find((entry: Json) => entry.id === table.id)).toEqual({ ...tableBefore, rows: rowsBefore })
       // the table and its rows are gone; the other table is untouched
-      expect((yield* fail(owner.client, "query_micro_db_rows", { bucket: dock.id, table: table.id })).code).toBe("not_found")
-      expect((yield* fail(owner.client, "get_micro_db_row", { bucket: dock.id, table: table.id, row_id: rows[0].id })).code).toBe("not_found")
-      expect((yield* use(owner.client, "list_micro_db_tables", { bucket: dock.id })).tables.map((entry: Json) => entry.id)).toEqual([keep.id])
+      expect((yield* fail(owner.client, "query_micro_db_rows", { bucket: dock.id, table: table.id })).code).toBe(
+        "not_found"
+      )
+      expect(
+        (yield* fail(owner.client, "get_micro_db_row", { bucket: dock.id, table: table.id, row_id: rows[0].id })).code
+      ).toBe("not_found")
+      expect(
+        (yield* use(owner.client, "list_micro_db_tables", { bucket: dock.id })).tables.map((entry: Json) => entry.id)
+      ).toEqual([keep.id])
       expect(yield* stored(table.id)).toEqual({ n: 0, bytes: 0, row_count: null })
       expect((yield* allRows(owner.client, dock.id, keep.id)).map((row) => row.data)).toEqual([{ k: "stays" }])
       // both snapshots are listed as such
-      const versions = (yield* use(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: deleted.snapshot.part_id })).versions
+      const versions =
+        (yield* use(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: deleted.snapshot.part_id }))
+          .versions
       const reasons = Object.fromEntries(versions.map((entry: Json) => [entry.version, entry.reason]))
       expect(reasons[dropped.snapshot.version]).toBe("snapshot")
       expect(reasons[deleted.snapshot.version]).toBe("snapshot")
@@ -1077,8 +1370,16 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
       const dock = yield* newDock(owner.client)
-      const shell = (yield* use(owner.client, "push_micro_db", { bucket: dock.id, title: "Everything ✨", summary: "all types" })).part
-      expect(shell).toMatchObject({ bucket_id: dock.id, page_kind: "micro_db", content_type: "json", title: "Everything ✨", version: 1 })
+      const shell =
+        (yield* use(owner.client, "push_micro_db", { bucket: dock.id, title: "Everything ✨", summary: "all types" }))
+          .part
+      expect(shell).toMatchObject({
+        bucket_id: dock.id,
+        page_kind: "micro_db",
+        content_type: "json",
+        title: "Everything ✨",
+        version: 1
+      })
       const everything = yield* createTable(owner.client, dock.id, "Every type", [
         { name: "Title", slug: "title", type: "text", required: true, unique: true, description: "Ünïcode wélcome" },
         { name: "Notes", slug: "notes", type: "long_text" },
@@ -1113,11 +1414,20 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         { title: "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 astral", due: "0001-01-01", at: "9999-12-31T23:59:59.999Z", meta: "just a string" }
       ])
       const second = yield* createTable(owner.client, dock.id, "Second", [{ name: "Word", slug: "word", type: "text" }])
-      yield* insertRows(owner.client, dock.id, second.id, Array.from({ length: 30 }, (_, i) => ({ word: `w${i} ${"ü".repeat(i)}` })))
+      yield* insertRows(
+        owner.client,
+        dock.id,
+        second.id,
+        Array.from({ length: 30 }, (_, i) => ({ word: `w${i} ${"ü".repeat(i)}` }))
+      )
       yield* createTable(owner.client, dock.id, "Empty", [{ name: "Nothing", slug: "nothing", type: "json" }])
       // moved first, so position order differs from creation order
       yield* use(owner.client, "update_micro_db_table", { bucket: dock.id, table: second.id, position: 0 })
-      yield* use(owner.client, "insert_micro_db_row", { bucket: dock.id, table: everything.id, data: { title: "later" } })
+      yield* use(owner.client, "insert_micro_db_row", {
+        bucket: dock.id,
+        table: everything.id,
+        data: { title: "later" }
+      })
 
       const taken = (yield* use(owner.client, "snapshot_micro_db", { bucket: dock.id })).snapshot
       expectSnapshotShape(taken)
@@ -1134,7 +1444,9 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
         const rows = yield* allRows(owner.client, dock.id, table.id)
         expect(rows).toHaveLength(table.row_count)
         for (const row of rows) {
-          expect((yield* use(owner.client, "get_micro_db_row", { bucket: dock.id, table: table.id, row_id: row.id })).row).toEqual(row)
+          expect(
+            (yield* use(owner.client, "get_micro_db_row", { bucket: dock.id, table: table.id, row_id: row.id })).row
+          ).toEqual(row)
         }
         expected.push({ ...table, rows })
       }
@@ -1153,7 +1465,8 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       expect(first.qty).toBe(9_007_199_254_740_991)
 
       // listed as a snapshot; version 1 is the empty Micro DB the shell started with
-      const versions = (yield* use(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: shell.id })).versions as Array<Json>
+      const versions = (yield* use(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: shell.id }))
+        .versions as Array<Json>
       expect(versions.map((entry) => entry.version).sort()).toEqual([1, 2])
       expect(versions.find((entry) => entry.version === 2).reason).toBe("snapshot")
       expect(versions.find((entry) => entry.version === 2).content_type).toBe("json")
@@ -1176,11 +1489,18 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       expect(taken.map((snapshot) => snapshot.version)).toEqual(Array.from({ length: 22 }, (_, i) => i + 2))
       expect(taken.map((snapshot) => snapshot.rows)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1))
       const partId = taken[0].part_id
-      const versions = (yield* use(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: partId })).versions as Array<Json>
-      expect(versions.map((entry) => entry.version).sort((a, b) => a - b)).toEqual([1, ...Array.from({ length: 20 }, (_, i) => i + 4)])
-      for (const entry of versions) expect(entry.reason, `version ${entry.version}`).toBe(entry.version === 1 ? "created" : "snapshot")
+      const versions = (yield* use(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: partId }))
+        .versions as Array<Json>
+      expect(versions.map((entry) => entry.version).sort((a, b) => a - b)).toEqual([
+        1,
+        ...Array.from({ length: 20 }, (_, i) => i + 4)
+      ])
+      for (const entry of versions) {
+        expect(entry.reason, `version ${entry.version}`).toBe(entry.version === 1 ? "created" : "snapshot")
+      }
       for (const version of [2, 3]) {
-        expect((yield* fail(owner.client, "get_web_page_version", { bucket: dock.id, web_page: partId, version })).code).toBe("not_found")
+        expect((yield* fail(owner.client, "get_web_page_version", { bucket: dock.id, web_page: partId, version })).code)
+          .toBe("not_found")
       }
       expect((yield* snapshotDocument(owner.client, dock.id, { part_id: partId, version: 1 })).tables).toEqual([])
       const oldestKept = yield* snapshotDocument(owner.client, dock.id, taken[2])
@@ -1206,15 +1526,31 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
 
       for (const bucket of [dock.id, path]) {
         for (const tableRef of [table.id, table.slug]) {
-          yield* expectAll("outsider read", outsider.client, readCalls(bucket, tableRef, rows[0].id), (result) =>
-            expect(refused(result)).toEqual(NOT_FOUND))
-          yield* expectAll("outsider write", outsider.client, writeCalls(bucket, tableRef, rows[0].id), (result) =>
-            expect(refused(result)).toEqual(NOT_FOUND))
+          yield* expectAll(
+            "outsider read",
+            outsider.client,
+            readCalls(bucket, tableRef, rows[0].id),
+            (result) => expect(refused(result)).toEqual(NOT_FOUND)
+          )
+          yield* expectAll(
+            "outsider write",
+            outsider.client,
+            writeCalls(bucket, tableRef, rows[0].id),
+            (result) => expect(refused(result)).toEqual(NOT_FOUND)
+          )
         }
       }
       // what the Dock's snapshots hold is as hidden
       const snapshot = (yield* use(owner.client, "snapshot_micro_db", { bucket: dock.id })).snapshot
-      expect(refused(yield* call(outsider.client, "get_web_page_version", { bucket: dock.id, web_page: snapshot.part_id, version: 2 })))
+      expect(
+        refused(
+          yield* call(outsider.client, "get_web_page_version", {
+            bucket: dock.id,
+            web_page: snapshot.part_id,
+            version: 2
+          })
+        )
+      )
         .toEqual(NOT_FOUND)
       const afterSnapshot = yield* microDbState(dock.id)
       expect(afterSnapshot).not.toBe(state)
@@ -1223,30 +1559,57 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       yield* expectAll("viewer write", viewer.client, writeCalls(dock.id, table.id, rows[0].id), "permission_denied")
       const readOnly = yield* connect(yield* tokenFor(owner.user, { scopes: ["mcp:read"] }), MODERN)
       yield* expectAll("read-only token read", readOnly, readCalls(dock.id, table.id, rows[0].id), "ok")
-      yield* expectAll("read-only token write", readOnly, writeCalls(dock.id, table.id, rows[0].id), "permission_denied")
+      yield* expectAll(
+        "read-only token write",
+        readOnly,
+        writeCalls(dock.id, table.id, rows[0].id),
+        "permission_denied"
+      )
       // a token restricted to another Dock reads (reads are unaffected) but every write is a structured 403
       const elsewhere = yield* newDock(owner.client)
       const restricted = yield* connect(yield* tokenFor(owner.user, { docks: [elsewhere.id] }), MODERN)
       yield* expectAll("restricted token read", restricted, readCalls(dock.id, table.id, rows[0].id), "ok")
-      yield* expectAll("restricted token write", restricted, writeCalls(dock.id, table.id, rows[0].id), "permission_denied")
+      yield* expectAll(
+        "restricted token write",
+        restricted,
+        writeCalls(dock.id, table.id, rows[0].id),
+        "permission_denied"
+      )
       // nothing a refused caller sent reached the Micro DB
       expect(yield* microDbState(dock.id)).toBe(afterSnapshot)
       // inside its own Dock the restricted token writes
       const own = yield* createTable(restricted, elsewhere.id, "Own", [{ name: "X", slug: "x", type: "text" }])
-      expect((yield* use(restricted, "insert_micro_db_row", { bucket: elsewhere.id, table: own.id, data: { x: "mine" } })).row.data)
+      expect(
+        (yield* use(restricted, "insert_micro_db_row", { bucket: elsewhere.id, table: own.id, data: { x: "mine" } }))
+          .row.data
+      )
         .toEqual({ x: "mine" })
 
       // an editor writes
-      const inserted = (yield* use(editor.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { title: "by editor" } })).row
-      expect((yield* use(owner.client, "get_micro_db_row", { bucket: dock.id, table: table.id, row_id: inserted.id })).row).toEqual(inserted)
+      const inserted = (yield* use(editor.client, "insert_micro_db_row", {
+        bucket: dock.id,
+        table: table.id,
+        data: { title: "by editor" }
+      })).row
+      expect(
+        (yield* use(owner.client, "get_micro_db_row", { bucket: dock.id, table: table.id, row_id: inserted.id })).row
+      ).toEqual(inserted)
       expect((yield* use(editor.client, "snapshot_micro_db", { bucket: dock.id })).snapshot.version).toBe(3)
 
       // the anonymous public endpoint sees none of it
       const anonymous = yield* connectPublic(MODERN)
-      yield* expectAll("anonymous read", anonymous, readCalls(dock.id, table.id, rows[0].id), (result) =>
-        expect(refused(result).error.code).toBe("not_found"))
-      yield* expectAll("anonymous read by path", anonymous, readCalls(path, table.slug, rows[0].id), (result) =>
-        expect(refused(result).error.code).toBe("not_found"))
+      yield* expectAll(
+        "anonymous read",
+        anonymous,
+        readCalls(dock.id, table.id, rows[0].id),
+        (result) => expect(refused(result).error.code).toBe("not_found")
+      )
+      yield* expectAll(
+        "anonymous read by path",
+        anonymous,
+        readCalls(path, table.slug, rows[0].id),
+        (result) => expect(refused(result).error.code).toBe("not_found")
+      )
     }))
 
   it.scoped("a public Dock: outsiders and anonymous readers read; outsiders cannot write (permission_denied)", () =>
@@ -1256,16 +1619,32 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       const { dock, rows, table } = yield* seededMicroDb(owner.client, { visibility: "public" })
       const path = `${owner.user.username}/${dock.slug}`
       const state = yield* microDbState(dock.id)
-      const ownerView = yield* Effect.forEach(readCalls(dock.id, table.id, rows[0].id), ([tool, args]) => use(owner.client, tool, args))
+      const ownerView = yield* Effect.forEach(
+        readCalls(dock.id, table.id, rows[0].id),
+        ([tool, args]) => use(owner.client, tool, args)
+      )
 
       const anonymous = yield* connectPublic(MODERN)
       for (const [label, client] of [["outsider", outsider.client], ["anonymous", anonymous]] as const) {
-        const view = yield* Effect.forEach(readCalls(dock.id, table.id, rows[0].id), ([tool, args]) => use(client, tool, args))
+        const view = yield* Effect.forEach(
+          readCalls(dock.id, table.id, rows[0].id),
+          ([tool, args]) => use(client, tool, args)
+        )
         expect(view, label).toEqual(ownerView)
         yield* expectAll(`${label} read by path and slug`, client, readCalls(path, table.slug, rows[0].id), "ok")
       }
-      yield* expectAll("outsider write", outsider.client, writeCalls(dock.id, table.id, rows[0].id), "permission_denied")
-      yield* expectAll("outsider write by path", outsider.client, writeCalls(path, table.slug, rows[0].id), "permission_denied")
+      yield* expectAll(
+        "outsider write",
+        outsider.client,
+        writeCalls(dock.id, table.id, rows[0].id),
+        "permission_denied"
+      )
+      yield* expectAll(
+        "outsider write by path",
+        outsider.client,
+        writeCalls(path, table.slug, rows[0].id),
+        "permission_denied"
+      )
       expect(yield* microDbState(dock.id)).toBe(state)
       // the anonymous endpoint offers the read tools and no write tool
       const offered = (yield* Effect.promise(() => anonymous.listTools())).tools.map((tool) => tool.name)
@@ -1282,7 +1661,10 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       const owner = yield* actor(MODERN)
       const outsider = yield* actor(MODERN)
       const viewer = yield* actor(MODERN)
-      const { dock, rows, table } = yield* seededMicroDb(owner.client, { visibility: "public" }, { visibility: "private", title: "Secret DB" })
+      const { dock, rows, table } = yield* seededMicroDb(owner.client, { visibility: "public" }, {
+        visibility: "private",
+        title: "Secret DB"
+      })
       yield* grant(dock.id, viewer.user, "viewer")
       // a public Dock without a Micro DB
       const bare = yield* newDock(owner.client, { visibility: "public" })
@@ -1298,30 +1680,51 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
           .toMatchObject({ code: "not_found", status: 404 })
         expect(ok(yield* call(client, "list_micro_db_tables", { bucket: bare.id })), label).toEqual({ tables: [] })
         yield* expectAll(`${label} read`, client, readCalls(dock.id, table.id, rows[0].id).slice(1), "not_found")
-        yield* expectAll(`${label} read by slug`, client, readCalls(dock.id, table.slug, rows[0].id).slice(1), "not_found")
+        yield* expectAll(
+          `${label} read by slug`,
+          client,
+          readCalls(dock.id, table.slug, rows[0].id).slice(1),
+          "not_found"
+        )
         // nor the shell as a page, nor its snapshots
-        expect((yield* fail(client, "get_web_page", { bucket: dock.id, web_page: shell })).code, label).toBe("not_found")
+        expect((yield* fail(client, "get_web_page", { bucket: dock.id, web_page: shell })).code, label).toBe(
+          "not_found"
+        )
         const pages = ok(yield* call(client, "list_web_pages", { bucket: dock.id })).parts as Array<Json>
         expect(pages.filter((part) => part.page_kind === "micro_db"), label).toEqual([])
       }
-      yield* expectAll("outsider write", outsider.client, writeCalls(dock.id, table.id, rows[0].id).slice(1), (result) =>
-        expect(["not_found", "permission_denied"]).toContain(refused(result).error.code))
+      yield* expectAll(
+        "outsider write",
+        outsider.client,
+        writeCalls(dock.id, table.id, rows[0].id).slice(1),
+        (result) => expect(["not_found", "permission_denied"]).toContain(refused(result).error.code)
+      )
       expect(yield* microDbState(dock.id)).toBe(state)
       // members read
       yield* expectAll("viewer read", viewer.client, readCalls(dock.id, table.id, rows[0].id), "ok")
-      expect((yield* use(viewer.client, "list_micro_db_tables", { bucket: dock.id })).tables.map((entry: Json) => entry.id)).toEqual([
+      expect(
+        (yield* use(viewer.client, "list_micro_db_tables", { bucket: dock.id })).tables.map((entry: Json) => entry.id)
+      ).toEqual([
         table.id
       ])
       // made public again, the tables show
       yield* use(owner.client, "push_micro_db", { bucket: dock.id, visibility: "public" })
-      yield* expectAll("outsider read after push public", outsider.client, readCalls(dock.id, table.id, rows[0].id), "ok")
+      yield* expectAll(
+        "outsider read after push public",
+        outsider.client,
+        readCalls(dock.id, table.id, rows[0].id),
+        "ok"
+      )
     }))
 
   it.scoped("publishing the Micro DB is the owner's: an editor's push_micro_db with a visibility is permission_denied, nothing changes", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
       const editor = yield* actor(MODERN)
-      const { dock, rows, table } = yield* seededMicroDb(owner.client, { visibility: "public" }, { visibility: "private", title: "Secret DB" })
+      const { dock, rows, table } = yield* seededMicroDb(owner.client, { visibility: "public" }, {
+        visibility: "private",
+        title: "Secret DB"
+      })
       yield* grant(dock.id, editor.user, "editor")
       const state = yield* microDbState(dock.id)
       // any visibility is a publishing setting: public would expose the owner's rows, private would hide them
@@ -1330,16 +1733,25 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
           code: "permission_denied",
           status: 403
         })
-        expect(yield* fail(editor.client, "push_micro_db", { bucket: dock.id, title: "Mine now", visibility }), visibility)
+        expect(
+          yield* fail(editor.client, "push_micro_db", { bucket: dock.id, title: "Mine now", visibility }),
+          visibility
+        )
           .toMatchObject({ code: "permission_denied" })
       }
       expect(yield* microDbState(dock.id)).toBe(state)
       const anonymous = yield* connectPublic(MODERN)
       yield* expectAll("anonymous read", anonymous, readCalls(dock.id, table.id, rows[0].id).slice(1), "not_found")
       // the editor still edits the shell's other fields; the owner publishes
-      expect((yield* use(editor.client, "push_micro_db", { bucket: dock.id, summary: "by the editor" })).part.summary).toBe("by the editor")
+      expect((yield* use(editor.client, "push_micro_db", { bucket: dock.id, summary: "by the editor" })).part.summary)
+        .toBe("by the editor")
       yield* use(owner.client, "push_micro_db", { bucket: dock.id, visibility: "public" })
-      yield* expectAll("anonymous read once the owner publishes", anonymous, readCalls(dock.id, table.id, rows[0].id), "ok")
+      yield* expectAll(
+        "anonymous read once the owner publishes",
+        anonymous,
+        readCalls(dock.id, table.id, rows[0].id),
+        "ok"
+      )
     }))
 
   it.scoped("rows count against the Dock's content size by the UTF-8 size of their JSON data", () =>
@@ -1363,7 +1775,12 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
       expect(yield* stored(table.id)).toEqual({ n: 3, bytes: total, row_count: 3 })
       expect((yield* usageOf(dock.id)).bytes - base.bytes).toBe(total)
       // an update charges the difference, a delete releases the row
-      yield* use(owner.client, "update_micro_db_row", { bucket: dock.id, table: table.id, row_id: inserted[2].id, data: { text: "short" } })
+      yield* use(owner.client, "update_micro_db_row", {
+        bucket: dock.id,
+        table: table.id,
+        row_id: inserted[2].id,
+        data: { text: "short" }
+      })
       const [shorter] = yield* jsonSizes([inserted[2].id])
       expect(shorter).toBeLessThan(sizes[2]!)
       expect((yield* usageOf(dock.id)).bytes - base.bytes).toBe(sizes[0]! + sizes[1]! + shorter!)
@@ -1382,8 +1799,10 @@ layer(MainServer, { excludeTestServices: true, timeout: 180_000 })("Micro DB int
 
 /** The shell part's id, as the owner sees it in list_web_pages. */
 const shellId = (client: AnyClient, bucket: string) =>
-  Effect.map(use(client, "list_web_pages", { bucket }), (body) =>
-    (body.parts as Array<Json>).find((part) => part.page_kind === "micro_db")!.id as string)
+  Effect.map(
+    use(client, "list_web_pages", { bucket }),
+    (body) => (body.parts as Array<Json>).find((part) => part.page_kind === "micro_db")!.id as string
+  )
 
 // =========================================================================================================
 
@@ -1396,12 +1815,24 @@ layer(TightServer, { excludeTestServices: true, timeout: 120_000 })("Micro DB pl
       yield* insertRows(owner.client, dock.id, table.id, [1, 2, 3, 4].map((n) => ({ n })))
       yield* insertRows(owner.client, dock.id, table.id, [5, 6, 7, 8].map((n) => ({ n })))
       // 3 more would pass the cap of 10: none goes in
-      const bulk = yield* fail(owner.client, "insert_micro_db_rows", { bucket: dock.id, table: table.id, rows: [9, 10, 11].map((n) => ({ n })) })
+      const bulk = yield* fail(owner.client, "insert_micro_db_rows", {
+        bucket: dock.id,
+        table: table.id,
+        rows: [9, 10, 11].map((n) => ({ n }))
+      })
       expect(bulk).toMatchObject({ code: "tier_limit_exceeded", status: 403, details: { max_rows_per_table: ROW_CAP } })
       expect(yield* stored(table.id)).toMatchObject({ n: 8, row_count: 8 })
       yield* insertRows(owner.client, dock.id, table.id, [9, 10].map((n) => ({ n })))
-      const single = yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { n: 11 } })
-      expect(single).toMatchObject({ code: "tier_limit_exceeded", status: 403, details: { max_rows_per_table: ROW_CAP } })
+      const single = yield* fail(owner.client, "insert_micro_db_row", {
+        bucket: dock.id,
+        table: table.id,
+        data: { n: 11 }
+      })
+      expect(single).toMatchObject({
+        code: "tier_limit_exceeded",
+        status: 403,
+        details: { max_rows_per_table: ROW_CAP }
+      })
       expect(yield* totalOf(owner.client, dock.id, table.id)).toBe(ROW_CAP)
       // a delete makes room again; the cap is per table
       const rows = yield* allRows(owner.client, dock.id, table.id)
@@ -1422,9 +1853,14 @@ layer(TightServer, { excludeTestServices: true, timeout: 120_000 })("Micro DB pl
         table: table.id,
         rows: Array.from({ length: BULK_CAP + 1 }, (_, n) => ({ n }))
       })
-      expect(error).toMatchObject({ code: "tier_limit_exceeded", status: 403, details: { max_rows_per_insert: BULK_CAP } })
+      expect(error).toMatchObject({
+        code: "tier_limit_exceeded",
+        status: 403,
+        details: { max_rows_per_insert: BULK_CAP }
+      })
       expect(yield* stored(table.id)).toMatchObject({ n: 0, row_count: 0 })
-      expect(yield* insertRows(owner.client, dock.id, table.id, Array.from({ length: BULK_CAP }, (_, n) => ({ n })))).toHaveLength(BULK_CAP)
+      expect(yield* insertRows(owner.client, dock.id, table.id, Array.from({ length: BULK_CAP }, (_, n) => ({ n }))))
+        .toHaveLength(BULK_CAP)
     }))
 
   it.scoped("parallel inserts never pass the row cap", () =>
@@ -1436,7 +1872,11 @@ layer(TightServer, { excludeTestServices: true, timeout: 120_000 })("Micro DB pl
       yield* insertRows(owner.client, dock.id, table.id, [0, 1, 2, 3].map((n) => ({ n })))
       const singles = yield* Effect.all(
         Array.from({ length: 20 }, (_, i) =>
-          call(i % 2 === 0 ? owner.client : second, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { n: 100 + i } })),
+          call(i % 2 === 0 ? owner.client : second, "insert_micro_db_row", {
+            bucket: dock.id,
+            table: table.id,
+            data: { n: 100 + i }
+          })),
         { concurrency: "unbounded" }
       )
       expect(singles.filter((result) => result.isError !== true)).toHaveLength(ROW_CAP - 4)
@@ -1464,7 +1904,9 @@ layer(TightServer, { excludeTestServices: true, timeout: 120_000 })("Micro DB pl
       expect(rows).toHaveLength(9)
       // whole batches only
       const groups = new Map<number, number>()
-      for (const row of rows) groups.set(Math.floor(row.data.n / 10), (groups.get(Math.floor(row.data.n / 10)) ?? 0) + 1)
+      for (const row of rows) {
+        groups.set(Math.floor(row.data.n / 10), (groups.get(Math.floor(row.data.n / 10)) ?? 0) + 1)
+      }
       expect([...groups.values()]).toEqual([3, 3, 3])
       expect(yield* stored(empty.id)).toMatchObject({ n: 9, row_count: 9 })
     }))
@@ -1473,15 +1915,27 @@ layer(TightServer, { excludeTestServices: true, timeout: 120_000 })("Micro DB pl
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
       const dock = yield* newDock(owner.client)
-      const table = yield* createTable(owner.client, dock.id, "Big", [{ name: "Body", slug: "body", type: "long_text" }])
+      const table = yield* createTable(owner.client, dock.id, "Big", [{
+        name: "Body",
+        slug: "body",
+        type: "long_text"
+      }])
       const body = (c: string) => c.repeat(6_000)
       const inserted = yield* insertRows(owner.client, dock.id, table.id, [{ body: body("a") }, { body: body("b") }])
       yield* use(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { body: body("c") } })
       const usage = yield* usageOf(dock.id)
       expect(usage.bytes).toBeGreaterThan(18_000)
-      const single = yield* fail(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { body: body("d") } })
+      const single = yield* fail(owner.client, "insert_micro_db_row", {
+        bucket: dock.id,
+        table: table.id,
+        data: { body: body("d") }
+      })
       expect(single).toMatchObject({ code: "tier_limit_exceeded", status: 403, details: { max_bytes: DOCK_BYTES } })
-      const bulk = yield* fail(owner.client, "insert_micro_db_rows", { bucket: dock.id, table: table.id, rows: [{ body: "small" }, { body: body("e") }] })
+      const bulk = yield* fail(owner.client, "insert_micro_db_rows", {
+        bucket: dock.id,
+        table: table.id,
+        rows: [{ body: "small" }, { body: body("e") }]
+      })
       expect(bulk).toMatchObject({ code: "tier_limit_exceeded", details: { max_bytes: DOCK_BYTES } })
       // growing a row past the cap is refused as well
       const grown = yield* fail(owner.client, "update_micro_db_row", {
@@ -1494,7 +1948,13 @@ layer(TightServer, { excludeTestServices: true, timeout: 120_000 })("Micro DB pl
       expect(yield* usageOf(dock.id)).toEqual(usage)
       expect(yield* totalOf(owner.client, dock.id, table.id)).toBe(3)
       // pages and rows share the cap
-      expect((yield* fail(owner.client, "push_web_page", { bucket: dock.id, page_slug: "p", page_content: `<p>${"z".repeat(3_000)}</p>` })).code)
+      expect(
+        (yield* fail(owner.client, "push_web_page", {
+          bucket: dock.id,
+          page_slug: "p",
+          page_content: `<p>${"z".repeat(3_000)}</p>`
+        })).code
+      )
         .toBe("tier_limit_exceeded")
       yield* use(owner.client, "delete_micro_db_row", { bucket: dock.id, table: table.id, row_id: inserted[0].id })
       yield* use(owner.client, "insert_micro_db_row", { bucket: dock.id, table: table.id, data: { body: body("d") } })
@@ -1511,14 +1971,22 @@ layer(TightServer, { excludeTestServices: true, timeout: 120_000 })("Micro DB pl
       ])
       yield* insertRows(owner.client, dock.id, table.id, [{ a: "1", b: "2" }])
       const versions: Array<number> = []
-      for (let i = 0; i < 4; i++) versions.push((yield* use(owner.client, "snapshot_micro_db", { bucket: dock.id })).snapshot.version)
-      const dropped = (yield* use(owner.client, "delete_micro_db_column", { bucket: dock.id, table: table.id, column: "b" })).snapshot
+      for (let i = 0; i < 4; i++) {
+        versions.push((yield* use(owner.client, "snapshot_micro_db", { bucket: dock.id })).snapshot.version)
+      }
+      const dropped =
+        (yield* use(owner.client, "delete_micro_db_column", { bucket: dock.id, table: table.id, column: "b" })).snapshot
       versions.push(dropped.version)
       expect(versions).toEqual([2, 3, 4, 5, 6])
-      const listed = (yield* use(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: dropped.part_id })).versions as Array<Json>
+      const listed =
+        (yield* use(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: dropped.part_id }))
+          .versions as Array<Json>
       expect(listed.map((entry) => entry.version).sort((a, b) => a - b)).toEqual([1, 4, 5, 6])
       for (const version of [2, 3]) {
-        expect((yield* fail(owner.client, "get_web_page_version", { bucket: dock.id, web_page: dropped.part_id, version })).code).toBe("not_found")
+        expect(
+          (yield* fail(owner.client, "get_web_page_version", { bucket: dock.id, web_page: dropped.part_id, version }))
+            .code
+        ).toBe("not_found")
       }
       // the delete's snapshot still holds the column
       const document = yield* snapshotDocument(owner.client, dock.id, dropped)

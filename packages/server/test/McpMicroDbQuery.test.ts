@@ -31,7 +31,20 @@ interface Table {
   readonly row_count: number
 }
 
-const OPS = ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "starts_with", "in", "not_in", "is_null", "is_not_null"] as const
+const OPS = [
+  "eq",
+  "neq",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "contains",
+  "starts_with",
+  "in",
+  "not_in",
+  "is_null",
+  "is_not_null"
+] as const
 type Op = (typeof OPS)[number]
 
 /** No `value` key at all in the filter. */
@@ -72,8 +85,11 @@ const refusedAsInvalid = (client: AnyClient, args: Record<string, unknown>, labe
   })
 
 /** How many rows all Micro DBs hold (the table is still there and nothing was lost). */
-const allRows = Effect.flatMap(TestServer, (server) =>
-  server.sql<{ n: number }>`select count(*)::int as n from micro_db_rows`.pipe(Effect.map((rows) => rows[0]!.n)))
+const allRows = Effect.flatMap(
+  TestServer,
+  (server) =>
+    server.sql<{ n: number }>`select count(*)::int as n from micro_db_rows`.pipe(Effect.map((rows) => rows[0]!.n))
+)
 
 /**
  * One column type: rows keyed `a`, `b`, … (inserted one by one in that order, NONE = no value), the filters that
@@ -96,7 +112,10 @@ const MAX_SAFE = 9_007_199_254_740_991
 const TYPE_CASES: ReadonlyArray<TypeCase> = [
   {
     type: "text",
-    rows: [["a", "apple"], ["b", "Banana"], ["c", "cherry"], ["d", "apple pie"], ["e", NONE], ["f", "Äpfel"], ["g", "\uFF5E"], [
+    rows: [["a", "apple"], ["b", "Banana"], ["c", "cherry"], ["d", "apple pie"], ["e", NONE], ["f", "Äpfel"], [
+      "g",
+      "\uFF5E"
+    ], [
       "h",
       "😀"
     ]],
@@ -259,7 +278,10 @@ const TYPE_CASES: ReadonlyArray<TypeCase> = [
   },
   {
     type: "date",
-    rows: [["a", "2026-01-09"], ["b", "2026-01-10"], ["c", "2025-12-31"], ["d", "2026-10-01"], ["e", NONE], ["f", "0001-01-01"], [
+    rows: [["a", "2026-01-09"], ["b", "2026-01-10"], ["c", "2025-12-31"], ["d", "2026-10-01"], ["e", NONE], [
+      "f",
+      "0001-01-01"
+    ], [
       "g",
       "9999-12-31"
     ]],
@@ -353,7 +375,9 @@ const TYPE_CASES: ReadonlyArray<TypeCase> = [
       ["is_null", NONE, "d"],
       ["is_not_null", NONE, "a b c e"]
     ],
-    refused: [["eq", "urgent"], ["eq", "LOW"], ["gt", "m"], ["in", ["low", "urgent"]], ["contains", 1], ["eq", ["low"]]],
+    refused: [["eq", "urgent"], ["eq", "LOW"], ["gt", "m"], ["in", ["low", "urgent"]], ["contains", 1], ["eq", [
+      "low"
+    ]]],
     asc: "b a e c d",
     desc: "c a e b d"
   },
@@ -485,13 +509,19 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
     it.scoped(`${typeCase.type}: every op it has matches typed values; the ops it lacks and wrong-typed values are validation_error`, () =>
       Effect.gen(function*() {
         // every op is either checked or refused for this type
-        expect(new Set([...typeCase.matches.map(([op]) => op), ...typeCase.refused.map(([op]) => op)])).toEqual(new Set(OPS))
+        expect(new Set([...typeCase.matches.map(([op]) => op), ...typeCase.refused.map(([op]) => op)])).toEqual(
+          new Set(OPS)
+        )
 
         const { bucket, client } = yield* owned
         yield* createTable(client, {
           bucket,
           name: "Values",
-          columns: [{ name: "K", type: "text", required: true, unique: true }, { name: "V", type: typeCase.type, ...typeCase.def }]
+          columns: [{ name: "K", type: "text", required: true, unique: true }, {
+            name: "V",
+            type: typeCase.type,
+            ...typeCase.def
+          }]
         })
         const written = new Map<string, Row>()
         for (const [k, v] of typeCase.rows) {
@@ -505,7 +535,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
 
         for (const [op, value, expected] of typeCase.matches) {
           const label = `${typeCase.type} ${op} ${value === NONE ? "(no value)" : JSON.stringify(value)}`
-          const found = yield* query(client, { bucket, table: "values", filter: [filterOf("v", op, value)], limit: 500 })
+          const found = yield* query(client, {
+            bucket,
+            table: "values",
+            filter: [filterOf("v", op, value)],
+            limit: 500
+          })
           expect([...keysOf(found.rows)].sort(), label).toEqual(keys(expected))
           expect(found.total, label).toBe(keys(expected).length)
         }
@@ -536,20 +571,32 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       yield* call(client, "insert_micro_db_rows", {
         bucket,
         table: "scores",
-        rows: [{ k: "a", group: "x", score: 9 }, { k: "b", group: "x", score: 10 }, { k: "c", group: "y", score: 100 }, { k: "d" }]
+        rows: [
+          { k: "a", group: "x", score: 9 },
+          { k: "b", group: "x", score: 10 },
+          { k: "c", group: "y", score: 100 },
+          { k: "d" }
+        ]
       })
       const keysWhere = (filter: Array<Record<string, unknown>>) =>
         Effect.map(query(client, { bucket, table: "scores", filter }), (found) => [...keysOf(found.rows)].sort())
-      expect(yield* keysWhere([{ column: "group", op: "eq", value: "x" }, { column: "score", op: "gt", value: 9 }])).toEqual(["b"])
-      expect(yield* keysWhere([{ column: "score", op: "gte", value: 9 }, { column: "score", op: "lte", value: 10 }])).toEqual(["a", "b"])
-      expect(yield* keysWhere([{ column: "group", op: "neq", value: "x" }, { column: "score", op: "is_null" }])).toEqual(["d"])
+      expect(yield* keysWhere([{ column: "group", op: "eq", value: "x" }, { column: "score", op: "gt", value: 9 }]))
+        .toEqual(["b"])
+      expect(yield* keysWhere([{ column: "score", op: "gte", value: 9 }, { column: "score", op: "lte", value: 10 }]))
+        .toEqual(["a", "b"])
+      expect(yield* keysWhere([{ column: "group", op: "neq", value: "x" }, { column: "score", op: "is_null" }]))
+        .toEqual(["d"])
       expect(yield* keysWhere([])).toEqual(["a", "b", "c", "d"])
 
       const many = Array.from({ length: 499 }, (_, i) => i + 1000)
       expect(yield* keysWhere([{ column: "score", op: "in", value: [...many, 10] }])).toEqual(["b"])
       expect(yield* keysWhere([{ column: "score", op: "not_in", value: [...many, 10] }])).toEqual(["a", "c", "d"])
       for (const op of ["in", "not_in"]) {
-        yield* refusedAsInvalid(client, { bucket, table: "scores", filter: [{ column: "score", op, value: [...many, 10, 11] }] }, `${op} 501`)
+        yield* refusedAsInvalid(client, {
+          bucket,
+          table: "scores",
+          filter: [{ column: "score", op, value: [...many, 10, 11] }]
+        }, `${op} 501`)
       }
     }))
 
@@ -575,10 +622,14 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       for (const filter of bad) {
         yield* refusedAsInvalid(client, { bucket, table: "plain", filter }, JSON.stringify(filter))
       }
-      expect(yield* error(client, "query_micro_db_rows", { bucket, table: "nope" })).toMatchObject({ code: "not_found", status: 404 })
-      expect(yield* error(client, "query_micro_db_rows", { bucket: crypto.randomUUID(), table: "plain" })).toMatchObject({
-        code: "not_found"
+      expect(yield* error(client, "query_micro_db_rows", { bucket, table: "nope" })).toMatchObject({
+        code: "not_found",
+        status: 404
       })
+      expect(yield* error(client, "query_micro_db_rows", { bucket: crypto.randomUUID(), table: "plain" }))
+        .toMatchObject({
+          code: "not_found"
+        })
     }))
 
   // ---------------------------------------------------------------------------------------------------------
@@ -592,9 +643,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       const r2 = yield* insert(client, bucket, "log", { k: "r2" })
       const r3 = yield* insert(client, bucket, "log", { k: "r3" })
       const r4 = yield* insert(client, bucket, "log", { k: "r4" })
-      const touched = ok(yield* call(client, "update_micro_db_row", { bucket, table: "log", row_id: r1.id, data: { k: "r1!" } })).row as Row
+      const touched = ok(
+        yield* call(client, "update_micro_db_row", { bucket, table: "log", row_id: r1.id, data: { k: "r1!" } })
+      ).row as Row
       const where = (column: string, op: string, value: Value) =>
-        Effect.map(query(client, { bucket, table: "log", filter: [filterOf(column, op, value)] }), (found) => found.rows.map((row) => row.id))
+        Effect.map(query(client, { bucket, table: "log", filter: [filterOf(column, op, value)] }), (found) =>
+          found.rows.map((row) => row.id))
 
       expect(yield* where("id", "eq", r2.id)).toEqual([r2.id])
       expect(yield* where("id", "neq", r2.id)).toEqual([r1.id, r3.id, r4.id])
@@ -611,14 +665,29 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       expect(yield* where("updated_at", "is_not_null", NONE)).toEqual([r1.id, r2.id, r3.id, r4.id])
 
       const sorted = (column: string, direction: string) =>
-        Effect.map(query(client, { bucket, table: "log", sort: [{ column, direction }] }), (found) => found.rows.map((row) => row.id))
+        Effect.map(query(client, { bucket, table: "log", sort: [{ column, direction }] }), (found) =>
+          found.rows.map((row) =>
+            row.id
+          ))
       expect(yield* sorted("created_at", "desc")).toEqual([r4.id, r3.id, r2.id, r1.id])
       expect(yield* sorted("updated_at", "desc")).toEqual([r1.id, r4.id, r3.id, r2.id])
       expect(yield* sorted("id", "asc")).toEqual([r1.id, r2.id, r3.id, r4.id].sort())
 
-      yield* refusedAsInvalid(client, { bucket, table: "log", filter: [{ column: "id", op: "eq", value: "not-a-uuid" }] }, "id")
-      yield* refusedAsInvalid(client, { bucket, table: "log", filter: [{ column: "created_at", op: "gt", value: "garbage" }] }, "created_at")
-      yield* refusedAsInvalid(client, { bucket, table: "log", filter: [{ column: "updated_at", op: "gt", value: 5 }] }, "updated_at")
+      yield* refusedAsInvalid(client, {
+        bucket,
+        table: "log",
+        filter: [{ column: "id", op: "eq", value: "not-a-uuid" }]
+      }, "id")
+      yield* refusedAsInvalid(client, {
+        bucket,
+        table: "log",
+        filter: [{ column: "created_at", op: "gt", value: "garbage" }]
+      }, "created_at")
+      yield* refusedAsInvalid(
+        client,
+        { bucket, table: "log", filter: [{ column: "updated_at", op: "gt", value: 5 }] },
+        "updated_at"
+      )
     }))
 
   // ---------------------------------------------------------------------------------------------------------
@@ -653,9 +722,15 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       expect(yield* order([{ column: "score", direction: "desc" }])).toBe("r3 r1 r6 r7 r2 r5 r4")
       // no direction means asc
       expect(yield* order([{ column: "score" }])).toBe("r5 r2 r1 r6 r7 r3 r4")
-      expect(yield* order([{ column: "group", direction: "asc" }, { column: "score", direction: "desc" }])).toBe("r3 r6 r2 r1 r7 r4 r5")
-      expect(yield* order([{ column: "group", direction: "desc" }, { column: "score", direction: "asc" }])).toBe("r1 r7 r4 r2 r6 r3 r5")
-      expect(yield* order([{ column: "score", direction: "asc" }, { column: "group", direction: "desc" }])).toBe("r5 r2 r1 r7 r6 r3 r4")
+      expect(yield* order([{ column: "group", direction: "asc" }, { column: "score", direction: "desc" }])).toBe(
+        "r3 r6 r2 r1 r7 r4 r5"
+      )
+      expect(yield* order([{ column: "group", direction: "desc" }, { column: "score", direction: "asc" }])).toBe(
+        "r1 r7 r4 r2 r6 r3 r5"
+      )
+      expect(yield* order([{ column: "score", direction: "asc" }, { column: "group", direction: "desc" }])).toBe(
+        "r5 r2 r1 r7 r6 r3 r4"
+      )
       expect(
         yield* order([
           { column: "group", direction: "asc" },
@@ -666,11 +741,24 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
         ])
       ).toBe("r2 r6 r3 r7 r1 r4 r5")
       // sorted and filtered, then paged
-      expect(yield* order([{ column: "score", direction: "asc" }], { filter: [{ column: "group", op: "eq", value: "b" }] })).toBe("r1 r7 r4")
+      expect(
+        yield* order([{ column: "score", direction: "asc" }], { filter: [{ column: "group", op: "eq", value: "b" }] })
+      ).toBe("r1 r7 r4")
       expect(yield* order([{ column: "score", direction: "asc" }], { limit: 2, offset: 2 })).toBe("r1 r6")
-      expect(yield* order([{ column: "score", direction: "asc" }, { column: "group", direction: "asc" }], { limit: 3, offset: 2 }))
+      expect(
+        yield* order([{ column: "score", direction: "asc" }, { column: "group", direction: "asc" }], {
+          limit: 3,
+          offset: 2
+        })
+      )
         .toBe("r6 r1 r7")
-      const paged = yield* query(client, { bucket, table: "ranked", sort: [{ column: "score", direction: "desc" }], limit: 3, offset: 5 })
+      const paged = yield* query(client, {
+        bucket,
+        table: "ranked",
+        sort: [{ column: "score", direction: "desc" }],
+        limit: 3,
+        offset: 5
+      })
       expect(keysOf(paged.rows)).toEqual(["r5", "r4"])
       expect(paged.total).toBe(7)
 
@@ -685,7 +773,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
         { column: "score", direction: "asc" },
         "score desc"
       ]
-      for (const sort of bad) yield* refusedAsInvalid(client, { bucket, table: "ranked", sort }, JSON.stringify(sort).slice(0, 60))
+      for (const sort of bad) {
+        yield* refusedAsInvalid(client, { bucket, table: "ranked", sort }, JSON.stringify(sort).slice(0, 60))
+      }
     }))
 
   // ---------------------------------------------------------------------------------------------------------
@@ -696,7 +786,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       const { bucket, client } = yield* owned
       yield* createTable(client, { bucket, name: "Many", columns: [{ name: "N", type: "integer" }] })
       // one batch: it keeps its order
-      ok(yield* call(client, "insert_micro_db_rows", { bucket, table: "many", rows: Array.from({ length: 150 }, (_, n) => ({ n })) }))
+      ok(
+        yield* call(client, "insert_micro_db_rows", {
+          bucket,
+          table: "many",
+          rows: Array.from({ length: 150 }, (_, n) => ({ n }))
+        })
+      )
 
       const byDefault = yield* query(client, { bucket, table: "many" })
       expect(byDefault.rows).toHaveLength(100)
@@ -708,7 +804,14 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       expect(byDefault.rows).toEqual(all.rows.slice(0, 100))
       const ids = all.rows.map((row) => row.id)
       // insertion order is also oldest first; ties of a sort keep it
-      expect((yield* query(client, { bucket, table: "many", limit: 500, sort: [{ column: "created_at", direction: "asc" }] })).rows)
+      expect(
+        (yield* query(client, {
+          bucket,
+          table: "many",
+          limit: 500,
+          sort: [{ column: "created_at", direction: "asc" }]
+        })).rows
+      )
         .toEqual(all.rows)
       const times = all.rows.map((row) => Date.parse(row.created_at))
       expect(times).toEqual([...times].sort((x, y) => x - y))
@@ -774,7 +877,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       yield* createTable(client, {
         bucket,
         name: "Evil values",
-        columns: [{ name: "K", type: "text", unique: true }, { name: "Body", type: "text" }, { name: "Tag", type: "select", options: EVIL }]
+        columns: [{ name: "K", type: "text", unique: true }, { name: "Body", type: "text" }, {
+          name: "Tag",
+          type: "select",
+          options: EVIL
+        }]
       })
       const before = yield* allRows
       const rows = EVIL.map((body, i) => ({ k: `r${i}`, body, tag: body }))
@@ -792,7 +899,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       for (const [i, value] of EVIL.entries()) {
         for (const column of ["body", "tag"]) {
           expect(yield* keysWhere({ column, op: "eq", value }), `${column} eq ${value}`).toEqual([`r${i}`])
-          expect(yield* keysWhere({ column, op: "neq", value }), `${column} neq ${value}`).toEqual(expectedWhere((body) => body !== value))
+          expect(yield* keysWhere({ column, op: "neq", value }), `${column} neq ${value}`).toEqual(
+            expectedWhere((body) => body !== value)
+          )
           expect(yield* keysWhere({ column, op: "in", value: [value] }), `${column} in ${value}`).toEqual([`r${i}`])
           expect(yield* keysWhere({ column, op: "contains", value }), `${column} contains ${value}`).toEqual(
             expectedWhere((body) => body.toLowerCase().includes(value.toLowerCase()))
@@ -806,7 +915,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
         )
       }
       // a sort over them is a sort, by code point
-      const sorted = yield* query(client, { bucket, table: "evil-values", sort: [{ column: "body", direction: "asc" }], limit: 500 })
+      const sorted = yield* query(client, {
+        bucket,
+        table: "evil-values",
+        sort: [{ column: "body", direction: "asc" }],
+        limit: 500
+      })
       expect(sorted.rows.map((row) => row.data.body)).toEqual([...EVIL].sort(codePointCompare))
 
       // everything is still there, unchanged
@@ -849,18 +963,24 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       expect(listed.map((entry: any) => entry.name)).toEqual([evilName])
 
       // the columns work like any other
-      expect(keysOf((yield* query(client, {
-        bucket,
-        table: table.id,
-        filter: [{ column: derived, op: "eq", value: "'; --" }]
-      })).rows)).toEqual(["one"])
-      expect(keysOf((yield* query(client, {
-        bucket,
-        table: table.id,
-        filter: [{ column: "price", op: "gt", value: 9 }],
-        sort: [{ column: "price", direction: "desc" }]
-      })).rows)).toEqual(["three", "two"])
-      expect(keysOf((yield* query(client, { bucket, table: table.id, sort: [{ column: derived, direction: "asc" }] })).rows))
+      expect(keysOf(
+        (yield* query(client, {
+          bucket,
+          table: table.id,
+          filter: [{ column: derived, op: "eq", value: "'; --" }]
+        })).rows
+      )).toEqual(["one"])
+      expect(keysOf(
+        (yield* query(client, {
+          bucket,
+          table: table.id,
+          filter: [{ column: "price", op: "gt", value: 9 }],
+          sort: [{ column: "price", direction: "desc" }]
+        })).rows
+      )).toEqual(["three", "two"])
+      expect(
+        keysOf((yield* query(client, { bucket, table: table.id, sort: [{ column: derived, direction: "asc" }] })).rows)
+      )
         .toEqual(["two", "one", "three"])
 
       // bad table slugs
@@ -880,7 +1000,15 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
           "x".repeat(65)
         ]
       ) {
-        expect(yield* error(client, "create_micro_db_table", { bucket, name: "Other", slug, columns: [{ name: "A", type: "text" }] }), slug)
+        expect(
+          yield* error(client, "create_micro_db_table", {
+            bucket,
+            name: "Other",
+            slug,
+            columns: [{ name: "A", type: "text" }]
+          }),
+          slug
+        )
           .toMatchObject({ code: "validation_error", status: 400 })
       }
       // bad column slugs, on a new table and on this one
@@ -907,9 +1035,23 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
         "a'); drop table micro_db_rows; --"
       ]
       for (const slug of badColumnSlugs) {
-        expect(yield* error(client, "create_micro_db_table", { bucket, name: "Other", columns: [{ name: "A", slug, type: "text" }] }), slug)
+        expect(
+          yield* error(client, "create_micro_db_table", {
+            bucket,
+            name: "Other",
+            columns: [{ name: "A", slug, type: "text" }]
+          }),
+          slug
+        )
           .toMatchObject({ code: "validation_error", status: 400 })
-        expect(yield* error(client, "add_micro_db_column", { bucket, table: table.id, column_def: { name: "A", slug, type: "text" } }), slug)
+        expect(
+          yield* error(client, "add_micro_db_column", {
+            bucket,
+            table: table.id,
+            column_def: { name: "A", slug, type: "text" }
+          }),
+          slug
+        )
           .toMatchObject({ code: "validation_error", status: 400 })
         expect(
           yield* error(client, "update_micro_db_column", { bucket, table: table.id, column: "price", patch: { slug } }),
@@ -932,21 +1074,42 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
         priceName
       ]
       for (const column of badColumns) {
-        yield* refusedAsInvalid(client, { bucket, table: table.id, filter: [{ column, op: "eq", value: 1 }] }, `filter ${column}`)
-        yield* refusedAsInvalid(client, { bucket, table: table.id, filter: [{ column, op: "is_null" }] }, `filter ${column}`)
-        yield* refusedAsInvalid(client, { bucket, table: table.id, sort: [{ column, direction: "asc" }] }, `sort ${column}`)
-        const refused = yield* error(client, "insert_micro_db_row", { bucket, table: table.id, data: { k: "four", [column]: 1 } })
+        yield* refusedAsInvalid(
+          client,
+          { bucket, table: table.id, filter: [{ column, op: "eq", value: 1 }] },
+          `filter ${column}`
+        )
+        yield* refusedAsInvalid(
+          client,
+          { bucket, table: table.id, filter: [{ column, op: "is_null" }] },
+          `filter ${column}`
+        )
+        yield* refusedAsInvalid(
+          client,
+          { bucket, table: table.id, sort: [{ column, direction: "asc" }] },
+          `sort ${column}`
+        )
+        const refused = yield* error(client, "insert_micro_db_row", {
+          bucket,
+          table: table.id,
+          data: { k: "four", [column]: 1 }
+        })
         expect(refused, column).toMatchObject({ code: "validation_error", status: 400 })
         expect((refused.details as any)?.errors?.map((entry: any) => entry.column), column).toContain(column)
       }
 
       // table, column, Dock and row references: not found
       for (const ref of ["x'; drop table micro_db_rows; --", "%", "_", "' or '1'='1", `${table.slug}%`, "*"]) {
-        expect(yield* error(client, "get_micro_db_schema", { bucket, table: ref }), ref).toMatchObject({ code: "not_found" })
-        expect(yield* error(client, "query_micro_db_rows", { bucket, table: ref }), ref).toMatchObject({ code: "not_found" })
-        expect(yield* error(client, "delete_micro_db_column", { bucket, table: table.id, column: ref }), ref).toMatchObject({
+        expect(yield* error(client, "get_micro_db_schema", { bucket, table: ref }), ref).toMatchObject({
           code: "not_found"
         })
+        expect(yield* error(client, "query_micro_db_rows", { bucket, table: ref }), ref).toMatchObject({
+          code: "not_found"
+        })
+        expect(yield* error(client, "delete_micro_db_column", { bucket, table: table.id, column: ref }), ref)
+          .toMatchObject({
+            code: "not_found"
+          })
         expect(yield* error(client, "list_micro_db_tables", { bucket: ref }), ref).toMatchObject({ code: "not_found" })
         // row_id is a UUID
         expect(yield* error(client, "get_micro_db_row", { bucket, table: table.id, row_id: ref }), ref).toMatchObject({
@@ -976,23 +1139,42 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
           }))
       yield* refusedAt("insert_micro_db_row", { bucket, table: "nul", data: { body: "a\u0000b" } }, ["data", "body"])
       yield* refusedAt("insert_micro_db_row", { bucket, table: "nul", data: { long: "\u0000" } }, ["data", "long"])
-      yield* refusedAt("insert_micro_db_row", { bucket, table: "nul", data: { doc: { text: "a\u0000b" } } }, ["data", "doc", "text"])
-      yield* refusedAt("insert_micro_db_row", { bucket, table: "nul", data: { doc: { "key\u0000": 1 } } }, ["data", "doc"])
+      yield* refusedAt("insert_micro_db_row", { bucket, table: "nul", data: { doc: { text: "a\u0000b" } } }, [
+        "data",
+        "doc",
+        "text"
+      ])
+      yield* refusedAt("insert_micro_db_row", { bucket, table: "nul", data: { doc: { "key\u0000": 1 } } }, [
+        "data",
+        "doc"
+      ])
       for (const op of ["eq", "contains", "starts_with"]) {
-        yield* refusedAt("query_micro_db_rows", { bucket, table: "nul", filter: [{ column: "body", op, value: "a\u0000" }] }, [
+        yield* refusedAt("query_micro_db_rows", {
+          bucket,
+          table: "nul",
+          filter: [{ column: "body", op, value: "a\u0000" }]
+        }, [
           "filter",
           "0",
           "value"
         ])
       }
-      yield* refusedAt("create_micro_db_table", { bucket, name: "T\u0000", columns: [{ name: "A", type: "text" }] }, ["name"])
-      yield* refusedAt("create_micro_db_table", { bucket, name: "D", description: "\u0000", columns: [] }, ["description"])
+      yield* refusedAt("create_micro_db_table", { bucket, name: "T\u0000", columns: [{ name: "A", type: "text" }] }, [
+        "name"
+      ])
+      yield* refusedAt("create_micro_db_table", { bucket, name: "D", description: "\u0000", columns: [] }, [
+        "description"
+      ])
       yield* refusedAt("create_micro_db_table", { bucket, name: "C", columns: [{ name: "A\u0000", type: "text" }] }, [
         "columns",
         "0",
         "name"
       ])
-      yield* refusedAt("create_micro_db_table", { bucket, name: "O", columns: [{ name: "A", type: "select", options: ["x\u0000"] }] }, [
+      yield* refusedAt("create_micro_db_table", {
+        bucket,
+        name: "O",
+        columns: [{ name: "A", type: "select", options: ["x\u0000"] }]
+      }, [
         "columns",
         "0",
         "options",
@@ -1002,7 +1184,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       yield* refusedAt("get_micro_db_schema", { bucket, table: "nul\u0000" }, ["table"])
       // Nothing was written: the table is as it was made, with no rows, and no other table exists.
       expect((yield* query(client, { bucket, table: "nul" })).total).toBe(0)
-      expect(ok(yield* call(client, "list_micro_db_tables", { bucket })).tables.map((table: { slug: string }) => table.slug)).toEqual(["nul"])
+      expect(
+        ok(yield* call(client, "list_micro_db_tables", { bucket })).tables.map((table: { slug: string }) => table.slug)
+      ).toEqual(["nul"])
     }))
 })
 

@@ -16,10 +16,14 @@ const TightServer = Layer.scoped(
 )
 
 const standaloneOf = (userId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ n: number }>`select count(*)::int as n from parts where dock_id is null and owner_id = ${userId}`.pipe(
-      Effect.map((rows) => rows[0]!.n)
-    ))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ n: number }>`select count(*)::int as n from parts where dock_id is null and owner_id = ${userId}`
+        .pipe(
+          Effect.map((rows) => rows[0]!.n)
+        )
+  )
 
 layer(TightServer, { excludeTestServices: true, timeout: 60_000 })("plan caps on pushes", (it) => {
   it.scoped("standalone artifacts: at most the per-Dock artifact cap per user, then tier_limit_exceeded", () =>
@@ -58,9 +62,16 @@ layer(TightServer, { excludeTestServices: true, timeout: 60_000 })("plan caps on
       for (const slug of ["a", "b"]) {
         ok(yield* call(owner.client, "push_web_page", { bucket: dock.id, page_slug: slug, page_content: "<p>1</p>" }))
       }
-      expect(refused(yield* call(owner.client, "push_web_page", { bucket: dock.id, page_slug: "c", page_content: "<p>1</p>" })).error)
+      expect(
+        refused(
+          yield* call(owner.client, "push_web_page", { bucket: dock.id, page_slug: "c", page_content: "<p>1</p>" })
+        ).error
+      )
         .toMatchObject({ code: "tier_limit_exceeded", details: { max_artifacts: 2 } })
-      expect(ok(yield* call(owner.client, "push_web_page", { bucket: dock.id, page_slug: "a", page_content: "<p>2</p>" })).action)
+      expect(
+        ok(yield* call(owner.client, "push_web_page", { bucket: dock.id, page_slug: "a", page_content: "<p>2</p>" }))
+          .action
+      )
         .toBe("updated")
     }))
 })
@@ -88,51 +99,80 @@ const sandboxClient = Effect.gen(function*() {
   }
 })
 
-layer(TightSandbox, { excludeTestServices: true, timeout: 60_000 })("history counts against a sandbox's content cap", (it) => {
-  it.scoped("updates of one page: refused with tier_limit_exceeded once its versions would pass the cap; a delete frees them", () =>
-    Effect.gen(function*() {
-      const { client, sandboxId } = yield* sandboxClient
-      const page = (n: number) => `${n}`.padEnd(3_000, ".")
-      const answers: Array<string> = []
-      for (let n = 1; n <= 20; n++) {
-        const result = yield* call(client, "push_web_page", { page_slug: "big", content_type: "markdown", page_content: page(n) })
-        answers.push(result.isError ? refused(result).error.code : ok(result).action)
-        expect(yield* storedBytes(sandboxId)).toBeLessThanOrEqual(SANDBOX_CAP)
-      }
-      // 3 × 3,000 bytes stored; a fourth version would make 12,000
-      expect(answers.slice(0, 4)).toEqual(["created", "updated", "updated", "tier_limit_exceeded"])
-      expect(new Set(answers.slice(3))).toEqual(new Set(["tier_limit_exceeded"]))
-      const refusal = refused(yield* call(client, "push_web_page", { page_slug: "big", content_type: "markdown", page_content: page(99) }))
-      expect(refusal.error).toMatchObject({ code: "tier_limit_exceeded", details: { max_bytes: SANDBOX_CAP, used: { bytes: 9_000 } } })
-      // restoring an old version is a new version too
-      expect(refused(yield* call(client, "restore_web_page_version", { bucket: sandboxId, web_page: "big", version: 1 })).error.code)
-        .toBe("tier_limit_exceeded")
-      // deleting the page releases every version it stored
-      ok(yield* call(client, "delete_web_page", { bucket: sandboxId, web_page: "big" }))
-      expect(yield* storedBytes(sandboxId)).toBe(0)
-      expect(ok(yield* call(client, "push_web_page", { page_slug: "big", content_type: "markdown", page_content: page(1) })).action)
-        .toBe("created")
-    }))
-
-  it.scoped("Micro DB snapshots count too: snapshot_micro_db is refused past the cap; a table delete offsets its snapshot by its rows", () =>
-    Effect.gen(function*() {
-      const { client, sandboxId } = yield* sandboxClient
-      ok(yield* call(client, "create_micro_db_table", { bucket: sandboxId, name: "Notes", columns: [{ name: "Text", type: "text" }] }))
-      ok(yield* call(client, "insert_micro_db_rows", {
-        bucket: sandboxId,
-        table: "notes",
-        rows: [1, 2, 3].map((n) => ({ text: `${n}`.padEnd(600, "x") }))
+layer(TightSandbox, { excludeTestServices: true, timeout: 60_000 })(
+  "history counts against a sandbox's content cap",
+  (it) => {
+    it.scoped("updates of one page: refused with tier_limit_exceeded once its versions would pass the cap; a delete frees them", () =>
+      Effect.gen(function*() {
+        const { client, sandboxId } = yield* sandboxClient
+        const page = (n: number) => `${n}`.padEnd(3_000, ".")
+        const answers: Array<string> = []
+        for (let n = 1; n <= 20; n++) {
+          const result = yield* call(client, "push_web_page", {
+            page_slug: "big",
+            content_type: "markdown",
+            page_content: page(n)
+          })
+          answers.push(result.isError ? refused(result).error.code : ok(result).action)
+          expect(yield* storedBytes(sandboxId)).toBeLessThanOrEqual(SANDBOX_CAP)
+        }
+        // 3 × 3,000 bytes stored; a fourth version would make 12,000
+        expect(answers.slice(0, 4)).toEqual(["created", "updated", "updated", "tier_limit_exceeded"])
+        expect(new Set(answers.slice(3))).toEqual(new Set(["tier_limit_exceeded"]))
+        const refusal = refused(
+          yield* call(client, "push_web_page", { page_slug: "big", content_type: "markdown", page_content: page(99) })
+        )
+        expect(refusal.error).toMatchObject({
+          code: "tier_limit_exceeded",
+          details: { max_bytes: SANDBOX_CAP, used: { bytes: 9_000 } }
+        })
+        // restoring an old version is a new version too
+        expect(
+          refused(yield* call(client, "restore_web_page_version", { bucket: sandboxId, web_page: "big", version: 1 }))
+            .error.code
+        )
+          .toBe("tier_limit_exceeded")
+        // deleting the page releases every version it stored
+        ok(yield* call(client, "delete_web_page", { bucket: sandboxId, web_page: "big" }))
+        expect(yield* storedBytes(sandboxId)).toBe(0)
+        expect(
+          ok(
+            yield* call(client, "push_web_page", { page_slug: "big", content_type: "markdown", page_content: page(1) })
+          ).action
+        )
+          .toBe("created")
       }))
-      const answers: Array<string> = []
-      for (let n = 0; n < 12; n++) {
-        const result = yield* call(client, "snapshot_micro_db", { bucket: sandboxId })
-        answers.push(result.isError ? refused(result).error.code : "ok")
+
+    it.scoped("Micro DB snapshots count too: snapshot_micro_db is refused past the cap; a table delete offsets its snapshot by its rows", () =>
+      Effect.gen(function*() {
+        const { client, sandboxId } = yield* sandboxClient
+        ok(
+          yield* call(client, "create_micro_db_table", {
+            bucket: sandboxId,
+            name: "Notes",
+            columns: [{ name: "Text", type: "text" }]
+          })
+        )
+        ok(
+          yield* call(client, "insert_micro_db_rows", {
+            bucket: sandboxId,
+            table: "notes",
+            rows: [1, 2, 3].map((n) => ({ text: `${n}`.padEnd(600, "x") }))
+          })
+        )
+        const answers: Array<string> = []
+        for (let n = 0; n < 12; n++) {
+          const result = yield* call(client, "snapshot_micro_db", { bucket: sandboxId })
+          answers.push(result.isError ? refused(result).error.code : "ok")
+          expect(yield* storedBytes(sandboxId)).toBeLessThanOrEqual(SANDBOX_CAP)
+        }
+        expect(answers).toContain("tier_limit_exceeded")
+        expect(answers.indexOf("tier_limit_exceeded")).toBeGreaterThan(0)
+        // the delete's snapshot is paid for by the rows it removes
+        expect(ok(yield* call(client, "delete_micro_db_table", { bucket: sandboxId, table: "notes" }))).toMatchObject({
+          ok: true
+        })
         expect(yield* storedBytes(sandboxId)).toBeLessThanOrEqual(SANDBOX_CAP)
-      }
-      expect(answers).toContain("tier_limit_exceeded")
-      expect(answers.indexOf("tier_limit_exceeded")).toBeGreaterThan(0)
-      // the delete's snapshot is paid for by the rows it removes
-      expect(ok(yield* call(client, "delete_micro_db_table", { bucket: sandboxId, table: "notes" }))).toMatchObject({ ok: true })
-      expect(yield* storedBytes(sandboxId)).toBeLessThanOrEqual(SANDBOX_CAP)
-    }))
-})
+      }))
+  }
+)

@@ -45,7 +45,13 @@ interface Links {
 /** A Markdown page (wikilinks are Markdown's) with this slug, title and body. */
 const page = (client: AnyClient, bucket: string, slug: string, title: string, body = "No links here.") =>
   Effect.map(
-    call(client, "push_web_page", { bucket, content_type: "markdown", page_slug: slug, page_title: title, page_content: body }),
+    call(client, "push_web_page", {
+      bucket,
+      content_type: "markdown",
+      page_slug: slug,
+      page_title: title,
+      page_content: body
+    }),
     (result) => ok(result).part as { id: string; slug: string; title: string; url: string; bucket_id: string }
   )
 
@@ -75,7 +81,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
     Effect.gen(function*() {
       const alice = yield* actor(MODERN)
       const dock = yield* createBucket(alice.client, { title: "Notes", slug: `notes-${unique()}` })
-      const other = yield* createBucket(alice.client, { title: "Other", slug: `other-${unique()}`, visibility: "public" })
+      const other = yield* createBucket(alice.client, {
+        title: "Other",
+        slug: `other-${unique()}`,
+        visibility: "public"
+      })
       const here = pathOf(alice.user, dock)
       const there = pathOf(alice.user, other)
       const harbour = yield* page(alice.client, dock.id, "log-2024", "Harbour Log")
@@ -117,7 +127,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       // the page named by its UUID, the Dock by path or by the deprecated slug alias: the same answer
       expect(yield* links(alice.client, { bucket: here, page_slug: source.id })).toEqual(result)
       expect(yield* links(alice.client, { bucket_slug: dock.slug, page_slug: "index" })).toEqual(result)
-      expect(yield* links(alice.client, { bucket_slug: dock.slug, owner_username: alice.user.username, page_slug: "index" }))
+      expect(
+        yield* links(alice.client, { bucket_slug: dock.slug, owner_username: alice.user.username, page_slug: "index" })
+      )
         .toEqual(result)
 
       // the other direction: each target lists the index as a backlink, with the link as written
@@ -127,7 +139,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       expect(yield* inbound("beta-page")).toEqual([{ target: "beta-page", page: linked(source, here) }])
       expect(yield* inbound("getting-started")).toEqual([{ target: "Getting Started", page: linked(source, here) }])
       expect(yield* inbound("welcome")).toEqual([{ target: "Welcome", page: linked(source, here) }])
-      expect(yield* inbound("remote-page", other.id)).toEqual([{ target: `${there}/remote-page`, page: linked(source, here) }])
+      expect(yield* inbound("remote-page", other.id)).toEqual([{
+        target: `${there}/remote-page`,
+        page: linked(source, here)
+      }])
       // a page without links
       expect(yield* links(alice.client, { bucket: dock.id, page_slug: "log-2024" })).toEqual({
         outbound: [],
@@ -158,13 +173,15 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       expect(yield* ask).toEqual({ outbound: [resolved("B Page", linked(titled, here))], inbound: [] })
 
       // editing the link away updates both directions
-      ok(yield* call(owner.client, "push_web_page", {
-        bucket: dock.id,
-        content_type: "markdown",
-        page_slug: "a",
-        page_title: "A",
-        page_content: "No more links."
-      }))
+      ok(
+        yield* call(owner.client, "push_web_page", {
+          bucket: dock.id,
+          content_type: "markdown",
+          page_slug: "a",
+          page_title: "A",
+          page_content: "No more links."
+        })
+      )
       expect(yield* ask).toEqual({ outbound: [], inbound: [] })
       expect((yield* links(owner.client, { bucket: dock.id, page_slug: "bee-two" })).inbound).toEqual([])
     }))
@@ -173,7 +190,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
       const outsider = yield* actor(MODERN)
-      const dock = yield* createBucket(owner.client, { title: "Twins", slug: `twins-${unique()}`, visibility: "public" })
+      const dock = yield* createBucket(owner.client, {
+        title: "Twins",
+        slug: `twins-${unique()}`,
+        visibility: "public"
+      })
       const here = pathOf(owner.user, dock)
       const older = yield* page(owner.client, dock.id, "twin-one", "Twin")
       const newer = yield* page(owner.client, dock.id, "twin-two", "twin")
@@ -239,7 +260,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       const fromS5 = { target: "target", page: linked(s5, openPath) }
 
       // the owner: own Docks and pages; bob's private Dock is not hers to read
-      expect(yield* ask(alice.client)).toEqual({ outbound: [resolved("target", self)], inbound: [fromS1, fromS2, fromS3, fromS5] })
+      expect(yield* ask(alice.client)).toEqual({
+        outbound: [resolved("target", self)],
+        inbound: [fromS1, fromS2, fromS3, fromS5]
+      })
       // bob: his own private Dock's backlink, but not alice's private Dock or private page
       expect((yield* ask(bob.client)).inbound).toEqual([fromS1, fromS2, fromS4])
       // a viewer of the open Dock is a member: the private page too
@@ -248,7 +272,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       // the sandbox sees its own page's link (and the target, which is public), nothing else
       const sandboxView = yield* links(sandbox, { bucket: sandboxId, page_slug: "sandboxed" })
       expect(sandboxView).toEqual({ outbound: [unresolved(full)], inbound: [] })
-      expect((yield* ask(alice.client)).inbound).not.toContainEqual(expect.objectContaining({ page: expect.objectContaining({ id: fromSandbox.id }) }))
+      expect((yield* ask(alice.client)).inbound).not.toContainEqual(
+        expect.objectContaining({ page: expect.objectContaining({ id: fromSandbox.id }) })
+      )
 
       // bob's own view of his page: the link resolves (the open Dock is public)
       expect(yield* links(bob.client, { bucket: bobs.id, page_slug: "bobs-link" })).toEqual({
@@ -262,15 +288,24 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       const alice = yield* actor(MODERN)
       const bob = yield* actor(MODERN)
       const secretDock = yield* createBucket(alice.client, { title: "Secret", slug: `secret-${unique()}` })
-      const openDock = yield* createBucket(alice.client, { title: "Open", slug: `open-${unique()}`, visibility: "public" })
-      const bobsDock = yield* createBucket(bob.client, { title: "Bob's", slug: `bobs-${unique()}`, visibility: "public" })
+      const openDock = yield* createBucket(alice.client, {
+        title: "Open",
+        slug: `open-${unique()}`,
+        visibility: "public"
+      })
+      const bobsDock = yield* createBucket(bob.client, {
+        title: "Bob's",
+        slug: `bobs-${unique()}`,
+        visibility: "public"
+      })
       const secretPath = pathOf(alice.user, secretDock)
       const openPath = pathOf(alice.user, openDock)
       const bobsPath = pathOf(bob.user, bobsDock)
       const hidden = yield* page(alice.client, secretDock.id, "hidden-page", "Hidden")
       const quiet = yield* page(alice.client, openDock.id, "quiet-page", "Quiet")
       yield* makePrivate(quiet.id)
-      const body = `Guessing: [[${secretPath}/hidden-page]], [[${openPath}/quiet-page]] and [[${secretPath}/nothing-here]].`
+      const body =
+        `Guessing: [[${secretPath}/hidden-page]], [[${openPath}/quiet-page]] and [[${secretPath}/nothing-here]].`
       const guess = yield* page(bob.client, bobsDock.id, "guess", "Guess", body)
 
       const ask = (client: AnyClient) => links(client, { bucket: bobsPath, page_slug: "guess" })
@@ -340,7 +375,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       for (const args of missing) expect(yield* error(bob.client, args)).toEqual(NOT_FOUND.error)
 
       expect(yield* error(alice.client, { bucket: closed.id })).toMatchObject({ code: "validation_error", status: 400 })
-      expect(yield* error(alice.client, { bucket: closed.id, page_slug: 3 })).toMatchObject({ code: "validation_error" })
+      expect(yield* error(alice.client, { bucket: closed.id, page_slug: 3 })).toMatchObject({
+        code: "validation_error"
+      })
       expect(yield* error(alice.client, { bucket: closed.id, page_slug: "x".repeat(201) })).toMatchObject({
         code: "validation_error"
       })
@@ -353,7 +390,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       const targets = Array.from({ length: 1_000 }, (_, i) => `page-${i}`)
       const body = (names: ReadonlyArray<string>) => names.map((name) => `[[${name}]]`).join("\n\n")
       const push = (slug: string, names: ReadonlyArray<string>) =>
-        call(alice.client, "push_web_page", { bucket: dock.id, content_type: "markdown", page_slug: slug, page_content: body(names) })
+        call(alice.client, "push_web_page", {
+          bucket: dock.id,
+          content_type: "markdown",
+          page_slug: slug,
+          page_content: body(names)
+        })
 
       expect(refused(yield* push("over", [...targets, "one-more"])).error).toMatchObject({
         code: "validation_error",
@@ -376,7 +418,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       }`
       const target = yield* page(alice.client, open.id, "shared", "Shared")
       yield* page(alice.client, open.id, "pointer", "Pointer", "See [[Shared]].")
-      const home = yield* page(reader.client, reader.user.default_bucket_id, "home", "Home", "See [[Away]] and [[home]].")
+      const home = yield* page(
+        reader.client,
+        reader.user.default_bucket_id,
+        "home",
+        "Home",
+        "See [[Away]] and [[home]]."
+      )
 
       expect(yield* links(reader.client, { page_slug: "home" })).toEqual({
         outbound: [unresolved("Away"), resolved("home", linked(home, defaultPath))],
@@ -389,10 +437,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
         outbound: [resolved("Shared", linked(target, openPath))],
         inbound: []
       })
-      expect((yield* links(reader.client, { page_slug: "shared" })).inbound.map((link) => link.page.slug)).toEqual(["pointer"])
+      expect((yield* links(reader.client, { page_slug: "shared" })).inbound.map((link) => link.page.slug)).toEqual([
+        "pointer"
+      ])
       expect(yield* error(reader.client, { page_slug: "home" })).toMatchObject({ code: "not_found" })
       // a named Dock beats the grounding
-      expect((yield* links(reader.client, { bucket: reader.user.default_bucket_id, page_slug: "home" })).outbound).toHaveLength(2)
+      expect((yield* links(reader.client, { bucket: reader.user.default_bucket_id, page_slug: "home" })).outbound)
+        .toHaveLength(2)
     }))
 
   it.scoped("/mcp/public: anonymous calls work on a public Dock; a private Dock is not_found", () =>
@@ -410,10 +461,14 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
         outbound: [resolved("Other", linked(other, openPath))],
         inbound: []
       })
-      expect(yield* links(anonymous, { bucket_slug: open.slug, owner_username: alice.user.username, page_slug: other.id }))
+      expect(
+        yield* links(anonymous, { bucket_slug: open.slug, owner_username: alice.user.username, page_slug: other.id })
+      )
         .toEqual({ outbound: [], inbound: [{ target: "Other", page: linked(topic, openPath) }] })
       expect(yield* error(anonymous, { bucket: closed.id, page_slug: "secret" })).toEqual(NOT_FOUND.error)
-      expect(yield* error(anonymous, { bucket: pathOf(alice.user, closed), page_slug: "secret" })).toEqual(NOT_FOUND.error)
+      expect(yield* error(anonymous, { bucket: pathOf(alice.user, closed), page_slug: "secret" })).toEqual(
+        NOT_FOUND.error
+      )
       // anonymous, with no Dock named, there is no grounding or default Dock
       expect(yield* error(anonymous, { page_slug: "topic" })).toMatchObject({ code: "bad_request", status: 400 })
     }))
@@ -443,7 +498,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("get_web_
       const tool = (yield* listedTool(owner.client, "get_web_page_links"))!
       expect(tool).toBeDefined()
       expect(tool.inputSchema.required).toEqual(["page_slug"])
-      expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(["bucket", "bucket_slug", "owner_username", "page_slug"])
+      expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual([
+        "bucket",
+        "bucket_slug",
+        "owner_username",
+        "page_slug"
+      ])
       expect(tool.inputSchema.properties).toMatchObject({ page_slug: { type: "string", maxLength: 200 } })
       expect(tool.annotations).toMatchObject({ readOnlyHint: true })
       // the output schema: the success shape (beside the error body of a refused call)

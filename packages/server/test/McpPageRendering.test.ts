@@ -5,9 +5,9 @@
  * answering, the worker is replaced, and a stored page that cannot be rendered in time is served as text from
  * then on, rendered once.
  */
-import { ARTIFACT_CSP } from "../src/http/ArtifactPage.ts"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
+import { ARTIFACT_CSP } from "../src/http/ArtifactPage.ts"
 import { fetchReply } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
 import { actor, call, connect, ok, refused, type ToolResult } from "./support/McpTools.ts"
@@ -45,10 +45,14 @@ const healthAnswersDuring = (request: Effect.Effect<ToolResult>) =>
   })
 
 const renderFailuresOf = (pageVersion: string) =>
-  Effect.map(TestServer, (server) =>
-    server.logs().filter((entry) =>
-      entry.message.startsWith("A page version could not be rendered") && entry.annotations["page_version"] === pageVersion
-    ).length)
+  Effect.map(
+    TestServer,
+    (server) =>
+      server.logs().filter((entry) =>
+        entry.message.startsWith("A page version could not be rendered") &&
+        entry.annotations["page_version"] === pageVersion
+      ).length
+  )
 
 layer(BoundedServer, { excludeTestServices: true, timeout: 120_000 })("content workers over the wire", (it) => {
   it.scoped("a sandbox's runaway Markdown is refused with validation_error at the deadline while /healthz keeps answering", () =>

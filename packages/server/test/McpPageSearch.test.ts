@@ -42,7 +42,10 @@ interface Hit {
 }
 
 /** A word no other test uses: random lowercase letters (a plain word to the English text search configuration). */
-const word = () => `zq${Array.from(crypto.getRandomValues(new Uint8Array(10)), (byte) => String.fromCharCode(97 + (byte % 26))).join("")}`
+const word = () =>
+  `zq${
+    Array.from(crypto.getRandomValues(new Uint8Array(10)), (byte) => String.fromCharCode(97 + (byte % 26))).join("")
+  }`
 
 /** search_web_pages' hits. */
 const search = (client: AnyClient, args: Record<string, unknown>) =>
@@ -84,7 +87,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       const owner = yield* actor(MODERN)
       const dock = yield* createBucket(owner.client, { title: "Field notes", slug: `notes-${unique()}` })
       const w = word()
-      const part = yield* htmlPage(owner.client, dock.id, "dawn", `The boats leave at dawn when the ${w} rises over the harbour.`)
+      const part = yield* htmlPage(
+        owner.client,
+        dock.id,
+        "dawn",
+        `The boats leave at dawn when the ${w} rises over the harbour.`
+      )
 
       const result = ok(yield* call(owner.client, "search_web_pages", { query: w }))
       expect(Object.keys(result)).toEqual(["pages"])
@@ -193,7 +201,8 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       expect(yield* found(alice.client, { query: w })).toEqual([secret.id])
       expect(yield* found(bob.client, { query: w })).toEqual([bobs.id])
       // naming the Dock does not help: a Dock the caller cannot read gives no results, not an error
-      expect(yield* found(bob.client, { query: w, bucket_slug: closed.slug, owner_username: alice.user.username })).toEqual([])
+      expect(yield* found(bob.client, { query: w, bucket_slug: closed.slug, owner_username: alice.user.username }))
+        .toEqual([])
       expect(yield* found(bob.client, { query: w, owner_username: alice.user.username })).toEqual([])
 
       yield* grant(closed.id, viewer.user, "viewer")
@@ -232,14 +241,18 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       const both = sorted([shown.id, hidden.id])
       for (const member of [owner, viewer, editor]) {
         expect(yield* foundSet(member.client, { query: w })).toEqual(both)
-        expect(yield* foundSet(member.client, { query: w, bucket_slug: open.slug, owner_username: owner.user.username }))
+        expect(
+          yield* foundSet(member.client, { query: w, bucket_slug: open.slug, owner_username: owner.user.username })
+        )
           .toEqual(both)
       }
       for (const client of [outsider.client, anonymous]) {
         expect(yield* found(client, { query: w })).toEqual([shown.id])
-        expect(yield* found(client, { query: w, bucket_slug: open.slug, owner_username: owner.user.username })).toEqual([
-          shown.id
-        ])
+        expect(yield* found(client, { query: w, bucket_slug: open.slug, owner_username: owner.user.username })).toEqual(
+          [
+            shown.id
+          ]
+        )
         expect(yield* found(client, { query: w, owner_username: owner.user.username })).toEqual([shown.id])
         // the private page's own words find nothing either
         expect(yield* found(client, { query: `hidden ${w}` })).toEqual([])
@@ -252,7 +265,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       const owner = yield* actor(MODERN)
       const outsider = yield* actor(MODERN)
       const anonymous = yield* connectPublic(MODERN)
-      const quiet = yield* createBucket(owner.client, { title: "Quiet", slug: `quiet-${unique()}`, visibility: "public" })
+      const quiet = yield* createBucket(owner.client, {
+        title: "Quiet",
+        slug: `quiet-${unique()}`,
+        visibility: "public"
+      })
       const w = word()
       const page = yield* htmlPage(owner.client, quiet.id, "quiet", `quiet ${w}`)
       const named = { query: w, bucket_slug: quiet.slug, owner_username: owner.user.username }
@@ -265,7 +282,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
         expect(yield* found(client, named)).toEqual([page.id])
       }
       // made discoverable, it is found across Docks too
-      ok(yield* call(owner.client, "update_bucket_metadata", { bucket_path: pathOf(owner.user, quiet), discoverable: true }))
+      ok(
+        yield* call(owner.client, "update_bucket_metadata", {
+          bucket_path: pathOf(owner.user, quiet),
+          discoverable: true
+        })
+      )
       expect(yield* found(outsider.client, { query: w })).toEqual([page.id])
       expect(yield* found(anonymous, { query: w })).toEqual([page.id])
     }))
@@ -299,7 +321,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       expect(inSandbox.bucket_id).toBe(sandboxId)
 
       expect(yield* foundSet(sandbox, { query: w })).toEqual(sorted([mine.id, inSandbox.id]))
-      expect(yield* found(sandbox, { query: w, bucket_slug: open.slug, owner_username: owner.user.username })).toEqual([])
+      expect(yield* found(sandbox, { query: w, bucket_slug: open.slug, owner_username: owner.user.username })).toEqual(
+        []
+      )
       expect(yield* found(sandbox, { query: w, owner_username: owner.user.username })).toEqual([])
       // and the sandbox is nobody else's to search
       expect(yield* found(owner.client, { query: w })).toEqual([public_.id])
@@ -329,18 +353,28 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       expect(yield* foundSet(alice.client, { query: w })).toEqual(sorted([a1.id, a2.id, b1.id]))
       const inFirst = yield* search(alice.client, { query: w, bucket_slug: first.slug })
       expect(inFirst.map((hit) => hit.part.id)).toEqual([a1.id])
-      expect(inFirst[0]!.bucket).toEqual({ id: first.id, slug: first.slug, title: "First", path: pathOf(alice.user, first) })
-      expect(yield* found(alice.client, { query: w, bucket_slug: second.slug, owner_username: alice.user.username })).toEqual([
-        a2.id
-      ])
-      expect(yield* found(alice.client, { query: w, bucket_slug: bobsOpen.slug, owner_username: bob.user.username })).toEqual([
-        b1.id
-      ])
+      expect(inFirst[0]!.bucket).toEqual({
+        id: first.id,
+        slug: first.slug,
+        title: "First",
+        path: pathOf(alice.user, first)
+      })
+      expect(yield* found(alice.client, { query: w, bucket_slug: second.slug, owner_username: alice.user.username }))
+        .toEqual([
+          a2.id
+        ])
+      expect(yield* found(alice.client, { query: w, bucket_slug: bobsOpen.slug, owner_username: bob.user.username }))
+        .toEqual([
+          b1.id
+        ])
       // a missing Dock: no results, not an error
       expect(yield* found(alice.client, { query: w, bucket_slug: `missing-${unique()}` })).toEqual([])
-      expect(yield* found(alice.client, { query: w, bucket_slug: first.slug, owner_username: bob.user.username })).toEqual([])
+      expect(yield* found(alice.client, { query: w, bucket_slug: first.slug, owner_username: bob.user.username }))
+        .toEqual([])
       // owner_username alone
-      expect(yield* foundSet(alice.client, { query: w, owner_username: alice.user.username })).toEqual(sorted([a1.id, a2.id]))
+      expect(yield* foundSet(alice.client, { query: w, owner_username: alice.user.username })).toEqual(
+        sorted([a1.id, a2.id])
+      )
       expect(yield* found(alice.client, { query: w, owner_username: bob.user.username })).toEqual([b1.id])
       expect(yield* found(alice.client, { query: w, owner_username: `nobody${unique()}` })).toEqual([])
       // bob sees his own page and nothing of alice's private Docks
@@ -353,7 +387,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       const dock = yield* createBucket(owner.client, { title: "Many", slug: `many-${unique()}` })
       const w = word()
       for (let i = 0; i < 25; i++) {
-        yield* seedPage(owner.user, dock.id, `page-${i}`, { bodyText: `page ${i} ${w}`, content: `<p>page ${i} ${w}</p>` })
+        yield* seedPage(owner.user, dock.id, `page-${i}`, {
+          bodyText: `page ${i} ${w}`,
+          content: `<p>page ${i} ${w}</p>`
+        })
       }
       for (const limit of [0, 51, 1.5, -1]) {
         expect(yield* error(owner.client, "search_web_pages", { query: w, limit })).toMatchObject({
@@ -382,9 +419,15 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       const owner = yield* actor(MODERN)
       yield* htmlPage(owner.client, owner.user.default_bucket_id, "stop", "the and of a page with the and words")
       for (const query of ["", "   ", "x".repeat(501)]) {
-        expect(yield* error(owner.client, "search_web_pages", { query })).toMatchObject({ code: "validation_error", status: 400 })
+        expect(yield* error(owner.client, "search_web_pages", { query })).toMatchObject({
+          code: "validation_error",
+          status: 400
+        })
       }
-      expect(yield* error(owner.client, "search_web_pages", {})).toMatchObject({ code: "validation_error", status: 400 })
+      expect(yield* error(owner.client, "search_web_pages", {})).toMatchObject({
+        code: "validation_error",
+        status: 400
+      })
       expect(yield* error(owner.client, "search_web_pages", { query: 7 })).toMatchObject({ code: "validation_error" })
       expect(ok(yield* call(owner.client, "search_web_pages", { query: "the and" }))).toEqual({ pages: [] })
       // 500 characters is accepted
@@ -426,7 +469,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       const tool = (yield* listedTool(owner.client, "search_web_pages"))!
       expect(tool).toBeDefined()
       expect(tool.inputSchema.required).toEqual(["query"])
-      expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(["bucket_slug", "limit", "owner_username", "query"])
+      expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual([
+        "bucket_slug",
+        "limit",
+        "owner_username",
+        "query"
+      ])
       expect(tool.inputSchema.properties).toMatchObject({
         query: { type: "string", minLength: 1, maxLength: 500 },
         limit: { type: "integer", minimum: 1, maximum: 50 }

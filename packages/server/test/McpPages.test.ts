@@ -16,6 +16,7 @@ import { type Era, ERAS } from "./support/McpClients.ts"
 import {
   actor,
   call,
+  cast as castOf,
   connect,
   connectPublic,
   createBucket,
@@ -27,8 +28,7 @@ import {
   refused,
   seedPage,
   tokenFor,
-  toolError as error,
-  cast as castOf
+  toolError as error
 } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
@@ -56,10 +56,13 @@ interface PartRowShape {
 }
 
 const partRow = (id: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<PartRowShape>`select dock_id, owner_id, slug, title, summary, content_type, page_kind, visibility,
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<PartRowShape>`select dock_id, owner_id, slug, title, summary, content_type, page_kind, visibility,
         content, body_text, tags, entities, concepts, source_ids, claim_count, version, size_bytes
-      from parts where id = ${id}`.pipe(Effect.map((rows) => rows[0])))
+      from parts where id = ${id}`.pipe(Effect.map((rows) => rows[0]))
+  )
 
 const versionRows = (partId: string) =>
   Effect.flatMap(TestServer, (server) =>
@@ -78,21 +81,30 @@ const versionRows = (partId: string) =>
 
 /** Activity rows about one page, oldest first. */
 const activityOf = (partId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ dock_id: string | null; user_id: string | null; action: string; details: any }>`select dock_id,
-        user_id, action, details from activity where subject_id = ${partId} order by seq`)
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ dock_id: string | null; user_id: string | null; action: string; details: any }>`select dock_id,
+        user_id, action, details from activity where subject_id = ${partId} order by seq`
+  )
 
 const partsIn = (dockId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ n: number }>`select count(*)::int as n from parts where dock_id = ${dockId}`.pipe(
-      Effect.map((rows) => rows[0]!.n)
-    ))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ n: number }>`select count(*)::int as n from parts where dock_id = ${dockId}`.pipe(
+        Effect.map((rows) => rows[0]!.n)
+      )
+  )
 
 const dockVisibility = (dockId: string) =>
-  Effect.flatMap(TestServer, (server) =>
-    server.sql<{ visibility: string }>`select visibility from docks where id = ${dockId}`.pipe(
-      Effect.map((rows) => rows[0]!.visibility)
-    ))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      server.sql<{ visibility: string }>`select visibility from docks where id = ${dockId}`.pipe(
+        Effect.map((rows) => rows[0]!.visibility)
+      )
+  )
 
 /** An owner with a fresh private Dock, plus a viewer, an editor and an outsider, each with a modern client. */
 const cast = castOf("Pages", MODERN)
@@ -134,7 +146,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
       const html = `<h1>Tides</h1><p>Twice a day.</p><script>alert("x")</script><img src="/a.png" onerror="alert(1)">`
-      const created = yield* push(owner.client, "push_web_page", { bucket: dock.id, page_title: "Tides", page_content: html })
+      const created = yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_title: "Tides",
+        page_content: html
+      })
       expect(Object.keys(created).sort()).toEqual(["action", "part", "sanitization_warnings", "warnings"])
       expect(created.action).toBe("created")
       expect(created.sanitization_warnings!.length).toBeGreaterThan(0)
@@ -156,11 +172,19 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(row.content.toLowerCase()).not.toContain("onerror")
       expect(row.content).not.toContain("alert")
       expect(row.body_text).toContain("Twice a day.")
-      expect(yield* versionRows(created.part.id)).toMatchObject([{ version: 1, reason: "created", user_id: owner.user.id }])
+      expect(yield* versionRows(created.part.id)).toMatchObject([{
+        version: 1,
+        reason: "created",
+        user_id: owner.user.id
+      }])
       expect((yield* versionRows(created.part.id))[0]!.content).toBe(row.content)
 
       // the very same push again: nothing new
-      const again = yield* push(owner.client, "push_web_page", { bucket: dock.id, page_title: "Tides", page_content: html })
+      const again = yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_title: "Tides",
+        page_content: html
+      })
       expect(again.action).toBe("unchanged")
       expect(again.part).toMatchObject({ id: created.part.id, version: 1 })
       expect((yield* versionRows(created.part.id)).length).toBe(1)
@@ -173,7 +197,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       })
       expect(updated.action).toBe("updated")
       expect(updated.part).toMatchObject({ id: created.part.id, version: 2, slug: "tides" })
-      expect((yield* versionRows(created.part.id)).map((v) => [v.version, v.reason])).toEqual([[1, "created"], [2, "updated"]])
+      expect((yield* versionRows(created.part.id)).map((v) => [v.version, v.reason])).toEqual([[1, "created"], [
+        2,
+        "updated"
+      ]])
       expect((yield* partRow(created.part.id))!.content).toContain("Four times")
       expect((yield* activityOf(created.part.id)).map((a) => a.action)).toEqual(["page.created", "page.updated"])
       expect((yield* activityOf(created.part.id))[0]).toMatchObject({ dock_id: dock.id, user_id: owner.user.id })
@@ -196,7 +223,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         page_kind: "web_page"
       })
       const row = (yield* partRow(markdown.part.id))!
-      expect(row).toMatchObject({ dock_id: owner.user.default_bucket_id, content_type: "markdown", page_kind: "web_page" })
+      expect(row).toMatchObject({
+        dock_id: owner.user.default_bucket_id,
+        content_type: "markdown",
+        page_kind: "web_page"
+      })
 
       const html = yield* push(owner.client, "push_web_page", { page_title: "Default", page_content: "<p>hi</p>" })
       expect(html.part.bucket_id).toBe(owner.user.default_bucket_id)
@@ -210,13 +241,21 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       // "€" is 3 bytes of UTF-8 and one UTF-16 unit: 349,523 of them plus "<p></p>" is 1,048,576 bytes in 349,530 chars
       const exact = `<p>${"€".repeat(349_523)}</p>`
       expect(new TextEncoder().encode(exact).byteLength).toBe(MIB)
-      const accepted = yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "big", page_content: exact })
+      const accepted = yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "big",
+        page_content: exact
+      })
       expect(accepted.action).toBe("created")
       expect((yield* partRow(accepted.part.id))!.size_bytes).toBe(MIB)
 
       const over = `<p>${"€".repeat(349_523)}a</p>`
       expect(over.length).toBeLessThan(MIB / 2)
-      const body = yield* error(owner.client, "push_web_page", { bucket: dock.id, page_slug: "bigger", page_content: over })
+      const body = yield* error(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "bigger",
+        page_content: over
+      })
       expect(body).toMatchObject({ code: "validation_error", status: 400 })
       expect(yield* partsIn(dock.id)).toBe(1)
       // Over the schema's own bound (UTF-16 units), the error names the limit without quoting the content back.
@@ -239,7 +278,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
       for (const slug of ["Bad Slug", "double--hyphen", "-lead", "ümlaut", "UPPER"]) {
-        expect(yield* error(owner.client, "push_web_page", { bucket: dock.id, page_slug: slug, page_content: "<p>x</p>" }))
+        expect(
+          yield* error(owner.client, "push_web_page", { bucket: dock.id, page_slug: slug, page_content: "<p>x</p>" })
+        )
           .toMatchObject({ code: "invalid_slug", status: 400 })
       }
       expect(yield* partsIn(dock.id)).toBe(0)
@@ -251,7 +292,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const args = { bucket: dock.id, page_slug: "p", page_content: "<p>x</p>" }
       const readOnly = yield* connect(yield* tokenFor(owner.user, { scopes: ["mcp:read"] }), MODERN)
       expect(yield* error(readOnly, "push_web_page", args)).toMatchObject({ code: "permission_denied", status: 403 })
-      expect(yield* error(viewer.client, "push_web_page", args)).toMatchObject({ code: "permission_denied", status: 403 })
+      expect(yield* error(viewer.client, "push_web_page", args)).toMatchObject({
+        code: "permission_denied",
+        status: 403
+      })
       // an outsider cannot see the private Dock at all
       expect(yield* error(outsider.client, "push_web_page", args)).toMatchObject({ code: "not_found", status: 404 })
 
@@ -265,7 +309,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       })
       expect(yield* partsIn(dock.id)).toBe(0)
       expect(yield* partsIn(owner.user.default_bucket_id)).toBe(0)
-      const inside = yield* push(restricted, "push_web_page", { bucket: allowed.id, page_slug: "p", page_content: "<p>x</p>" })
+      const inside = yield* push(restricted, "push_web_page", {
+        bucket: allowed.id,
+        page_slug: "p",
+        page_content: "<p>x</p>"
+      })
       expect(inside.part.bucket_id).toBe(allowed.id)
 
       // the editor may write
@@ -291,15 +339,17 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         yield* push(sandbox, "push_web_page", { page_slug: `page-${i}`, page_content: `<p>${i}</p>` })
       }
       expect(yield* partsIn(sandboxId)).toBe(25)
-      expect(yield* error(sandbox, "push_web_page", { page_slug: "one-too-many", page_content: "<p>x</p>" })).toMatchObject({
-        code: "tier_limit_exceeded",
-        status: 403
-      })
+      expect(yield* error(sandbox, "push_web_page", { page_slug: "one-too-many", page_content: "<p>x</p>" }))
+        .toMatchObject({
+          code: "tier_limit_exceeded",
+          status: 403
+        })
       expect(yield* partsIn(sandboxId)).toBe(25)
       // updating an existing page is still fine
-      expect((yield* push(sandbox, "push_web_page", { page_slug: "first", page_content: "<p>one, again</p>" })).action).toBe(
-        "updated"
-      )
+      expect((yield* push(sandbox, "push_web_page", { page_slug: "first", page_content: "<p>one, again</p>" })).action)
+        .toBe(
+          "updated"
+        )
     }))
 
   // ---------------------------------------------------------------------------------------------------------
@@ -316,15 +366,27 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           "---\ntitle: x\n# never closed"
         ]
       ) {
-        expect(yield* error(owner.client, "push_markdown_file", { bucket: dock.id, page_content: content })).toMatchObject({
-          code: "invalid_front_matter",
-          status: 400
-        })
+        expect(yield* error(owner.client, "push_markdown_file", { bucket: dock.id, page_content: content }))
+          .toMatchObject({
+            code: "invalid_front_matter",
+            status: 400
+          })
       }
       // a bad front-matter slug is invalid_slug; so is a bad page_slug
-      expect(yield* error(owner.client, "push_markdown_file", { bucket: dock.id, page_content: "---\nslug: Not A Slug\n---\nx" }))
+      expect(
+        yield* error(owner.client, "push_markdown_file", {
+          bucket: dock.id,
+          page_content: "---\nslug: Not A Slug\n---\nx"
+        })
+      )
         .toMatchObject({ code: "invalid_slug", status: 400 })
-      expect(yield* error(owner.client, "push_markdown_file", { bucket: dock.id, page_slug: "No!", page_content: "---\ntitle: t\n---\nx" }))
+      expect(
+        yield* error(owner.client, "push_markdown_file", {
+          bucket: dock.id,
+          page_slug: "No!",
+          page_content: "---\ntitle: t\n---\nx"
+        })
+      )
         .toMatchObject({ code: "invalid_slug", status: 400 })
       expect(yield* partsIn(dock.id)).toBe(0)
     }))
@@ -334,7 +396,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const owner = yield* actor(MODERN)
       const dock = yield* createBucket(owner.client, { title: "Surrogates", slug: `surrogates-${unique()}` })
       for (
-        const [yaml, path] of [["title: \"\\ud800\"", "title"], ["tags: [ok, \"\\udfff\"]", "tags[1]"], ["note: \"a\\ud83d\"", "note"]]
+        const [yaml, path] of [["title: \"\\ud800\"", "title"], ["tags: [ok, \"\\udfff\"]", "tags[1]"], [
+          "note: \"a\\ud83d\"",
+          "note"
+        ]]
       ) {
         const body = yield* error(owner.client, "push_markdown_file", {
           bucket: dock.id,
@@ -401,7 +466,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(overridden.part).toMatchObject({ slug: "chosen", title: "Chosen title", bucket_id: dock.id })
       expect(overridden.part.id).not.toBe(result.part.id)
       // no Dock named: the default Dock
-      const untargeted = yield* push(owner.client, "push_markdown_file", { page_content: "---\ntitle: Home note\n---\nhi" })
+      const untargeted = yield* push(owner.client, "push_markdown_file", {
+        page_content: "---\ntitle: Home note\n---\nhi"
+      })
       expect(untargeted.part).toMatchObject({ bucket_id: owner.user.default_bucket_id, slug: "home-note" })
       expect(yield* dockVisibility(dock.id)).toBe("private")
       expect(yield* partsIn(other.id)).toBe(0)
@@ -413,7 +480,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
   it.scoped("push_markdown with a bucket behaves like push_markdown_file but front matter is optional", () =>
     Effect.gen(function*() {
       const { dock, owner, viewer } = yield* cast
-      const plain = yield* push(owner.client, "push_markdown", { bucket: dock.id, page_content: "# Plain page\n\nNo front matter." })
+      const plain = yield* push(owner.client, "push_markdown", {
+        bucket: dock.id,
+        page_content: "# Plain page\n\nNo front matter."
+      })
       expect(plain.part).toMatchObject({
         bucket_id: dock.id,
         title: "Plain page",
@@ -421,7 +491,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         content_type: "markdown",
         page_kind: "markdown_file"
       })
-      const again = yield* push(owner.client, "push_markdown", { bucket: dock.id, page_content: "# Plain page\n\nNo front matter." })
+      const again = yield* push(owner.client, "push_markdown", {
+        bucket: dock.id,
+        page_content: "# Plain page\n\nNo front matter."
+      })
       expect(again).toMatchObject({ action: "unchanged", part: { id: plain.part.id, version: 1 } })
       const withFm = yield* push(owner.client, "push_markdown", { bucket: dock.id, page_content: HARBOUR })
       expect(withFm.part).toMatchObject({ slug: "harbour-notes", claim_count: 2 })
@@ -454,11 +527,21 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         version: 1
       })
       const row = (yield* partRow(result.part.id))!
-      expect(row).toMatchObject({ dock_id: null, owner_id: owner.user.id, content: "# Loose thoughts\n\nStanding alone." })
-      expect(yield* versionRows(result.part.id)).toMatchObject([{ version: 1, reason: "created", user_id: owner.user.id }])
+      expect(row).toMatchObject({
+        dock_id: null,
+        owner_id: owner.user.id,
+        content: "# Loose thoughts\n\nStanding alone."
+      })
+      expect(yield* versionRows(result.part.id)).toMatchObject([{
+        version: 1,
+        reason: "created",
+        user_id: owner.user.id
+      }])
       const listed = ok(yield* call(owner.client, "list_web_pages", {})).parts
       expect(listed.map((p: any) => p.id)).not.toContain(result.part.id)
-      expect(ok(yield* call(owner.client, "list_web_pages", { bucket: owner.user.default_bucket_id })).parts).toEqual([])
+      expect(ok(yield* call(owner.client, "list_web_pages", { bucket: owner.user.default_bucket_id })).parts).toEqual(
+        []
+      )
       expect(yield* partsIn(owner.user.default_bucket_id)).toBe(0)
       // a write not scoped to a Dock: refused to read-only and Dock-restricted tokens (spec §5.5: a structured 403)
       const readOnly = yield* connect(yield* tokenFor(owner.user, { scopes: ["mcp:read"] }), MODERN)
@@ -471,8 +554,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         code: "permission_denied",
         status: 403
       })
-      const standalone = yield* Effect.flatMap(TestServer, (server) =>
-        server.sql<{ n: number }>`select count(*)::int as n from parts where owner_id = ${owner.user.id} and dock_id is null`)
+      const standalone = yield* Effect.flatMap(
+        TestServer,
+        (server) =>
+          server.sql<
+            { n: number }
+          >`select count(*)::int as n from parts where owner_id = ${owner.user.id} and dock_id is null`
+      )
       expect(standalone[0]!.n).toBe(1)
       // front matter is optional but still checked
       expect(yield* error(owner.client, "push_markdown", { page_content: "---\nx: [\n---\nbody" })).toMatchObject({
@@ -500,7 +588,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(byId.part.content.toLowerCase()).not.toContain("<script")
       expect(byId.part.content).not.toContain("javascript:")
       expect(byId.part.content).not.toContain("onclick")
-      const bySlug = ok(yield* call(owner.client, "get_web_page", { bucket: pathOf(owner.user, dock), web_page: "raw" }))
+      const bySlug = ok(
+        yield* call(owner.client, "get_web_page", { bucket: pathOf(owner.user, dock), web_page: "raw" })
+      )
       const byPageSlug = ok(yield* call(viewer.client, "get_web_page", { bucket: dock.id, page_slug: "raw" }))
       expect(bySlug).toEqual(byId)
       expect(byPageSlug).toEqual(byId)
@@ -514,7 +604,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         page_slug: "pushed",
         page_content: "<h2>Heading</h2><p>Body <b>bold</b></p>"
       })
-      const pushedText = ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: pushed.part.id, format: "text" }))
+      const pushedText = ok(
+        yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: pushed.part.id, format: "text" })
+      )
       expect(pushedText.part.content).toContain("Heading")
       expect(pushedText.part.content).toContain("bold")
       expect(pushedText.part.content).not.toContain("<")
@@ -523,33 +615,50 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         code: "not_found",
         status: 404
       })
-      expect(yield* error(owner.client, "get_web_page", { bucket: dock.id, web_page: crypto.randomUUID() })).toMatchObject({
-        code: "not_found"
+      expect(yield* error(owner.client, "get_web_page", { bucket: dock.id, web_page: crypto.randomUUID() }))
+        .toMatchObject({
+          code: "not_found"
+        })
+      expect(yield* error(owner.client, "get_web_page", { bucket: dock.id })).toMatchObject({
+        code: "bad_request",
+        status: 400
       })
-      expect(yield* error(owner.client, "get_web_page", { bucket: dock.id })).toMatchObject({ code: "bad_request", status: 400 })
       expect(yield* error(owner.client, "get_web_page", { bucket: dock.id, web_page: "raw", page_slug: "pushed" }))
         .toMatchObject({ code: "bad_request", status: 400 })
       // an outsider cannot tell a private Dock's page from a missing one
       const hidden = yield* error(outsider.client, "get_web_page", { bucket: dock.id, web_page: seeded.part.id })
       expect(hidden).toMatchObject({ code: "not_found", status: 404 })
       expect(yield* error(outsider.client, "get_web_page", { bucket: dock.id, web_page: "missing" })).toEqual(hidden)
-      expect(yield* error(owner.client, "get_web_page", { bucket: dock.id, web_page: "raw", format: "pdf" })).toMatchObject({
-        code: "validation_error"
-      })
+      expect(yield* error(owner.client, "get_web_page", { bucket: dock.id, web_page: "raw", format: "pdf" }))
+        .toMatchObject({
+          code: "validation_error"
+        })
     }))
 
   it.scoped("get_web_page and list_web_pages: anonymous reads of a public Dock over /mcp/public; the grounding Dock when none is named", () =>
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
       const open = yield* createBucket(owner.client, { title: "Open", slug: `open-${unique()}`, visibility: "public" })
-      yield* push(owner.client, "push_web_page", { bucket: open.id, page_slug: "hello", page_content: "<p>Hello world</p>" })
+      yield* push(owner.client, "push_web_page", {
+        bucket: open.id,
+        page_slug: "hello",
+        page_content: "<p>Hello world</p>"
+      })
       const anonymous = yield* connectPublic(MODERN)
       const read = ok(yield* call(anonymous, "get_web_page", { bucket: pathOf(owner.user, open), web_page: "hello" }))
       expect(read.part).toMatchObject({ slug: "hello", bucket_id: open.id, content: "<p>Hello world</p>" })
-      expect(ok(yield* call(anonymous, "list_web_pages", { bucket: open.id })).parts.map((p: any) => p.slug)).toEqual(["hello"])
+      expect(ok(yield* call(anonymous, "list_web_pages", { bucket: open.id })).parts.map((p: any) => p.slug)).toEqual([
+        "hello"
+      ])
       const closed = yield* createBucket(owner.client, { title: "Closed", slug: `closed-${unique()}` })
-      yield* push(owner.client, "push_web_page", { bucket: closed.id, page_slug: "hello", page_content: "<p>secret</p>" })
-      expect(yield* error(anonymous, "get_web_page", { bucket: closed.id, web_page: "hello" })).toMatchObject({ code: "not_found" })
+      yield* push(owner.client, "push_web_page", {
+        bucket: closed.id,
+        page_slug: "hello",
+        page_content: "<p>secret</p>"
+      })
+      expect(yield* error(anonymous, "get_web_page", { bucket: closed.id, web_page: "hello" })).toMatchObject({
+        code: "not_found"
+      })
 
       // grounding: untargeted reads use the set_grounding_bucket Dock
       const reader = yield* actor(MODERN)
@@ -563,7 +672,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(ok(yield* call(reader.client, "list_web_pages", {})).parts.map((p: any) => p.bucket_id)).toEqual([open.id])
       expect(yield* error(reader.client, "get_web_page", { page_slug: "mine" })).toMatchObject({ code: "not_found" })
       // a named Dock beats the grounding
-      expect(ok(yield* call(reader.client, "get_web_page", { bucket: reader.user.default_bucket_id, page_slug: "mine" })).part.slug)
+      expect(
+        ok(yield* call(reader.client, "get_web_page", { bucket: reader.user.default_bucket_id, page_slug: "mine" }))
+          .part.slug
+      )
         .toBe("mine")
     }))
 
@@ -574,8 +686,16 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
     Effect.gen(function*() {
       const server = yield* TestServer
       const { dock, owner, viewer, outsider } = yield* cast
-      const charlie = yield* push(owner.client, "push_web_page", { bucket: dock.id, page_title: "Charlie", page_content: "<p>c</p>" })
-      const alpha = yield* push(owner.client, "push_web_page", { bucket: dock.id, page_title: "alpha", page_content: "<p>a</p>" })
+      const charlie = yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_title: "Charlie",
+        page_content: "<p>c</p>"
+      })
+      const alpha = yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_title: "alpha",
+        page_content: "<p>a</p>"
+      })
       const bravo = yield* push(owner.client, "push_markdown_file", {
         bucket: dock.id,
         page_content: "---\ntitle: Bravo\nsummary: B for bravo\nclaims: [one, two, three]\n---\nbody"
@@ -589,7 +709,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const listed = ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id })).parts
       expect(Object.keys(listed[0]).sort()).toEqual(PART_KEYS)
       expect(listed.map((p: any) => p.title)).toEqual(["alpha", "Bravo", "Charlie"])
-      expect(ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id, sort: "alphabetical" })).parts).toEqual(listed)
+      expect(ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id, sort: "alphabetical" })).parts).toEqual(
+        listed
+      )
       expect(listed[1]).toMatchObject({
         slug: "bravo",
         summary: "B for bravo",
@@ -602,7 +724,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
 
       const recent = ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id, sort: "recent" })).parts
       expect(recent.map((p: any) => p.title)).toEqual(["Charlie", "Bravo", "alpha"])
-      expect(ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id, limit: 2 })).parts.map((p: any) => p.title))
+      expect(
+        ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id, limit: 2 })).parts.map((p: any) => p.title)
+      )
         .toEqual(["alpha", "Bravo"])
       expect(ok(yield* call(viewer.client, "list_web_pages", { bucket: dock.id, limit: 100 })).parts).toEqual(listed)
       for (const limit of [0, 101, 1.5, -1]) {
@@ -614,12 +738,23 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(yield* error(owner.client, "list_web_pages", { bucket: dock.id, sort: "oldest" })).toMatchObject({
         code: "validation_error"
       })
-      expect(yield* error(outsider.client, "list_web_pages", { bucket: dock.id })).toMatchObject({ code: "not_found", status: 404 })
-      expect(yield* error(owner.client, "list_web_pages", { bucket: crypto.randomUUID() })).toMatchObject({ code: "not_found" })
+      expect(yield* error(outsider.client, "list_web_pages", { bucket: dock.id })).toMatchObject({
+        code: "not_found",
+        status: 404
+      })
+      expect(yield* error(owner.client, "list_web_pages", { bucket: crypto.randomUUID() })).toMatchObject({
+        code: "not_found"
+      })
       // the deprecated slug alias with owner_username
-      expect(ok(yield* call(viewer.client, "list_web_pages", { bucket_slug: dock.slug, owner_username: owner.user.username })).parts)
+      expect(
+        ok(
+          yield* call(viewer.client, "list_web_pages", { bucket_slug: dock.slug, owner_username: owner.user.username })
+        ).parts
+      )
         .toEqual(listed)
-      expect(yield* error(outsider.client, "list_web_pages", { bucket_slug: dock.slug, owner_username: owner.user.username }))
+      expect(
+        yield* error(outsider.client, "list_web_pages", { bucket_slug: dock.slug, owner_username: owner.user.username })
+      )
         .toMatchObject({ code: "not_found" })
     }))
 
@@ -628,7 +763,8 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
 
   for (const family of ["web_page", "markdown_file"] as const) {
     const pushTool = family === "web_page" ? "push_web_page" : "push_markdown_file"
-    const body = (n: number) => family === "web_page" ? `<p>Edition ${n}</p>` : `---\ntitle: Edition\n---\nEdition ${n}\n`
+    const body = (n: number) =>
+      family === "web_page" ? `<p>Edition ${n}</p>` : `---\ntitle: Edition\n---\nEdition ${n}\n`
 
     it.scoped(`${family} versions: listed with author and reason, read back, restored as a new version without rewriting history`, () =>
       Effect.gen(function*() {
@@ -641,12 +777,22 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const ref = { bucket: dock.id, [family]: "edition" }
 
         const listed = ok(yield* call(viewer.client, `list_${family}_versions`, ref)).versions
-        expect(listed.map((v: any) => [v.version, v.reason, v.restored_from])).toEqual([[1, "created", null], [2, "updated", null]])
+        expect(listed.map((v: any) => [v.version, v.reason, v.restored_from])).toEqual([[1, "created", null], [
+          2,
+          "updated",
+          null
+        ]])
         expect(listed[0].author).toEqual({ user_id: owner.user.id, username: owner.user.username, agent_label: null })
-        expect(listed[1].author).toEqual({ user_id: editor.user.id, username: editor.user.username, agent_label: label })
+        expect(listed[1].author).toEqual({
+          user_id: editor.user.id,
+          username: editor.user.username,
+          agent_label: label
+        })
         expect(listed[0]).toMatchObject({ content_type: family === "web_page" ? "html" : "markdown" })
         expect(listed[0].size_bytes).toBe(new TextEncoder().encode(body(1)).byteLength)
-        expect(ok(yield* call(owner.client, `list_${family}_versions`, { bucket: dock.id, [family]: v1.part.id })).versions)
+        expect(
+          ok(yield* call(owner.client, `list_${family}_versions`, { bucket: dock.id, [family]: v1.part.id })).versions
+        )
           .toEqual(listed)
 
         const old = ok(yield* call(owner.client, `get_${family}_version`, { ...ref, version: 1 }))
@@ -666,11 +812,17 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
             status: 400
           })
         }
-        expect(yield* error(owner.client, `list_${family}_versions`, { bucket: dock.id, [family]: "nope" })).toMatchObject({
+        expect(yield* error(owner.client, `list_${family}_versions`, { bucket: dock.id, [family]: "nope" }))
+          .toMatchObject({
+            code: "not_found"
+          })
+        expect(yield* error(outsider.client, `list_${family}_versions`, ref)).toMatchObject({
+          code: "not_found",
+          status: 404
+        })
+        expect(yield* error(outsider.client, `get_${family}_version`, { ...ref, version: 1 })).toMatchObject({
           code: "not_found"
         })
-        expect(yield* error(outsider.client, `list_${family}_versions`, ref)).toMatchObject({ code: "not_found", status: 404 })
-        expect(yield* error(outsider.client, `get_${family}_version`, { ...ref, version: 1 })).toMatchObject({ code: "not_found" })
 
         const before = yield* versionRows(v1.part.id)
         expect(yield* error(viewer.client, `restore_${family}_version`, { ...ref, version: 1 })).toMatchObject({
@@ -718,9 +870,17 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
     Effect.gen(function*() {
       const owner = yield* actor(MODERN)
       const dock = yield* createBucket(owner.client, { title: "Race", slug: `race-${unique()}` })
-      const writers = yield* Effect.forEach([0, 1, 2, 3], () => Effect.flatMap(tokenFor(owner.user), (token) => connect(token, MODERN)))
+      const writers = yield* Effect.forEach(
+        [0, 1, 2, 3],
+        () => Effect.flatMap(tokenFor(owner.user), (token) => connect(token, MODERN))
+      )
       const body = (n: number) => `# Edition ${n}\n\nwritten by push ${n}\n`
-      yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "race", content_type: "markdown", page_content: body(0) })
+      yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "race",
+        content_type: "markdown",
+        page_content: body(0)
+      })
       const answers = yield* Effect.forEach(
         Array.from({ length: 12 }, (_, i) => i + 1),
         (n) =>
@@ -736,10 +896,18 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         { concurrency: "unbounded" }
       )
       expect(answers.every((answer) => answer.action === "updated")).toBe(true)
-      expect(answers.map((answer) => answer.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 2))
+      expect(answers.map((answer) => answer.version).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 12 }, (_, i) => i + 2)
+      )
       // the version each push was told holds exactly what that push wrote
       for (const answer of answers) {
-        const stored = ok(yield* call(owner.client, "get_web_page_version", { bucket: dock.id, web_page: "race", version: answer.version }))
+        const stored = ok(
+          yield* call(owner.client, "get_web_page_version", {
+            bucket: dock.id,
+            web_page: "race",
+            version: answer.version
+          })
+        )
         expect(stored.content, `push ${answer.n} was told version ${answer.version}`).toBe(body(answer.n))
       }
     }))
@@ -748,10 +916,20 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
       // an HTML page: format "text" (and search) must follow the restored content
-      const page = yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "tide", page_content: "<p>Old tide text</p>" })
-      yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "tide", page_content: "<p>New tide text</p>" })
+      const page = yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "tide",
+        page_content: "<p>Old tide text</p>"
+      })
+      yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "tide",
+        page_content: "<p>New tide text</p>"
+      })
       ok(yield* call(owner.client, "restore_web_page_version", { bucket: dock.id, web_page: "tide", version: 1 }))
-      const text = ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: page.part.id, format: "text" }))
+      const text = ok(
+        yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: page.part.id, format: "text" })
+      )
       expect(text.part.content).toBe("Old tide text")
       expect((yield* partRow(page.part.id))!.body_text).toBe("Old tide text")
     }))
@@ -761,16 +939,27 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const { dock, owner } = yield* cast
       // the front matter of the restored document is what the part and grounding show
       const v1 = "---\ntitle: Facts\ntags: [old]\nclaims: [one]\nsources: [s-old]\n---\nOld body [[Old link]]\n"
-      const v2 = "---\ntitle: Facts\ntags: [new]\nclaims: [one, two, three]\nsources: [s-new]\n---\nNew body [[New link]]\n"
+      const v2 =
+        "---\ntitle: Facts\ntags: [new]\nclaims: [one, two, three]\nsources: [s-new]\n---\nNew body [[New link]]\n"
       const file = yield* push(owner.client, "push_markdown_file", { bucket: dock.id, page_content: v1 })
       expect(file.part.claim_count).toBe(1)
-      expect((yield* push(owner.client, "push_markdown_file", { bucket: dock.id, page_content: v2 })).part.claim_count).toBe(3)
-      const restored = ok(yield* call(owner.client, "restore_markdown_file_version", { bucket: dock.id, markdown_file: "facts", version: 1 }))
+      expect((yield* push(owner.client, "push_markdown_file", { bucket: dock.id, page_content: v2 })).part.claim_count)
+        .toBe(3)
+      const restored = ok(
+        yield* call(owner.client, "restore_markdown_file_version", {
+          bucket: dock.id,
+          markdown_file: "facts",
+          version: 1
+        })
+      )
       expect(restored.part).toMatchObject({ version: 3, claim_count: 1 })
       const read = ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: "facts" }))
       expect(read.part.content).toBe(v1)
       expect(read.grounding).toMatchObject({ tags: ["old"], sources: ["s-old"], links: ["Old link"] })
-      expect(ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: "facts", format: "text" })).part.content)
+      expect(
+        ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: "facts", format: "text" })).part
+          .content
+      )
         .toContain("Old body")
     }))
 
@@ -782,25 +971,42 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const { dock, owner, viewer, outsider } = yield* cast
       const file = yield* push(owner.client, "push_markdown_file", { bucket: dock.id, page_content: HARBOUR })
       yield* push(owner.client, "push_markdown_file", { bucket: dock.id, page_content: "---\ntitle: Anchors\n---\nx" })
-      yield* push(owner.client, "push_web_page", { bucket: dock.id, page_title: "Aardvark page", page_content: "<p>w</p>" })
+      yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_title: "Aardvark page",
+        page_content: "<p>w</p>"
+      })
 
-      const got = ok(yield* call(viewer.client, "get_markdown_file", { bucket: dock.id, markdown_file: "harbour-notes" }))
+      const got = ok(
+        yield* call(viewer.client, "get_markdown_file", { bucket: dock.id, markdown_file: "harbour-notes" })
+      )
       expect(Object.keys(got)).toEqual(["part"])
       expectPartShape(got.part, true)
       expect(got.part).toMatchObject({ id: file.part.id, content: HARBOUR, page_kind: "markdown_file", claim_count: 2 })
-      expect(ok(yield* call(owner.client, "get_markdown_file", { bucket: pathOf(owner.user, dock), markdown_file: file.part.id })))
+      expect(
+        ok(
+          yield* call(owner.client, "get_markdown_file", {
+            bucket: pathOf(owner.user, dock),
+            markdown_file: file.part.id
+          })
+        )
+      )
         .toEqual(got)
-      expect(yield* error(owner.client, "get_markdown_file", { bucket: dock.id, markdown_file: "nope" })).toMatchObject({
-        code: "not_found",
-        status: 404
-      })
+      expect(yield* error(owner.client, "get_markdown_file", { bucket: dock.id, markdown_file: "nope" })).toMatchObject(
+        {
+          code: "not_found",
+          status: 404
+        }
+      )
       expect(yield* error(outsider.client, "get_markdown_file", { bucket: dock.id, markdown_file: "harbour-notes" }))
         .toMatchObject({ code: "not_found", status: 404 })
 
       const listed = ok(yield* call(owner.client, "list_markdown_files", { bucket: dock.id })).parts
       expect(listed.map((p: any) => p.title)).toEqual(["Anchors", "Harbour notes"])
       for (const part of listed) expect(Object.keys(part).sort()).toEqual(PART_KEYS)
-      expect(yield* error(outsider.client, "list_markdown_files", { bucket: dock.id })).toMatchObject({ code: "not_found" })
+      expect(yield* error(outsider.client, "list_markdown_files", { bucket: dock.id })).toMatchObject({
+        code: "not_found"
+      })
       expect(yield* error(owner.client, "list_markdown_files", {})).toMatchObject({ code: "validation_error" })
     }))
 
@@ -810,12 +1016,26 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
   it.scoped("delete_web_page: owners and editors delete (versions too); viewers are refused, outsiders see nothing", () =>
     Effect.gen(function*() {
       const { dock, owner, viewer, editor, outsider } = yield* cast
-      const first = yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "first", page_content: "<p>1</p>" })
+      const first = yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "first",
+        page_content: "<p>1</p>"
+      })
       yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "first", page_content: "<p>1b</p>" })
-      const second = yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "second", page_content: "<p>2</p>" })
+      const second = yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "second",
+        page_content: "<p>2</p>"
+      })
 
-      expect(yield* error(owner.client, "delete_web_page", { web_page: "first" })).toMatchObject({ code: "bad_request", status: 400 })
-      expect(yield* error(owner.client, "delete_web_page", { bucket: dock.id })).toMatchObject({ code: "bad_request", status: 400 })
+      expect(yield* error(owner.client, "delete_web_page", { web_page: "first" })).toMatchObject({
+        code: "bad_request",
+        status: 400
+      })
+      expect(yield* error(owner.client, "delete_web_page", { bucket: dock.id })).toMatchObject({
+        code: "bad_request",
+        status: 400
+      })
       expect(yield* error(viewer.client, "delete_web_page", { bucket: dock.id, web_page: "first" })).toMatchObject({
         code: "permission_denied",
         status: 403
@@ -830,10 +1050,14 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       })
       expect(yield* partsIn(dock.id)).toBe(2)
 
-      expect(ok(yield* call(owner.client, "delete_web_page", { bucket: dock.id, web_page: first.part.id }))).toEqual({ ok: true })
+      expect(ok(yield* call(owner.client, "delete_web_page", { bucket: dock.id, web_page: first.part.id }))).toEqual({
+        ok: true
+      })
       expect(yield* partRow(first.part.id)).toBeUndefined()
       expect(yield* versionRows(first.part.id)).toEqual([])
-      expect(yield* error(owner.client, "get_web_page", { bucket: dock.id, web_page: "first" })).toMatchObject({ code: "not_found" })
+      expect(yield* error(owner.client, "get_web_page", { bucket: dock.id, web_page: "first" })).toMatchObject({
+        code: "not_found"
+      })
       expect((yield* activityOf(first.part.id)).at(-1)).toMatchObject({
         action: "page.deleted",
         dock_id: dock.id,
@@ -845,7 +1069,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         status: 404
       })
 
-      expect(ok(yield* call(editor.client, "delete_web_page", { bucket_path: pathOf(owner.user, dock), page_slug: "second" })))
+      expect(
+        ok(
+          yield* call(editor.client, "delete_web_page", { bucket_path: pathOf(owner.user, dock), page_slug: "second" })
+        )
+      )
         .toEqual({ ok: true })
       expect(yield* partRow(second.part.id)).toBeUndefined()
       expect(ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id })).parts).toEqual([])
@@ -854,26 +1082,43 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
   it.scoped("delete_markdown_file: owners and editors delete; viewers get permission_denied, outsiders not_found", () =>
     Effect.gen(function*() {
       const { dock, owner, viewer, editor, outsider } = yield* cast
-      const one = yield* push(owner.client, "push_markdown_file", { bucket: dock.id, page_content: "---\ntitle: One\n---\n1" })
-      const two = yield* push(owner.client, "push_markdown_file", { bucket: dock.id, page_content: "---\ntitle: Two\n---\n2" })
+      const one = yield* push(owner.client, "push_markdown_file", {
+        bucket: dock.id,
+        page_content: "---\ntitle: One\n---\n1"
+      })
+      const two = yield* push(owner.client, "push_markdown_file", {
+        bucket: dock.id,
+        page_content: "---\ntitle: Two\n---\n2"
+      })
       const args = { bucket: dock.id, markdown_file: "one" }
-      expect(yield* error(viewer.client, "delete_markdown_file", args)).toMatchObject({ code: "permission_denied", status: 403 })
-      expect(yield* error(outsider.client, "delete_markdown_file", args)).toMatchObject({ code: "not_found", status: 404 })
+      expect(yield* error(viewer.client, "delete_markdown_file", args)).toMatchObject({
+        code: "permission_denied",
+        status: 403
+      })
+      expect(yield* error(outsider.client, "delete_markdown_file", args)).toMatchObject({
+        code: "not_found",
+        status: 404
+      })
       expect(yield* partsIn(dock.id)).toBe(2)
       expect(ok(yield* call(owner.client, "delete_markdown_file", args))).toEqual({ ok: true })
       expect(yield* partRow(one.part.id)).toBeUndefined()
       expect(yield* error(owner.client, "get_markdown_file", args)).toMatchObject({ code: "not_found" })
       expect(yield* error(owner.client, "delete_markdown_file", args)).toMatchObject({ code: "not_found", status: 404 })
-      expect(ok(yield* call(editor.client, "delete_markdown_file", { bucket: dock.id, markdown_file: two.part.id }))).toEqual({
-        ok: true
-      })
+      expect(ok(yield* call(editor.client, "delete_markdown_file", { bucket: dock.id, markdown_file: two.part.id })))
+        .toEqual({
+          ok: true
+        })
       expect(ok(yield* call(owner.client, "list_markdown_files", { bucket: dock.id })).parts).toEqual([])
     }))
 
   it.scoped("the Markdown file tools see only Markdown files: a web page is not_found to them and left untouched", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
-      const page = yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "web", page_content: "<p>w</p>" })
+      const page = yield* push(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "web",
+        page_content: "<p>w</p>"
+      })
       const markdownPage = yield* push(owner.client, "push_web_page", {
         bucket: dock.id,
         page_slug: "web-md",
@@ -893,8 +1138,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(yield* partRow(markdownPage.part.id)).toMatchObject({ version: 1, page_kind: "web_page" })
       expect(ok(yield* call(owner.client, "list_markdown_files", { bucket: dock.id })).parts).toEqual([])
       // The web page tools still read every kind, Markdown files included.
-      const file = yield* push(owner.client, "push_markdown_file", { bucket: dock.id, page_content: "---\ntitle: F\n---\nf" })
-      expect(ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: file.part.id })).part.id).toBe(file.part.id)
+      const file = yield* push(owner.client, "push_markdown_file", {
+        bucket: dock.id,
+        page_content: "---\ntitle: F\n---\nf"
+      })
+      expect(ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: file.part.id })).part.id).toBe(
+        file.part.id
+      )
     }))
 
   // ---------------------------------------------------------------------------------------------------------
@@ -915,29 +1165,45 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         yield* push(owner.client, "push_web_page", { bucket: dock.id, page_slug: "page", page_content: "<p>two</p>" })
         const read = ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: "page" }))
         expect(read.part).toMatchObject({ version: 2, content: "<p>two</p>" })
-        expect(ok(yield* call(owner.client, "get_web_page_version", { bucket: dock.id, web_page: "page", version: 1 })).content)
+        expect(
+          ok(yield* call(owner.client, "get_web_page_version", { bucket: dock.id, web_page: "page", version: 1 }))
+            .content
+        )
           .not.toContain("script")
-        const restored = ok(yield* call(owner.client, "restore_web_page_version", { bucket: dock.id, web_page: "page", version: 1 }))
+        const restored = ok(
+          yield* call(owner.client, "restore_web_page_version", { bucket: dock.id, web_page: "page", version: 1 })
+        )
         expect(restored.part.version).toBe(3)
-        expect(ok(yield* call(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: "page" })).versions.length).toBe(3)
+        expect(
+          ok(yield* call(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: "page" })).versions.length
+        ).toBe(3)
 
         const file = yield* push(owner.client, "push_markdown_file", { bucket: dock.id, page_content: HARBOUR })
         expect(file.part).toMatchObject({ slug: "harbour-notes", claim_count: 2 })
-        expect(refused(yield* call(owner.client, "push_markdown_file", { bucket: dock.id, page_content: "no front matter" })).error)
+        expect(
+          refused(yield* call(owner.client, "push_markdown_file", { bucket: dock.id, page_content: "no front matter" }))
+            .error
+        )
           .toMatchObject({ code: "invalid_front_matter", status: 400 })
-        expect(ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id })).parts.map((p: any) => p.slug)).toEqual([
-          "harbour-notes",
-          "page"
-        ])
+        expect(ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id })).parts.map((p: any) => p.slug))
+          .toEqual([
+            "harbour-notes",
+            "page"
+          ])
         expect(refused(yield* call(owner.client, "list_web_pages", { bucket: dock.id, limit: 101 })).error.code).toBe(
           "validation_error"
         )
-        expect(ok(yield* call(owner.client, "delete_markdown_file", { bucket: dock.id, markdown_file: "harbour-notes" })))
-          .toEqual({ ok: true })
-        expect(ok(yield* call(owner.client, "delete_web_page", { bucket: dock.id, web_page: "page" }))).toEqual({ ok: true })
-        expect(refused(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: "page" })).error.code).toBe(
-          "not_found"
+        expect(
+          ok(yield* call(owner.client, "delete_markdown_file", { bucket: dock.id, markdown_file: "harbour-notes" }))
         )
+          .toEqual({ ok: true })
+        expect(ok(yield* call(owner.client, "delete_web_page", { bucket: dock.id, web_page: "page" }))).toEqual({
+          ok: true
+        })
+        expect(refused(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: "page" })).error.code)
+          .toBe(
+            "not_found"
+          )
         const standalone = yield* push(owner.client, "push_markdown", { page_content: "# Alone" })
         expect(standalone.part.bucket_id).toBeNull()
       }))

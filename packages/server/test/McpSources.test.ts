@@ -24,9 +24,9 @@ import {
   ok,
   pathOf,
   pushed,
+  rawToolCall,
   tokenFor,
-  toolError as error,
-  rawToolCall
+  toolError as error
 } from "./support/McpTools.ts"
 import { addSource, archiveSource, SOURCE_KEYS, type SourceBody } from "./support/Sources.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
@@ -52,7 +52,10 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const listed = ok(yield* call(owner.client, "list_sources", { bucket: owner.user.default_bucket_id }))
         expect(Object.keys(listed).sort()).toEqual(["bucket", "sources"])
         expect(Object.keys(listed.bucket).sort()).toEqual(DOCK_KEYS)
-        expect(listed.bucket).toMatchObject({ id: owner.user.default_bucket_id, owner: { id: owner.user.id, username: owner.user.username } })
+        expect(listed.bucket).toMatchObject({
+          id: owner.user.default_bucket_id,
+          owner: { id: owner.user.id, username: owner.user.username }
+        })
         expect(listed.sources).toEqual([source])
         const read = ok(yield* call(owner.client, "read_source", { source_id: source.source_id }))
         expect(Object.keys(read).sort()).toEqual(["bucket", "source"])
@@ -61,7 +64,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(read.source).toEqual({ ...source, text: "High water at six." })
         // a client on /mcp/public of the same era reads nothing private
         const anonymous = yield* connectPublic(era)
-        expect(yield* error(anonymous, "list_sources", { bucket: owner.user.default_bucket_id })).toEqual(NOT_FOUND.error)
+        expect(yield* error(anonymous, "list_sources", { bucket: owner.user.default_bucket_id })).toEqual(
+          NOT_FOUND.error
+        )
       }))
   }
 
@@ -70,8 +75,18 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const owner = yield* actor(MODERN)
       const dock = yield* createBucket(owner.client, { title: "Research", slug: `research-${unique()}` })
       const first = yield* addSource(dock.id, { title: "First", origin: "a.txt" })
-      const second = yield* addSource(dock.id, { title: "Second", origin: "https://example.com/b.html", media_type: "text/html", content: "<p>B</p>" })
-      const third = yield* addSource(dock.id, { title: "Third", origin: "c.md", media_type: "text/markdown", content: "# C\n" })
+      const second = yield* addSource(dock.id, {
+        title: "Second",
+        origin: "https://example.com/b.html",
+        media_type: "text/html",
+        content: "<p>B</p>"
+      })
+      const third = yield* addSource(dock.id, {
+        title: "Third",
+        origin: "c.md",
+        media_type: "text/markdown",
+        content: "# C\n"
+      })
       expect((yield* archiveSource(second.source_id)).status).toBe(200)
 
       const expected = [first, third]
@@ -101,15 +116,21 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(ok(yield* call(owner.client, "list_sources", {})).sources).toEqual(expected)
       expect(ok(yield* call(owner.client, "read_source", { source_id: third.source_id })).source.text).toBe("# C\n")
       // a named Dock beats the grounding
-      expect(ok(yield* call(owner.client, "list_sources", { bucket: owner.user.default_bucket_id })).sources).toEqual([])
+      expect(ok(yield* call(owner.client, "list_sources", { bucket: owner.user.default_bucket_id })).sources).toEqual(
+        []
+      )
 
       // forms naming different Docks, and owner_username alone, are bad_request
-      expect(yield* error(owner.client, "list_sources", { bucket: dock.id, bucket_slug: owner.user.username })).toMatchObject({
-        code: "bad_request",
-        status: 400
+      expect(yield* error(owner.client, "list_sources", { bucket: dock.id, bucket_slug: owner.user.username }))
+        .toMatchObject({
+          code: "bad_request",
+          status: 400
+        })
+      expect(yield* error(owner.client, "list_sources", { owner_username: owner.user.username })).toMatchObject({
+        code: "bad_request"
       })
-      expect(yield* error(owner.client, "list_sources", { owner_username: owner.user.username })).toMatchObject({ code: "bad_request" })
-      expect(yield* error(owner.client, "list_sources", { bucket: `${owner.user.username}/no-such-${unique()}` })).toEqual(NOT_FOUND.error)
+      expect(yield* error(owner.client, "list_sources", { bucket: `${owner.user.username}/no-such-${unique()}` }))
+        .toEqual(NOT_FOUND.error)
     }))
 
   it.scoped("read_source: the full text; unknown, malformed, archived and other Docks' ids are one not_found", () =>
@@ -126,7 +147,14 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(read.source.size_bytes).toBe(Buffer.byteLength(body))
       expect(read.bucket.id).toBe(dock.id)
       // the id in capitals and with spaces around it is the same source
-      expect(ok(yield* call(owner.client, "read_source", { bucket: dock.id, source_id: ` ${source.source_id.toUpperCase()} ` })).source.source_id)
+      expect(
+        ok(
+          yield* call(owner.client, "read_source", {
+            bucket: dock.id,
+            source_id: ` ${source.source_id.toUpperCase()} `
+          })
+        ).source.source_id
+      )
         .toBe(source.source_id)
 
       // another Dock's source, named with this Dock, reads exactly like an unknown one
@@ -134,13 +162,19 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         noSource(elsewhere.source_id)
       )
       const unknownId = crypto.randomUUID()
-      expect(yield* error(owner.client, "read_source", { bucket: dock.id, source_id: unknownId })).toEqual(noSource(unknownId))
+      expect(yield* error(owner.client, "read_source", { bucket: dock.id, source_id: unknownId })).toEqual(
+        noSource(unknownId)
+      )
       for (const id of ["not-a-uuid", "", "' or 1=1 --"]) {
-        expect(yield* error(owner.client, "read_source", { bucket: dock.id, source_id: id })).toEqual(noSource(id.trim()))
+        expect(yield* error(owner.client, "read_source", { bucket: dock.id, source_id: id })).toEqual(
+          noSource(id.trim())
+        )
       }
       // archived: gone from reads; its own Dock's lists too
       expect((yield* archiveSource(source.source_id)).status).toBe(200)
-      expect(yield* error(owner.client, "read_source", { bucket: dock.id, source_id: source.source_id })).toEqual(noSource(source.source_id))
+      expect(yield* error(owner.client, "read_source", { bucket: dock.id, source_id: source.source_id })).toEqual(
+        noSource(source.source_id)
+      )
       expect(ok(yield* call(owner.client, "list_sources", { bucket: dock.id })).sources).toEqual([])
 
       // source_id is required and bounded
@@ -148,7 +182,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(yield* error(owner.client, "read_source", { bucket: dock.id, source_id: "x".repeat(201) })).toMatchObject({
         code: "validation_error"
       })
-      expect(yield* error(owner.client, "list_sources", { bucket: dock.id, extra: true })).toMatchObject({ code: "validation_error" })
+      expect(yield* error(owner.client, "list_sources", { bucket: dock.id, extra: true })).toMatchObject({
+        code: "validation_error"
+      })
     }))
 
   it.scoped("tenancy: a private Dock's sources are invisible to another user by every route; members see them", () =>
@@ -166,25 +202,38 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       ]
       for (const target of routes) {
         expect(yield* error(outsider.client, "list_sources", target), JSON.stringify(target)).toEqual(NOT_FOUND.error)
-        expect(yield* error(outsider.client, "read_source", { ...target, source_id: source.source_id })).toEqual(NOT_FOUND.error)
+        expect(yield* error(outsider.client, "read_source", { ...target, source_id: source.source_id })).toEqual(
+          NOT_FOUND.error
+        )
       }
       // a bare slug is resolved among the caller's own Docks first: the outsider has none of that name
       expect(yield* error(outsider.client, "list_sources", { bucket: dock.slug })).toEqual(NOT_FOUND.error)
       // the owner's source id through the outsider's own (default) Dock, or grounding, is unknown there
-      expect(yield* error(outsider.client, "read_source", { source_id: source.source_id })).toEqual(noSource(source.source_id))
-      expect(yield* error(outsider.client, "set_grounding_bucket", { bucket_path: pathOf(owner.user, dock) })).toMatchObject({
-        code: "not_found"
-      })
+      expect(yield* error(outsider.client, "read_source", { source_id: source.source_id })).toEqual(
+        noSource(source.source_id)
+      )
+      expect(yield* error(outsider.client, "set_grounding_bucket", { bucket_path: pathOf(owner.user, dock) }))
+        .toMatchObject({
+          code: "not_found"
+        })
       expect(ok(yield* call(outsider.client, "list_sources", {})).sources).toEqual([ownSource])
       // and the other way round
-      expect(yield* error(owner.client, "read_source", { bucket: outsider.user.default_bucket_id, source_id: ownSource.source_id }))
+      expect(
+        yield* error(owner.client, "read_source", {
+          bucket: outsider.user.default_bucket_id,
+          source_id: ownSource.source_id
+        })
+      )
         .toEqual(NOT_FOUND.error)
 
       // a viewer grant makes them readable; a read-only token of the viewer too
       yield* grant(dock.id, outsider.user, "viewer")
       expect(ok(yield* call(outsider.client, "list_sources", { bucket: dock.id })).sources).toEqual([source])
       const readOnly = yield* connect(yield* tokenFor(outsider.user, { scopes: ["mcp:read"] }), "v2 legacy")
-      expect(ok(yield* call(readOnly, "read_source", { bucket: pathOf(owner.user, dock), source_id: source.source_id })).source.text)
+      expect(
+        ok(yield* call(readOnly, "read_source", { bucket: pathOf(owner.user, dock), source_id: source.source_id }))
+          .source.text
+      )
         .toBe("The secret text.")
     }))
 
@@ -201,9 +250,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const agent = yield* connectMcp(server.url, registration.json.credential as string, MODERN)
 
       expect(ok(yield* call(agent, "list_sources", {})).sources).toEqual([inSandbox])
-      expect(ok(yield* call(agent, "read_source", { bucket: sandboxId, source_id: inSandbox.source_id })).source.title).toBe("Sandbox notes")
+      expect(ok(yield* call(agent, "read_source", { bucket: sandboxId, source_id: inSandbox.source_id })).source.title)
+        .toBe("Sandbox notes")
       expect(yield* error(agent, "list_sources", { bucket: open.id })).toEqual(NOT_FOUND.error)
-      expect(yield* error(agent, "read_source", { source_id: openSource.source_id })).toEqual(noSource(openSource.source_id))
+      expect(yield* error(agent, "read_source", { source_id: openSource.source_id })).toEqual(
+        noSource(openSource.source_id)
+      )
     }))
 
   it.scoped("/mcp/public: anyone lists and reads a public Dock's sources; private Docks are not_found; no Dock is bad_request", () =>
@@ -211,12 +263,21 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const owner = yield* actor(MODERN)
       const open = yield* createBucket(owner.client, { title: "Open", slug: `open-${unique()}`, visibility: "public" })
       const closed = yield* createBucket(owner.client, { title: "Closed", slug: `closed-${unique()}` })
-      const shown = yield* addSource(open.id, { title: "Shown", media_type: "text/markdown", content: "---\ntitle: x\n---\nPublic text\n" })
+      const shown = yield* addSource(open.id, {
+        title: "Shown",
+        media_type: "text/markdown",
+        content: "---\ntitle: x\n---\nPublic text\n"
+      })
       const hidden = yield* addSource(closed.id, { title: "Hidden" })
 
       for (const era of ERAS) {
         const anonymous = yield* connectPublic(era)
-        for (const target of [{ bucket: open.id }, { bucket: pathOf(owner.user, open) }, { bucket_slug: open.slug, owner_username: owner.user.username }]) {
+        for (
+          const target of [{ bucket: open.id }, { bucket: pathOf(owner.user, open) }, {
+            bucket_slug: open.slug,
+            owner_username: owner.user.username
+          }]
+        ) {
           const listed = ok(yield* call(anonymous, "list_sources", target))
           expect(listed.bucket).toMatchObject({ id: open.id, visibility: "public" })
           expect(listed.sources).toEqual([shown])
@@ -224,8 +285,12 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(ok(yield* call(anonymous, "read_source", { bucket: open.id, source_id: shown.source_id })).source)
           .toEqual({ ...shown, text: "Public text\n" })
         expect(yield* error(anonymous, "list_sources", { bucket: closed.id })).toEqual(NOT_FOUND.error)
-        expect(yield* error(anonymous, "read_source", { bucket: closed.id, source_id: hidden.source_id })).toEqual(NOT_FOUND.error)
-        expect(yield* error(anonymous, "read_source", { bucket: open.id, source_id: hidden.source_id })).toEqual(noSource(hidden.source_id))
+        expect(yield* error(anonymous, "read_source", { bucket: closed.id, source_id: hidden.source_id })).toEqual(
+          NOT_FOUND.error
+        )
+        expect(yield* error(anonymous, "read_source", { bucket: open.id, source_id: hidden.source_id })).toEqual(
+          noSource(hidden.source_id)
+        )
         expect(yield* error(anonymous, "list_sources", {})).toMatchObject({ code: "bad_request", status: 400 })
       }
 
@@ -233,7 +298,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       ok(yield* call(owner.client, "update_bucket", { bucket: open.id, visibility: "private" }))
       const anonymous = yield* connectPublic(MODERN)
       expect(yield* error(anonymous, "list_sources", { bucket: open.id })).toEqual(NOT_FOUND.error)
-      expect(yield* error(anonymous, "read_source", { bucket: open.id, source_id: shown.source_id })).toEqual(NOT_FOUND.error)
+      expect(yield* error(anonymous, "read_source", { bucket: open.id, source_id: shown.source_id })).toEqual(
+        NOT_FOUND.error
+      )
     }))
 
   it.scoped("on /mcp without a valid token both tools are 401 unauthorized with the challenge", () =>
@@ -266,9 +333,18 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const read = yield* listedTool(client, "read_source")
         expect(list).toBeDefined()
         expect(read).toBeDefined()
-        expect(Object.keys(list!.inputSchema.properties ?? {}).sort()).toEqual(["bucket", "bucket_slug", "owner_username"])
+        expect(Object.keys(list!.inputSchema.properties ?? {}).sort()).toEqual([
+          "bucket",
+          "bucket_slug",
+          "owner_username"
+        ])
         expect(list!.inputSchema.required ?? []).toEqual([])
-        expect(Object.keys(read!.inputSchema.properties ?? {}).sort()).toEqual(["bucket", "bucket_slug", "owner_username", "source_id"])
+        expect(Object.keys(read!.inputSchema.properties ?? {}).sort()).toEqual([
+          "bucket",
+          "bucket_slug",
+          "owner_username",
+          "source_id"
+        ])
         expect(read!.inputSchema.required).toEqual(["source_id"])
         for (const tool of [list!, read!]) {
           expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true })
@@ -281,7 +357,11 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       const owner = yield* actor(MODERN)
       const dock = yield* createBucket(owner.client, { title: "Cited", slug: `cited-${unique()}` })
       const tides: SourceBody = yield* addSource(dock.id, { title: "Tide tables", content: "High water 06:10." })
-      const charts: SourceBody = yield* addSource(dock.id, { title: "Charts", media_type: "text/html", content: "<p>Chart</p>" })
+      const charts: SourceBody = yield* addSource(dock.id, {
+        title: "Charts",
+        media_type: "text/html",
+        content: "<p>Chart</p>"
+      })
       const page = [
         "---",
         "title: Harbour facts",

@@ -5,8 +5,8 @@
  * processes, and the machine may have only two cores.
  */
 import { latestMigrationId } from "@dock/domain"
-import { migrations } from "@dock/migrations"
 import { scopedPostgresDatabase, testServerUrl } from "@dock/domain/testing"
+import { migrations } from "@dock/migrations"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { afterAll, describe, expect, it } from "@effect/vitest"
@@ -147,50 +147,62 @@ describe("the server process", () => {
       expect(result.stdout).not.toContain("Listening")
     }).pipe(Effect.scoped), PROCESS_TEST_TIMEOUT)
 
-  it.live("on SIGTERM stops accepting connections but finishes the request in flight, then exits 0", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* scopedTempDir("dock-process-")
-      const token = `dock_admin_${unique()}`
-      const server = yield* spawnServer({ DOCK_DATA_DIR: dataDir, DOCK_ADMIN_TOKEN: token, DOCK_SHUTDOWN_GRACE: "30 seconds" })
-      yield* record("start to /healthz (shutdown test)", server.startupMillis)
+  it.live(
+    "on SIGTERM stops accepting connections but finishes the request in flight, then exits 0",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* scopedTempDir("dock-process-")
+        const token = `dock_admin_${unique()}`
+        const server = yield* spawnServer({
+          DOCK_DATA_DIR: dataDir,
+          DOCK_ADMIN_TOKEN: token,
+          DOCK_SHUTDOWN_GRACE: "30 seconds"
+        })
+        yield* record("start to /healthz (shutdown test)", server.startupMillis)
 
-      const email = `slow-${unique()}@example.com`
-      const body = JSON.stringify({ email })
-      const half = Math.floor(body.length / 2)
-      const { answered, request } = yield* openInFlightCreate(server.port, token, body)
-      request.write(body.slice(0, half))
+        const email = `slow-${unique()}@example.com`
+        const body = JSON.stringify({ email })
+        const half = Math.floor(body.length / 2)
+        const { answered, request } = yield* openInFlightCreate(server.port, token, body)
+        request.write(body.slice(0, half))
 
-      const stopping = Date.now()
-      yield* server.signal("SIGTERM")
-      yield* pollUntil("new connections refused", Effect.map(accepts(server.port), (open) => !open), {
-        within: "20 seconds",
-        every: "25 millis"
-      })
-      yield* record("SIGTERM to connections refused", Date.now() - stopping)
-      expect(Option.isNone(yield* Deferred.poll(answered))).toBe(true)
+        const stopping = Date.now()
+        yield* server.signal("SIGTERM")
+        yield* pollUntil("new connections refused", Effect.map(accepts(server.port), (open) => !open), {
+          within: "20 seconds",
+          every: "25 millis"
+        })
+        yield* record("SIGTERM to connections refused", Date.now() - stopping)
+        expect(Option.isNone(yield* Deferred.poll(answered))).toBe(true)
 
-      request.end(body.slice(half))
-      const reply = yield* Deferred.await(answered).pipe(Effect.timeoutFail({
-        duration: "20 seconds",
-        onTimeout: () => new ProcessFailed({ message: "The request in flight was never answered" })
-      }))
-      expect(reply.status).toBe(201)
-      expect(JSON.parse(reply.text)).toMatchObject({ email, kind: "person", confirmed: true })
-      // A keep-alive client is told not to reuse the connection of a draining server.
-      expect(reply.connection).toBe("close")
+        request.end(body.slice(half))
+        const reply = yield* Deferred.await(answered).pipe(Effect.timeoutFail({
+          duration: "20 seconds",
+          onTimeout: () => new ProcessFailed({ message: "The request in flight was never answered" })
+        }))
+        expect(reply.status).toBe(201)
+        expect(JSON.parse(reply.text)).toMatchObject({ email, kind: "person", confirmed: true })
+        // A keep-alive client is told not to reuse the connection of a draining server.
+        expect(reply.connection).toBe("close")
 
-      const exit = yield* server.exit("40 seconds")
-      yield* record("SIGTERM to exit (request in flight)", Date.now() - stopping)
-      expect(exit).toEqual({ code: 0, signal: null })
-      expect(server.stdout()).toContain("Shutting down: finishing in-flight requests")
-      expect(server.stdout()).not.toContain("closing them")
-    }).pipe(Effect.scoped), PROCESS_TEST_TIMEOUT)
+        const exit = yield* server.exit("40 seconds")
+        yield* record("SIGTERM to exit (request in flight)", Date.now() - stopping)
+        expect(exit).toEqual({ code: 0, signal: null })
+        expect(server.stdout()).toContain("Shutting down: finishing in-flight requests")
+        expect(server.stdout()).not.toContain("closing them")
+      }).pipe(Effect.scoped),
+    PROCESS_TEST_TIMEOUT
+  )
 
   it.live("cuts a request still running when the grace period ends, then exits 0", () =>
     Effect.gen(function*() {
       const dataDir = yield* scopedTempDir("dock-process-")
       const token = `dock_admin_${unique()}`
-      const server = yield* spawnServer({ DOCK_DATA_DIR: dataDir, DOCK_ADMIN_TOKEN: token, DOCK_SHUTDOWN_GRACE: "1 second" })
+      const server = yield* spawnServer({
+        DOCK_DATA_DIR: dataDir,
+        DOCK_ADMIN_TOKEN: token,
+        DOCK_SHUTDOWN_GRACE: "1 second"
+      })
       const body = JSON.stringify({ email: `stalled-${unique()}@example.com` })
       const { answered, request } = yield* openInFlightCreate(server.port, token, body)
       // Half a body, and the rest never comes: this request cannot finish by itself.
@@ -209,43 +221,63 @@ describe("the server process", () => {
     }).pipe(Effect.scoped), PROCESS_TEST_TIMEOUT)
 })
 
-describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("two server processes on one PostgreSQL database", () => {
-  it.live("start together, both become ready, and every migration is applied exactly once", () =>
-    Effect.gen(function*() {
-      const serverUrl = Option.getOrThrow(yield* testServerUrl)
-      const databaseUrl = yield* scopedPostgresDatabase(serverUrl)
-      const env = (dataDir: string) => ({
-        DATABASE_URL: Redacted.value(databaseUrl),
-        DOCK_DATA_DIR: dataDir,
-        DOCK_ADMIN_TOKEN: "dock_admin_two-processes"
-      })
-      const dirs = [yield* scopedTempDir("dock-process-a-"), yield* scopedTempDir("dock-process-b-")]
-      const servers = yield* Effect.all(dirs.map((dir) => spawnServer(env(dir), { within: "60 seconds" })), {
-        concurrency: "unbounded"
-      })
-      for (const [n, server] of servers.entries()) yield* record(`PostgreSQL server ${n + 1} start to /healthz`, server.startupMillis)
-      for (const server of servers) {
-        const ready = yield* fetchReply(`${server.url}/readyz`)
-        expect(ready.status).toBe(200)
-        expect(ready.json).toEqual({ status: "ready", migration: latestMigrationId })
-      }
-      // Neither server used its data directory for a database.
-      for (const dir of dirs) expect(Fs.existsSync(Path.join(dir, "pgdata"))).toBe(false)
+describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)(
+  "two server processes on one PostgreSQL database",
+  () => {
+    it.live(
+      "start together, both become ready, and every migration is applied exactly once",
+      () =>
+        Effect.gen(function*() {
+          const serverUrl = Option.getOrThrow(yield* testServerUrl)
+          const databaseUrl = yield* scopedPostgresDatabase(serverUrl)
+          const env = (dataDir: string) => ({
+            DATABASE_URL: Redacted.value(databaseUrl),
+            DOCK_DATA_DIR: dataDir,
+            DOCK_ADMIN_TOKEN: "dock_admin_two-processes"
+          })
+          const dirs = [yield* scopedTempDir("dock-process-a-"), yield* scopedTempDir("dock-process-b-")]
+          const servers = yield* Effect.all(
+            dirs.map((dir) => spawnServer(env(dir), { within: "60 seconds" })),
+            {
+              concurrency: "unbounded"
+            }
+          )
+          for (const [n, server] of servers.entries()) {
+            yield* record(`PostgreSQL server ${n + 1} start to /healthz`, server.startupMillis)
+          }
+          for (const server of servers) {
+            const ready = yield* fetchReply(`${server.url}/readyz`)
+            expect(ready.status).toBe(200)
+            expect(ready.json).toEqual({ status: "ready", migration: latestMigrationId })
+          }
+          // Neither server used its data directory for a database.
+          for (const dir of dirs) {
+            expect(Fs.existsSync(Path.join(dir, "pgdata"))).toBe(false)
+          }
 
-      const rows = yield* Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        return yield* sql<{ id: number; count: string }>`
+          const rows = yield* Effect.gen(function*() {
+            const sql = yield* SqlClient.SqlClient
+            return yield* sql<{ id: number; count: string }>`
           select id, count(*) as count from dock_migrations group by id order by id`
-      }).pipe(Effect.provide(PgClient.layer({ url: databaseUrl, maxConnections: 1 })))
-      expect(rows.map((row) => [row.id, Number(row.count)])).toEqual(
-        [...migrations].sort((a, b) => a.id - b.id).map((m) => [m.id, 1])
-      )
+          }).pipe(Effect.provide(PgClient.layer({ url: databaseUrl, maxConnections: 1 })))
+          expect(rows.map((row) => [row.id, Number(row.count)])).toEqual(
+            [...migrations].sort((a, b) => a.id - b.id).map((m) => [m.id, 1])
+          )
 
-      // Both serve the same data.
-      const [a, b] = servers as [typeof servers[0], typeof servers[0]]
-      const created = yield* postJson(`${a.url}/admin/users`, { email: `shared-${unique()}@example.com` }, bearer("dock_admin_two-processes"))
-      expect(created.status).toBe(201)
-      const listed = yield* fetchReply(`${b.url}/admin/users?limit=1000`, { headers: bearer("dock_admin_two-processes") })
-      expect(listed.json).toContainEqual(created.json)
-    }).pipe(Effect.scoped), PROCESS_TEST_TIMEOUT)
-})
+          // Both serve the same data.
+          const [a, b] = servers as [typeof servers[0], typeof servers[0]]
+          const created = yield* postJson(
+            `${a.url}/admin/users`,
+            { email: `shared-${unique()}@example.com` },
+            bearer("dock_admin_two-processes")
+          )
+          expect(created.status).toBe(201)
+          const listed = yield* fetchReply(`${b.url}/admin/users?limit=1000`, {
+            headers: bearer("dock_admin_two-processes")
+          })
+          expect(listed.json).toContainEqual(created.json)
+        }).pipe(Effect.scoped),
+      PROCESS_TEST_TIMEOUT
+    )
+  }
+)

@@ -50,7 +50,9 @@ layer(Layer.scoped(TestServer, startTestServer({ DOCK_VERIFIED_EMAIL_REGISTRATIO
         select table_name from information_schema.tables
         where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`
       const names = tables.map((table) => table.table_name)
-      expect(names).toEqual(expect.arrayContaining(["registrations", "otp_codes", "tokens", "users", "rate_limit_counters"]))
+      expect(names).toEqual(
+        expect.arrayContaining(["registrations", "otp_codes", "tokens", "users", "rate_limit_counters"])
+      )
       let dump = ""
       for (const name of names) {
         const rows = yield* server.sql.unsafe<{ row: string }>(`select row_to_json(t)::text as row from "${name}" t`)
@@ -64,7 +66,9 @@ layer(Layer.scoped(TestServer, startTestServer({ DOCK_VERIFIED_EMAIL_REGISTRATIO
       expect(dump).toContain(email)
       for (const [what, secret] of secrets) expect(standsAlone(dump, secret), `${what} in the database`).toBe(false)
 
-      const logs = server.logs().map((entry) => `${entry.message} ${JSON.stringify(entry.annotations)} ${entry.cause ?? ""}`)
+      const logs = server.logs().map((entry) =>
+        `${entry.message} ${JSON.stringify(entry.annotations)} ${entry.cause ?? ""}`
+      )
       expect(logs.length).toBeGreaterThan(0)
       expect(logs.some((line) => line.includes("POST /agent/auth/claim"))).toBe(true)
       for (const [what, secret] of secrets) {
@@ -75,29 +79,38 @@ layer(Layer.scoped(TestServer, startTestServer({ DOCK_VERIFIED_EMAIL_REGISTRATIO
 })
 
 describe("secrets in the output of the server process", () => {
-  it.live("stdout and stderr hold no credential, claim token or code, even when a client puts a token in the URL", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* scopedTempDir("dock-secrets-")
-      const adminToken = `dock_admin_${unique()}${unique()}`
-      const server = yield* spawnServer({ DOCK_DATA_DIR: dataDir, DOCK_ADMIN_TOKEN: adminToken })
-      const registration = yield* register(server.url, { agent_label: "process secrets" })
-      expect(registration.status).toBe(201)
-      const { credential, registration_id: claimToken } = registration.json
-      const email = `process-secrets-${unique()}@example.com`
-      expect((yield* claim(server.url, { claim_token: claimToken, email })).status).toBe(200)
-      const code = yield* onlyCodeTo(dataDir, email)
-      expect((yield* claim(server.url, { claim_token: claimToken, otp: otherCode(code) })).status).toBe(400)
-      expect((yield* claim(server.url, { claim_token: claimToken, otp: code })).status).toBe(200)
-      // Careless clients: the token and the claim token in URLs, the admin token as a bearer.
-      const inUrl = yield* fetchReply(`${server.url}/mcp?access_token=${credential}&claim=${claimToken}`)
-      expect(inUrl.status).toBe(401) // a token in the query string is never accepted
-      expect((yield* fetchReply(`${server.url}/admin/sandboxes`, { headers: bearer(adminToken) })).status).toBe(200)
+  it.live(
+    "stdout and stderr hold no credential, claim token or code, even when a client puts a token in the URL",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* scopedTempDir("dock-secrets-")
+        const adminToken = `dock_admin_${unique()}${unique()}`
+        const server = yield* spawnServer({ DOCK_DATA_DIR: dataDir, DOCK_ADMIN_TOKEN: adminToken })
+        const registration = yield* register(server.url, { agent_label: "process secrets" })
+        expect(registration.status).toBe(201)
+        const { credential, registration_id: claimToken } = registration.json
+        const email = `process-secrets-${unique()}@example.com`
+        expect((yield* claim(server.url, { claim_token: claimToken, email })).status).toBe(200)
+        const code = yield* onlyCodeTo(dataDir, email)
+        expect((yield* claim(server.url, { claim_token: claimToken, otp: otherCode(code) })).status).toBe(400)
+        expect((yield* claim(server.url, { claim_token: claimToken, otp: code })).status).toBe(200)
+        // Careless clients: the token and the claim token in URLs, the admin token as a bearer.
+        const inUrl = yield* fetchReply(`${server.url}/mcp?access_token=${credential}&claim=${claimToken}`)
+        expect(inUrl.status).toBe(401) // a token in the query string is never accepted
+        expect((yield* fetchReply(`${server.url}/admin/sandboxes`, { headers: bearer(adminToken) })).status).toBe(200)
 
-      const output = server.stdout() + server.stderr()
-      expect(output).toContain("/agent/auth/claim")
-      expect(output).toContain("/mcp?access_token=dock_mcp_[REDACTED]")
-      for (const [what, secret] of [["credential", credential], ["claim token", claimToken], ["code", code], ["admin token", adminToken]]) {
-        expect(standsAlone(output, secret!), `${what} in the process output`).toBe(false)
-      }
-    }).pipe(Effect.scoped), 120_000)
+        const output = server.stdout() + server.stderr()
+        expect(output).toContain("/agent/auth/claim")
+        expect(output).toContain("/mcp?access_token=dock_mcp_[REDACTED]")
+        for (
+          const [what, secret] of [["credential", credential], ["claim token", claimToken], ["code", code], [
+            "admin token",
+            adminToken
+          ]]
+        ) {
+          expect(standsAlone(output, secret!), `${what} in the process output`).toBe(false)
+        }
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })

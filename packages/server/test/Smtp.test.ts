@@ -52,7 +52,8 @@ const makeSmtpServer = (received: Array<ReceivedMail>) =>
 
 const listen = (server: SMTPServer, port: number) =>
   Effect.async<number>((resume) => {
-    const net: Net.Server = server.listen(port, "127.0.0.1", () => resume(Effect.succeed((net.address() as Net.AddressInfo).port)))
+    const net: Net.Server = server.listen(port, "127.0.0.1", () =>
+      resume(Effect.succeed((net.address() as Net.AddressInfo).port)))
   })
 
 const close = (server: SMTPServer) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
@@ -98,7 +99,10 @@ const bodyText = (raw: string) => {
   if (encoding === "base64") return Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8")
   if (encoding === "quoted-printable") {
     return Buffer.from(
-      body.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+      body.replace(/=\r?\n/g, "").replace(
+        /=([0-9A-F]{2})/gi,
+        (_, hex: string) => String.fromCharCode(parseInt(hex, 16))
+      ),
       "latin1"
     ).toString("utf8")
   }
@@ -190,7 +194,11 @@ layer(ServerWithSmtp, { excludeTestServices: true })("claim codes by SMTP", (it)
         const refused = yield* claim(server.url, { claim_token: registration.registration_id, email })
         expect(refused.status).toBe(503)
         expect(refused.json).toEqual({
-          error: { code: "unavailable", status: 503, message: "The code could not be mailed right now; try again later" }
+          error: {
+            code: "unavailable",
+            status: 503,
+            message: "The code could not be mailed right now; try again later"
+          }
         })
       }
       expect(yield* storedCodes(server, id)).toBe(0)
@@ -211,7 +219,11 @@ layer(ServerWithSmtp, { excludeTestServices: true })("claim codes by SMTP", (it)
       expect(claimed.status).toBe(200)
       expect(claimed.json.account.email).toBe(email)
       // The failed deliveries were logged as such.
-      expect(server.logs().some((entry) => entry.level === "WARN" && entry.message.includes(`SMTP delivery to ${email} failed`)))
+      expect(
+        server.logs().some((entry) =>
+          entry.level === "WARN" && entry.message.includes(`SMTP delivery to ${email} failed`)
+        )
+      )
         .toBe(true)
     }))
 
@@ -224,7 +236,9 @@ layer(ServerWithSmtp, { excludeTestServices: true })("claim codes by SMTP", (it)
       const reply = yield* register(server.url, { type: "verified_email", email })
       expect(reply.status).toBe(503)
       expect(reply.json.error).toMatchObject({ code: "unavailable", status: 503 })
-      const rows = yield* server.sql<{ n: string | number }>`select count(*) as n from registrations where email = ${email}`
+      const rows = yield* server.sql<
+        { n: string | number }
+      >`select count(*) as n from registrations where email = ${email}`
       expect(Number(rows[0]!.n)).toBe(0)
 
       yield* receiver.start

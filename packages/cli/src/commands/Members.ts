@@ -1,6 +1,6 @@
 /** `dock members`: grant, list and remove collaborators on a Dock (admin API). */
-import { Command, Options } from "@effect/cli"
 import type { Member } from "@dock/domain"
+import { Command, Options } from "@effect/cli"
 import { adminCommand } from "../ApiCommand.ts"
 import { dockOption, userOption } from "./Options.ts"
 

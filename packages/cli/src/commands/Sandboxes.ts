@@ -1,10 +1,12 @@
 /** `dock sandboxes`: list anonymous sandboxes and sweep expired ones (admin API). */
-import { Command, Options } from "@effect/cli"
 import type { SandboxSummary } from "@dock/domain"
+import { Command, Options } from "@effect/cli"
 import { adminCommand, present } from "../ApiCommand.ts"
 
 const sandboxLine = (sandbox: SandboxSummary) =>
-  `${sandbox.bucket_slug ?? "(deleted)"}  ${sandbox.status}  created ${sandbox.created_at}  window ends ${sandbox.expires_at}`
+  `${
+    sandbox.bucket_slug ?? "(deleted)"
+  }  ${sandbox.status}  created ${sandbox.created_at}  window ends ${sandbox.expires_at}`
 
 const list = adminCommand(
   "list",

@@ -2,9 +2,9 @@
  * `dock serve` and `dock migrate`: the commands that act on the configured database directly rather than through
  * the API. They run the server's own program, so this is the CLI's one import of @dock/server.
  */
-import { Command } from "@effect/cli"
 import { applyMigrations, Database, latestMigrationId } from "@dock/domain"
 import { configuration, loggerLayer, serve as serveProgram } from "@dock/server"
+import { Command } from "@effect/cli"
 import { Console, Effect } from "effect"
 import { connection } from "../ApiCommand.ts"
 import { CliFailure } from "../CliFailure.ts"

@@ -1,7 +1,7 @@
 /** `dock sources`: add a file's text to a Dock, list and archive sources (admin API). */
+import { mediaTypeForFileName, type Source, SOURCE_CONTENT_MAX_BYTES } from "@dock/domain"
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
-import { mediaTypeForFileName, type Source, SOURCE_CONTENT_MAX_BYTES } from "@dock/domain"
 import { Effect, Option } from "effect"
 import { adminCommand, adminRequest, connection, present } from "../ApiCommand.ts"
 import { CliFailure } from "../CliFailure.ts"
@@ -33,7 +33,9 @@ const sourceFile = (file: string, mediaType: Option.Option<string>) =>
     if (Number(info.size) > SOURCE_CONTENT_MAX_BYTES) {
       return yield* failure(`${file} is ${info.size} bytes; a source is at most ${SOURCE_CONTENT_MAX_BYTES} (5 MiB)`)
     }
-    const bytes = yield* fs.readFile(file).pipe(Effect.mapError((error) => failure(`Cannot read ${file}: ${error.message}`)))
+    const bytes = yield* fs.readFile(file).pipe(
+      Effect.mapError((error) => failure(`Cannot read ${file}: ${error.message}`))
+    )
     const content = yield* Effect.try({
       try: () => new TextDecoder("utf-8", { fatal: true }).decode(bytes),
       catch: () => failure(`${file} is not UTF-8 text`)

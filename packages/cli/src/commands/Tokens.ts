@@ -1,6 +1,6 @@
 /** `dock tokens`: create, list and revoke MCP tokens (admin API). */
-import { Args, Command, Options } from "@effect/cli"
 import type { TokenInfo } from "@dock/domain"
+import { Args, Command, Options } from "@effect/cli"
 import { adminCommand, present } from "../ApiCommand.ts"
 
 const tokenLine = (token: TokenInfo) =>
@@ -39,7 +39,9 @@ const create = adminCommand(
       }),
     human: (token) =>
       [
-        `Token ${token.id} (${token.scopes.join(", ")}; docks: ${token.allowed_bucket_ids?.join(", ") ?? "any"}; expires: ${token.expires_at ?? "never"})`,
+        `Token ${token.id} (${token.scopes.join(", ")}; docks: ${
+          token.allowed_bucket_ids?.join(", ") ?? "any"
+        }; expires: ${token.expires_at ?? "never"})`,
         "",
         `  ${token.token}`,
         "",

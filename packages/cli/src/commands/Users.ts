@@ -1,10 +1,12 @@
 /** `dock users`: create and list users (admin API). */
-import { Command, Options } from "@effect/cli"
 import type { User } from "@dock/domain"
+import { Command, Options } from "@effect/cli"
 import { adminCommand, present } from "../ApiCommand.ts"
 
 const userLine = (user: User) =>
-  `${user.username}  ${user.email ?? "-"}  ${user.kind}${user.confirmed ? "" : " (unconfirmed)"}  id ${user.id}  default Dock ${user.default_bucket_id ?? "-"}`
+  `${user.username}  ${user.email ?? "-"}  ${user.kind}${
+    user.confirmed ? "" : " (unconfirmed)"
+  }  id ${user.id}  default Dock ${user.default_bucket_id ?? "-"}`
 
 const create = adminCommand(
   "create",
@@ -16,7 +18,8 @@ const create = adminCommand(
     )
   },
   (options) => ({
-    call: (client) => client.adminUsers.create({ payload: { email: options.email, ...present("username", options.username) } }),
+    call: (client) =>
+      client.adminUsers.create({ payload: { email: options.email, ...present("username", options.username) } }),
     human: (user) => `Created user ${userLine(user)}`
   })
 ).pipe(Command.withDescription("Create a confirmed user (with a default Dock)"))

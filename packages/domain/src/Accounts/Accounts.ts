@@ -16,12 +16,16 @@ export interface NewUser {
 export class Accounts extends Context.Tag("@dock/domain/Accounts")<Accounts, {
   readonly create: (input: NewUser) => Effect.Effect<User, ValidationError | Conflict>
   /** A person added by an operator (admin API, `dock users create`): confirmed from the start. */
-  readonly createByOperator: (input: { readonly email: string; readonly username?: string | undefined }) => Effect.Effect<
+  readonly createByOperator: (
+    input: { readonly email: string; readonly username?: string | undefined }
+  ) => Effect.Effect<
     User,
     ValidationError | Conflict
   >
   readonly findById: (id: UserId) => Effect.Effect<User, NotFound>
   /** By username or (case-insensitive) email, as operators type them. */
   readonly findByIdentifier: (identifier: string) => Effect.Effect<User, NotFound>
-  readonly list: (options?: { readonly limit?: number | undefined; readonly offset?: number | undefined }) => Effect.Effect<ReadonlyArray<User>>
+  readonly list: (
+    options?: { readonly limit?: number | undefined; readonly offset?: number | undefined }
+  ) => Effect.Effect<ReadonlyArray<User>>
 }>() {}

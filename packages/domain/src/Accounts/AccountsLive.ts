@@ -89,7 +89,9 @@ export const AccountsLive = Layer.effect(
 
     const findById = Effect.fn("Accounts.findById")(function*(id: UserId) {
       if (!Schema.is(UserId)(id)) return yield* notFound()
-      return yield* repo.findById(id).pipe(Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound()), onSome: Effect.succeed })))
+      return yield* repo.findById(id).pipe(
+        Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound()), onSome: Effect.succeed }))
+      )
     })
 
     const findByIdentifier = Effect.fn("Accounts.findByIdentifier")(function*(identifier: string) {
@@ -98,10 +100,12 @@ export const AccountsLive = Layer.effect(
       )
     })
 
-    const list = Effect.fn("Accounts.list")(function*(options?: { readonly limit?: number | undefined; readonly offset?: number | undefined }) {
-      const limit = Math.min(Math.max(options?.limit ?? 100, 1), 1000)
-      return yield* repo.list(limit, Math.max(options?.offset ?? 0, 0))
-    })
+    const list = Effect.fn("Accounts.list")(
+      function*(options?: { readonly limit?: number | undefined; readonly offset?: number | undefined }) {
+        const limit = Math.min(Math.max(options?.limit ?? 100, 1), 1000)
+        return yield* repo.list(limit, Math.max(options?.offset ?? 0, 0))
+      }
+    )
 
     const createByOperator = (input: { readonly email: string; readonly username?: string | undefined }) =>
       create({ email: input.email, username: input.username, kind: "person", confirmed: true })

@@ -2,10 +2,18 @@
  * The HTTP contract of Dock, shared by the server (handlers) and the CLI (a client derived from it): health
  * probes and the operator's admin API. Errors travel as the one error body of Errors.ts.
  */
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity } from "@effect/platform"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity
+} from "@effect/platform"
 import { Schema } from "effect"
 import { CreateUser, User } from "../Accounts/User.ts"
 import { wire } from "../Errors.ts"
+import { Member, Role } from "../Members/Member.ts"
 import {
   AnonymousRegistration,
   ClaimAnswer,
@@ -16,9 +24,8 @@ import {
   SweepResult,
   VerifiedEmailRegistration
 } from "../Registrations/Registration.ts"
-import { Member, Role } from "../Members/Member.ts"
-import { CreatedToken, CreateTokenRequest, TokenInfo } from "../Tokens/Token.ts"
 import { AddSourceRequest, Source } from "../Sources/Source.ts"
+import { CreatedToken, CreateTokenRequest, TokenInfo } from "../Tokens/Token.ts"
 
 export class Health extends Schema.Class<Health>("Health")({ status: Schema.Literal("ok") }) {}
 export class Readiness extends Schema.Class<Readiness>("Readiness")({
@@ -66,7 +73,11 @@ export class ProtectedResource extends Schema.Class<ProtectedResource>("Protecte
 
 export class WellKnownGroup extends HttpApiGroup.make("wellKnown")
   .add(HttpApiEndpoint.get("protectedResource", "/.well-known/oauth-protected-resource").addSuccess(ProtectedResource))
-  .add(HttpApiEndpoint.get("protectedResourceMcp", "/.well-known/oauth-protected-resource/mcp").addSuccess(ProtectedResource))
+  .add(
+    HttpApiEndpoint.get("protectedResourceMcp", "/.well-known/oauth-protected-resource/mcp").addSuccess(
+      ProtectedResource
+    )
+  )
 {}
 
 /** Agent registration (anonymous sandbox, verified email) and claim: spec §4.2. */
@@ -197,4 +208,3 @@ export class DockApi extends HttpApi.make("dock")
   .add(AdminMembersGroup)
   .add(AdminSourcesGroup)
 {}
-

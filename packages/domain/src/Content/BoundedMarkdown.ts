@@ -169,9 +169,7 @@ export const parseWithinBudget = (
   if (defined.size > 0 || parsed.some((part) => part.standIns.size > 0)) {
     for (const part of parsed) {
       const labels = part.labels ?? (part.chunk.brackets > 0 ? bracketLabels(part.text) : new Set<string>())
-      const wrong = [...labels].some((key) =>
-        defined.has(key) !== (part.standIns.has(key) || part.own.has(key))
-      )
+      const wrong = [...labels].some((key) => defined.has(key) !== (part.standIns.has(key) || part.own.has(key)))
       if (!wrong || spent + part.cost > MARKDOWN_RENDER_BUDGET) continue
       spent += part.cost
       const standIns: Array<DefinitionLabel> = []

@@ -15,8 +15,8 @@ import {
   type ContentJobMessage,
   type ContentJobName,
   type ContentJobOutput,
-  type ContentWorkerMessage,
-  contentJobs
+  contentJobs,
+  type ContentWorkerMessage
 } from "./ContentJobs.ts"
 
 /**
@@ -77,7 +77,9 @@ export class ContentWorkers extends Context.Tag("@dock/domain/ContentWorkers")<C
 const tooComplex = (reason: "deadline" | "memory" | "crashed" | "stack", deadline: Duration.Duration) =>
   new ValidationError({
     message: reason === "deadline"
-      ? `The content is too complex to render: processing was stopped after ${Duration.format(Duration.millis(Duration.toMillis(deadline)))}`
+      ? `The content is too complex to render: processing was stopped after ${
+        Duration.format(Duration.millis(Duration.toMillis(deadline)))
+      }`
       : reason === "memory"
       ? "The content is too complex to render: processing ran out of memory"
       : reason === "stack"
@@ -251,7 +253,9 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
       if (closed || queue.length >= CONTENT_QUEUE_MAX) {
         return resume(Effect.fail(
           new Unavailable({
-            message: closed ? "The server is shutting down" : "Too much content is waiting to be processed; try again shortly",
+            message: closed
+              ? "The server is shutting down"
+              : "Too much content is waiting to be processed; try again shortly",
             details: { queued: queue.length }
           })
         ))
@@ -301,5 +305,8 @@ export const contentWorkersLayer = (options: ContentWorkerOptions) =>
 
 /** The pool sized and bounded by Limits (DOCK_RENDER_WORKERS, DOCK_RENDER_DEADLINE). */
 export const ContentWorkersLive = Layer.unwrapEffect(
-  Effect.map(Limits, (limits) => contentWorkersLayer({ workers: limits.renderWorkers, deadline: limits.renderDeadline }))
+  Effect.map(
+    Limits,
+    (limits) => contentWorkersLayer({ workers: limits.renderWorkers, deadline: limits.renderDeadline })
+  )
 )

@@ -200,7 +200,10 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** Where, with the offending halves shown as U+FFFD (an error must not carry them either). */
 const notUnicode = (where: string, line: Record<string, number>) => {
   const path = where.replace(new RegExp(LONE_SURROGATE.source, "g"), "\uFFFD")
-  return new Problem(`front matter "${path}" is not valid Unicode text (an unpaired surrogate escape)`, { path, ...line })
+  return new Problem(`front matter "${path}" is not valid Unicode text (an unpaired surrogate escape)`, {
+    path,
+    ...line
+  })
 }
 
 const lineOf = (node: unknown, lineCounter: LineCounter): Record<string, number> => {

@@ -34,13 +34,68 @@ const IMAGE_SCHEMES = ["http", "https", "data"]
 const DATA_IMAGE = /^data:image\/(?:png|jpeg|gif|webp)[;,]/i
 
 const ALLOWED_TAGS = [
-  "h1", "h2", "h3", "h4", "h5", "h6", "p", "div", "span", "section", "article", "header", "footer", "nav", "aside",
-  "main", "blockquote", "pre", "code", "hr", "br",
-  "ul", "ol", "li", "dl", "dt", "dd", "figure", "figcaption", "details", "summary",
-  "sup", "sub", "em", "strong", "b", "i", "u", "s", "del", "ins", "mark", "small", "abbr", "cite", "q", "kbd",
-  "samp", "var", "time",
-  "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption", "colgroup", "col",
-  "a", "img",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "p",
+  "div",
+  "span",
+  "section",
+  "article",
+  "header",
+  "footer",
+  "nav",
+  "aside",
+  "main",
+  "blockquote",
+  "pre",
+  "code",
+  "hr",
+  "br",
+  "ul",
+  "ol",
+  "li",
+  "dl",
+  "dt",
+  "dd",
+  "figure",
+  "figcaption",
+  "details",
+  "summary",
+  "sup",
+  "sub",
+  "em",
+  "strong",
+  "b",
+  "i",
+  "u",
+  "s",
+  "del",
+  "ins",
+  "mark",
+  "small",
+  "abbr",
+  "cite",
+  "q",
+  "kbd",
+  "samp",
+  "var",
+  "time",
+  "table",
+  "thead",
+  "tbody",
+  "tfoot",
+  "tr",
+  "th",
+  "td",
+  "caption",
+  "colgroup",
+  "col",
+  "a",
+  "img",
   "input" // only a disabled checkbox (a GFM task list item): see `transform` below
 ]
 
@@ -49,9 +104,29 @@ const ALLOWED_TAGS = [
 // other rules), templates (declarative shadow DOM), frames, plug-ins and form controls that hold only values.
 const TOO_DEEP = "#too-deep" // no tag name the tokenizer produces starts with "#"
 const DISCARDED_WITH_CONTENT = [
-  "script", "style", "template", "noscript", "xmp", "textarea", "title", "noembed", "noframes", "plaintext",
-  "iframe", "frame", "frameset", "object", "applet", "embed", "svg", "math", "select", "option", "optgroup",
-  "datalist", TOO_DEEP
+  "script",
+  "style",
+  "template",
+  "noscript",
+  "xmp",
+  "textarea",
+  "title",
+  "noembed",
+  "noframes",
+  "plaintext",
+  "iframe",
+  "frame",
+  "frameset",
+  "object",
+  "applet",
+  "embed",
+  "svg",
+  "math",
+  "select",
+  "option",
+  "optgroup",
+  "datalist",
+  TOO_DEEP
 ]
 
 const ALLOWED = new Set(ALLOWED_TAGS)
@@ -60,8 +135,25 @@ const DISCARDED = new Set(DISCARDED_WITH_CONTENT)
 // The document wrappers: an artifact is a fragment and the server supplies the document, so these go silently.
 const UNWRAPPED_SILENTLY = new Set(["html", "head", "body"])
 const VOID = new Set([
-  "area", "base", "basefont", "br", "col", "command", "embed", "frame", "hr", "img", "input", "isindex", "keygen",
-  "link", "meta", "param", "source", "track", "wbr"
+  "area",
+  "base",
+  "basefont",
+  "br",
+  "col",
+  "command",
+  "embed",
+  "frame",
+  "hr",
+  "img",
+  "input",
+  "isindex",
+  "keygen",
+  "link",
+  "meta",
+  "param",
+  "source",
+  "track",
+  "wbr"
 ])
 
 type AttributeRule = (value: string) => boolean
@@ -250,8 +342,7 @@ const isDisabledCheckbox = (attribs: sanitize.Attributes) =>
   Object.hasOwn(attribs, "type") && attribs.type!.toLowerCase() === "checkbox" && Object.hasOwn(attribs, "disabled")
 
 // Attacker-chosen names appear in warnings; keep them short and printable.
-const display = (name: string) =>
-  name.slice(0, 40).replace(/[^\w:.-]/g, "?") + (name.length > 40 ? "…" : "")
+const display = (name: string) => name.slice(0, 40).replace(/[^\w:.-]/g, "?") + (name.length > 40 ? "…" : "")
 
 const keptAttributes = (
   tagName: string,
@@ -431,11 +522,45 @@ const gatedTokenizer = (input: string, gate: Gate): TokenizerClass => {
 // htmlToText
 
 const PARAGRAPH_BLOCKS = new Set([
-  "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "table", "ul", "ol", "dl", "figure", "hr",
-  "section", "article", "header", "footer", "nav", "aside", "main", "details", "address", "hgroup"
+  "p",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "blockquote",
+  "pre",
+  "table",
+  "ul",
+  "ol",
+  "dl",
+  "figure",
+  "hr",
+  "section",
+  "article",
+  "header",
+  "footer",
+  "nav",
+  "aside",
+  "main",
+  "details",
+  "address",
+  "hgroup"
 ])
 const LINE_BLOCKS = new Set([
-  "div", "li", "dt", "dd", "tr", "caption", "figcaption", "summary", "thead", "tbody", "tfoot", "colgroup"
+  "div",
+  "li",
+  "dt",
+  "dd",
+  "tr",
+  "caption",
+  "figcaption",
+  "summary",
+  "thead",
+  "tbody",
+  "tfoot",
+  "colgroup"
 ])
 
 /**

@@ -219,7 +219,7 @@ const collectUnsafeDefinitions = (node: Nodes, state: TransformState): void => {
     node.url = ""
     state.unsafeUrls += 1
   }
-  if ("children" in node) for (const child of node.children) collectUnsafeDefinitions(child, state)
+  if ("children" in node) { for (const child of node.children) collectUnsafeDefinitions(child, state) }
 }
 
 /** Rewrites `parent.children` in place: unsafe URLs neutralised, raw HTML counted and removed, wikilinks made. */

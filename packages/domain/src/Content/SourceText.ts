@@ -33,7 +33,9 @@ export const sourceMediaType = (given: string): Effect.Effect<SourceMediaType, V
     : ALIASES[essence]
   return known !== undefined ? Effect.succeed(known) : Effect.fail(
     new ValidationError({
-      message: `media_type "${given.slice(0, 100)}" is not supported: a source is text/plain, text/markdown or text/html`,
+      message: `media_type "${
+        given.slice(0, 100)
+      }" is not supported: a source is text/plain, text/markdown or text/html`,
       details: { field: "media_type", value: given.slice(0, 100), supported: SOURCE_MEDIA_TYPES }
     })
   )

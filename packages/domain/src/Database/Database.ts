@@ -3,8 +3,8 @@
  * persisted in a directory or kept in memory. PGlite is served to @effect/sql-pg through pglite-socket on a
  * private unix socket with exactly one connection on each side: more corrupts concurrent transactions.
  */
-import { PgClient } from "@effect/sql-pg"
 import { SqlClient, SqlError } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Duration, Effect, Layer, Redacted } from "effect"
@@ -104,16 +104,19 @@ export const layer = (
     case "Embedded":
     case "InMemory":
       return Layer.unwrapScoped(
-        Effect.map(embeddedServer(options._tag === "Embedded" ? options.dataDir : null, statementTimeoutMs), (socketDir) =>
-          PgClient.layer({
-            ...clientDefaults,
-            host: socketDir,
-            port: 5432,
-            username: "postgres",
-            database: "postgres",
-            maxConnections: 1,
-            idleTimeout: "1 hour"
-          }))
+        Effect.map(
+          embeddedServer(options._tag === "Embedded" ? options.dataDir : null, statementTimeoutMs),
+          (socketDir) =>
+            PgClient.layer({
+              ...clientDefaults,
+              host: socketDir,
+              port: 5432,
+              username: "postgres",
+              database: "postgres",
+              maxConnections: 1,
+              idleTimeout: "1 hour"
+            })
+        )
       )
   }
 }

@@ -3,7 +3,7 @@
  * lock, so servers starting together on one database queue up: the first applies each migration once, the
  * others then find nothing left to do. A failing migration rolls back completely.
  */
-import { migrations, type Migration } from "@dock/migrations"
+import { type Migration, migrations } from "@dock/migrations"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer } from "effect"
 

@@ -27,6 +27,8 @@ export const isStatementTimeout = (error: unknown): boolean =>
 export const statementTimeoutError = (cause: Cause.Cause<unknown>): Unavailable | undefined => {
   const errors = [...Chunk.toArray(Cause.failures(cause)), ...Chunk.toArray(Cause.defects(cause))]
   return errors.some(isStatementTimeout)
-    ? new Unavailable({ message: "The database took too long to answer this request (statement timeout); try a smaller one" })
+    ? new Unavailable({
+      message: "The database took too long to answer this request (statement timeout); try a smaller one"
+    })
     : undefined
 }

@@ -3,8 +3,8 @@
  * DOCK_TEST_DATABASE_URL names a PostgreSQL server whose user may create databases — a newly created database
  * on that server, dropped again when the layer closes.
  */
-import { PgClient } from "@effect/sql-pg"
 import { SqlClient, SqlError } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Database from "./Database.ts"

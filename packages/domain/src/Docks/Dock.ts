@@ -69,7 +69,9 @@ export class DockDetails extends Dock.extend<DockDetails>("DockDetails")({
   recent_activity: Schema.Array(ActivityItem),
   top_entities: Schema.Array(Ranked),
   top_concepts: Schema.Array(Ranked),
-  cover_web_page: Schema.NullOr(Schema.Struct({ id: Schema.UUID, slug: Schema.NullOr(Schema.String), title: Schema.NullOr(Schema.String) })),
+  cover_web_page: Schema.NullOr(
+    Schema.Struct({ id: Schema.UUID, slug: Schema.NullOr(Schema.String), title: Schema.NullOr(Schema.String) })
+  ),
   fork: Schema.NullOr(ForkTracking)
 }) {}
 
@@ -143,13 +145,14 @@ export type DockRef =
   | { readonly _tag: "ByPath"; readonly owner: string; readonly slug: string }
   | { readonly _tag: "BySlug"; readonly slug: string }
 
-
 /** A `bucket` value (architecture §14): a Dock UUID, `owner_username/dock_slug`, or a bare slug. */
 export const dockRefOf = (value: string): DockRef => {
   const trimmed = value.trim()
   if (isUuid(trimmed)) return { _tag: "ById", id: trimmed.toLowerCase() }
   const slash = trimmed.indexOf("/")
-  if (slash !== -1) return { _tag: "ByPath", owner: trimmed.slice(0, slash).trim(), slug: trimmed.slice(slash + 1).trim() }
+  if (slash !== -1) {
+    return { _tag: "ByPath", owner: trimmed.slice(0, slash).trim(), slug: trimmed.slice(slash + 1).trim() }
+  }
   return { _tag: "BySlug", slug: trimmed }
 }
 

@@ -4,6 +4,7 @@
  * registration) and check nothing.
  */
 import { Context, type Effect } from "effect"
+import type { Option } from "effect"
 import type {
   BadRequest,
   Forbidden,
@@ -17,7 +18,6 @@ import type {
 import type { DockId, UserId } from "../Ids.ts"
 import type { DockAccess, Role } from "../Policy.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
-import type { Option } from "effect"
 import type { Dock, DockDetails, DockTarget, NewDock } from "./Dock.ts"
 
 /**
@@ -100,7 +100,9 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
    * The one resolver: every targeting form of a tool call to at most one readable Dock. Forms naming different
    * Docks are `bad_request`; naming none is `None`; a missing or unreadable Dock is `not_found`.
    */
-  readonly find: (target: DockTarget) => Effect.Effect<Option.Option<ResolvedDock>, NotFound | BadRequest, CurrentPrincipal>
+  readonly find: (
+    target: DockTarget
+  ) => Effect.Effect<Option.Option<ResolvedDock>, NotFound | BadRequest, CurrentPrincipal>
   /** The Dock a target names (tools that act on one Dock); naming none is `bad_request`. */
   readonly named: (target: DockTarget) => Effect.Effect<ResolvedDock, NotFound | BadRequest, CurrentPrincipal>
   /**
@@ -140,13 +142,20 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
   readonly update: (
     dock: ResolvedDock,
     patch: DockPatch
-  ) => Effect.Effect<Dock, NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | RateLimited, CurrentPrincipal>
+  ) => Effect.Effect<
+    Dock,
+    NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | RateLimited,
+    CurrentPrincipal
+  >
   /** Owner only; deletes the Dock and everything in it. */
   readonly remove: (
     dock: ResolvedDock
   ) => Effect.Effect<void, NotFound | BadRequest | Unauthorized | PermissionDenied | RateLimited, CurrentPrincipal>
   /** search_buckets: Docks the caller can find whose title, description, slug, tags or topics match. */
-  readonly search: (query: string, limit: number) => Effect.Effect<ReadonlyArray<Dock>, ValidationError, CurrentPrincipal>
+  readonly search: (
+    query: string,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<Dock>, ValidationError, CurrentPrincipal>
   /** list_buckets */
   readonly list: (filter: DockListFilter) => Effect.Effect<ReadonlyArray<Dock>, Unauthorized, CurrentPrincipal>
   /**
@@ -159,7 +168,10 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
     upstream: DockTarget,
     options: ForkOptions
   ) => Effect.Effect<Dock, NotFound | BadRequest | Forbidden | TierLimitExceeded | WriteError, CurrentPrincipal>
-  readonly updateMetadata: (dock: ResolvedDock, patch: MetadataPatch) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
+  readonly updateMetadata: (
+    dock: ResolvedDock,
+    patch: MetadataPatch
+  ) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
   /** set_cover_web_page: owner only; the page by UUID or slug in that Dock. */
   readonly setCover: (dock: ResolvedDock, page: string) => Effect.Effect<Dock, WriteError, CurrentPrincipal>
   /** set_grounding_bucket: remembers a readable Dock for the calling token; answers its owner/slug path. */

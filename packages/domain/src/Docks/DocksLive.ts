@@ -1,30 +1,39 @@
 /** The Docks rules: validation, slug choice, the plan cap, permission checks and attribution. */
 import { SqlClient } from "@effect/sql"
-import { transactional } from "../Database/Transactional.ts"
 import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
 import { Activity } from "../Activity/Activity.ts"
-import { WriteRules } from "../WriteRules.ts"
+import { transactional } from "../Database/Transactional.ts"
 import { BadRequest, Forbidden, NotFound, TierLimitExceeded, Unauthorized, ValidationError } from "../Errors.ts"
 import { DockId, type UserId } from "../Ids.ts"
 import { Limits } from "../Limits.ts"
-import { PublicBaseUrl } from "../Settings.ts"
-import { canRead, checkCreateDock, checkDeleteDock, checkOwner, checkPublish, checkSandboxExposure, type DockAccess, roleOf } from "../Policy.ts"
-import { CurrentPrincipal, type Principal } from "../Principal.ts"
-import { slugify, validateSlug } from "../Slug.ts"
-import { Parts } from "../Parts/Parts.ts"
 import { authorOf } from "../Parts/PartRow.ts"
+import { Parts } from "../Parts/Parts.ts"
+import {
+  canRead,
+  checkCreateDock,
+  checkDeleteDock,
+  checkOwner,
+  checkPublish,
+  checkSandboxExposure,
+  type DockAccess,
+  roleOf
+} from "../Policy.ts"
+import { CurrentPrincipal, type Principal } from "../Principal.ts"
+import { PublicBaseUrl } from "../Settings.ts"
+import { slugify, validateSlug } from "../Slug.ts"
+import { WriteRules } from "../WriteRules.ts"
 import {
   ActivityItem,
   DESCRIPTION_MAX,
   DockDetails,
-  type DockRow,
   type DockRef,
   dockRefOf,
+  type DockRow,
   type DockTarget,
   type NewDock,
-  targetRefs,
   TAG_MAX,
   TAGS_MAX,
+  targetRefs,
   TITLE_MAX,
   toDock
 } from "./Dock.ts"
@@ -40,7 +49,7 @@ import {
   type ResolvedDock,
   type WritableFilter
 } from "./Docks.ts"
-import { type DockWithGrant, makeDocksRepo, type DocksRepo } from "./DocksRepo.ts"
+import { type DocksRepo, type DockWithGrant, makeDocksRepo } from "./DocksRepo.ts"
 
 /** A resolved Dock and the row it came from (fields only this layer's rules read). */
 interface Found {
@@ -56,9 +65,15 @@ const invalid = (field: string, message: string) => new ValidationError({ messag
 /** The title from `title` or its alias `name`; errors name `field`, the parameter the caller used. */
 const normalizeTitle = (input: NewDock, field = "title") =>
   Effect.gen(function*() {
-    const title = [input.title, input.name].map((value) => value?.trim()).find((value) => value !== undefined && value !== "")
-    if (title === undefined || title.length === 0) return yield* invalid(field, `A Dock needs a ${field === "title" ? "title (or name)" : field}`)
-    if (title.length > TITLE_MAX) return yield* invalid(field, `${field} is longer than ${TITLE_MAX} characters`)
+    const title = [input.title, input.name].map((value) => value?.trim()).find((value) =>
+      value !== undefined && value !== ""
+    )
+    if (title === undefined || title.length === 0) {
+      return yield* invalid(field, `A Dock needs a ${field === "title" ? "title (or name)" : field}`)
+    }
+    if (title.length > TITLE_MAX) {
+      return yield* invalid(field, `${field} is longer than ${TITLE_MAX} characters`)
+    }
     return title
   })
 
@@ -155,7 +170,8 @@ export const DocksLive = Layer.effect(
             if (best.length > 1) {
               return Effect.fail(
                 new BadRequest({
-                  message: `Several Docks you can read have the slug "${ref.slug}"; name one as owner_username/${ref.slug}`,
+                  message:
+                    `Several Docks you can read have the slug "${ref.slug}"; name one as owner_username/${ref.slug}`,
                   details: { candidates: best.map((match) => `${match.dock.owner_username}/${match.dock.slug}`) }
                 })
               )
@@ -236,7 +252,6 @@ export const DocksLive = Layer.effect(
         return readable
       })
 
-
     const findTarget = (target: DockTarget) =>
       Effect.gen(function*() {
         if (target.owner_username !== undefined && target.bucket_slug === undefined) {
@@ -250,7 +265,8 @@ export const DocksLive = Layer.effect(
         const ids = new Set(found.map(({ row }) => row.id))
         if (ids.size > 1) {
           return yield* new BadRequest({
-            message: "The Dock parameters name different Docks; give one of bucket, bucket_id, bucket_path or bucket_slug",
+            message:
+              "The Dock parameters name different Docks; give one of bucket, bucket_id, bucket_path or bucket_slug",
             details: { fields: Object.keys(target).filter((key) => target[key as keyof DockTarget] !== undefined) }
           })
         }
@@ -258,10 +274,14 @@ export const DocksLive = Layer.effect(
       })
 
     const namedTarget = (target: DockTarget) =>
-      Effect.flatMap(findTarget(target), Option.match({
-        onNone: () => Effect.fail(new BadRequest({ message: "Name the Dock with `bucket` (or bucket_path / bucket_id)" })),
-        onSome: Effect.succeed
-      }))
+      Effect.flatMap(
+        findTarget(target),
+        Option.match({
+          onNone: () =>
+            Effect.fail(new BadRequest({ message: "Name the Dock with `bucket` (or bucket_path / bucket_id)" })),
+          onSome: Effect.succeed
+        })
+      )
 
     /**
      * The token's grounding Dock while it is set, unexpired and still readable, else the caller's default Dock
@@ -361,28 +381,33 @@ export const DocksLive = Layer.effect(
       }
       const tags = yield* normalizeTags(input.tags ?? [])
       const topics = yield* normalizeTopics(input.topics ?? [])
-      const id = yield* transactional(sql, Effect.gen(function*() {
-        yield* reserveDockSlot(ownerId)
-        const id = yield* insertDock(repo, ownerId, {
-          title,
-          slug,
-          description,
-          visibility: input.visibility ?? "private",
-          discoverable: input.discoverable ?? false,
-          allowForks: input.allowForks ?? false,
-          tags,
-          topics
+      const id = yield* transactional(
+        sql,
+        Effect.gen(function*() {
+          yield* reserveDockSlot(ownerId)
+          const id = yield* insertDock(repo, ownerId, {
+            title,
+            slug,
+            description,
+            visibility: input.visibility ?? "private",
+            discoverable: input.discoverable ?? false,
+            allowForks: input.allowForks ?? false,
+            tags,
+            topics
+          })
+          yield* activity.record({ dockId: id, action: "dock.created", subjectType: "dock", subjectId: id })
+          return id
         })
-        yield* activity.record({ dockId: id, action: "dock.created", subjectType: "dock", subjectId: id })
-        return id
-      }))
+      )
       const row = yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow))
       return toDock(row, baseUrl)
     })
 
     const listWritable = Effect.fn("Docks.listWritable")(function*(filter: WritableFilter) {
       const principal = yield* CurrentPrincipal
-      if (principal.userId === null) return yield* new Unauthorized({ message: "Listing your Docks needs a bearer token" })
+      if (principal.userId === null) {
+        return yield* new Unauthorized({ message: "Listing your Docks needs a bearer token" })
+      }
       const rows = yield* repo.findWritable(principal.userId, filter.includeCollaborations ?? false)
       return rows
         .filter((row) => principal.allowedBucketIds === null || principal.allowedBucketIds.includes(row.id))
@@ -403,17 +428,26 @@ export const DocksLive = Layer.effect(
       }
       const tags = patch.tags === undefined ? dock.tags : yield* normalizeTags(patch.tags)
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* transactional(sql, Effect.gen(function*() {
-        yield* repo.update(dock.id, { title, description, visibility: patch.visibility ?? dock.visibility, tags, now })
-        yield* activity.record({
-          dockId: dock.id,
-          action: "dock.updated",
-          subjectType: "dock",
-          subjectId: dock.id,
-          details: { fields: changedFields(patch) }
+      const written = yield* transactional(
+        sql,
+        Effect.gen(function*() {
+          yield* repo.update(dock.id, {
+            title,
+            description,
+            visibility: patch.visibility ?? dock.visibility,
+            tags,
+            now
+          })
+          yield* activity.record({
+            dockId: dock.id,
+            action: "dock.updated",
+            subjectType: "dock",
+            subjectId: dock.id,
+            details: { fields: changedFields(patch) }
+          })
+          return yield* writtenRow(dock.id)
         })
-        return yield* writtenRow(dock.id)
-      }))
+      )
       return toDock(written, baseUrl)
     })
 
@@ -425,8 +459,9 @@ export const DocksLive = Layer.effect(
       yield* repo.remove(dock.id)
     })
 
-    const sandboxDocks = (principal: { readonly sandbox: boolean; readonly allowedBucketIds: ReadonlyArray<DockId> | null }) =>
-      principal.sandbox ? principal.allowedBucketIds ?? [] : null
+    const sandboxDocks = (
+      principal: { readonly sandbox: boolean; readonly allowedBucketIds: ReadonlyArray<DockId> | null }
+    ) => principal.sandbox ? principal.allowedBucketIds ?? [] : null
 
     const search = Effect.fn("Docks.search")(function*(query: string, limit: number) {
       const principal = yield* CurrentPrincipal
@@ -516,31 +551,34 @@ export const DocksLive = Layer.effect(
       const title = yield* normalizeTitle({ title: options.newName ?? source.title }, "new_name")
       const ownerId = principal.userId!
       const author = authorOf(principal)
-      const id = yield* transactional(sql, Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* reserveDockSlot(ownerId)
-        const id = yield* insertDock(repo, ownerId, {
-          title,
-          slug: undefined,
-          description: source.description,
-          visibility: options.visibility ?? "private",
-          discoverable: false,
-          allowForks: false,
-          tags: source.tags,
-          topics: source.topics
+      const id = yield* transactional(
+        sql,
+        Effect.gen(function*() {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          yield* reserveDockSlot(ownerId)
+          const id = yield* insertDock(repo, ownerId, {
+            title,
+            slug: undefined,
+            description: source.description,
+            visibility: options.visibility ?? "private",
+            discoverable: false,
+            allowForks: false,
+            tags: source.tags,
+            topics: source.topics
+          })
+          // A fork is never a sandbox (a sandbox token cannot fork).
+          const copied = yield* parts.copyForFork(source.id, { id, sandbox: false }, ownerId, author, now)
+          yield* repo.markFork(id, { id: source.id, path }, copied.pages, now)
+          yield* activity.record({
+            dockId: id,
+            action: "dock.forked",
+            subjectType: "dock",
+            subjectId: id,
+            details: { upstream_id: source.id, upstream_path: path, pages: copied.pages }
+          })
+          return id
         })
-        // A fork is never a sandbox (a sandbox token cannot fork).
-        const copied = yield* parts.copyForFork(source.id, { id, sandbox: false }, ownerId, author, now)
-        yield* repo.markFork(id, { id: source.id, path }, copied.pages, now)
-        yield* activity.record({
-          dockId: id,
-          action: "dock.forked",
-          subjectType: "dock",
-          subjectId: id,
-          details: { upstream_id: source.id, upstream_path: path, pages: copied.pages }
-        })
-        return id
-      }))
+      )
       return toDock(yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
     })
 
@@ -560,29 +598,39 @@ export const DocksLive = Layer.effect(
       }
       const added = yield* normalizeTopics(patch.addTopics ?? [], "add_topics")
       const removed = new Set((patch.removeTopics ?? []).map((topic) => topic.trim().toLowerCase()))
-      const topics = yield* normalizeTopics([...dock.topics, ...added].filter((topic) => !removed.has(topic)), "add_topics")
+      const topics = yield* normalizeTopics(
+        [...dock.topics, ...added].filter((topic) => !removed.has(topic)),
+        "add_topics"
+      )
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* transactional(sql, Effect.gen(function*() {
-        yield* repo.updateMetadata(dock.id, {
-          title,
-          description,
-          visibility: patch.visibility ?? dock.visibility,
-          discoverable: patch.discoverable ?? dock.discoverable,
-          allowForks: patch.allowForks ?? dock.allow_forks,
-          topics,
-          now
+      const written = yield* transactional(
+        sql,
+        Effect.gen(function*() {
+          yield* repo.updateMetadata(dock.id, {
+            title,
+            description,
+            visibility: patch.visibility ?? dock.visibility,
+            discoverable: patch.discoverable ?? dock.discoverable,
+            allowForks: patch.allowForks ?? dock.allow_forks,
+            topics,
+            now
+          })
+          yield* activity.record({
+            dockId: dock.id,
+            action: "dock.updated",
+            subjectType: "dock",
+            subjectId: dock.id,
+            details: {
+              fields: changedFields(patch, {
+                allowForks: "allow_forks",
+                addTopics: "add_topics",
+                removeTopics: "remove_topics"
+              })
+            }
+          })
+          return yield* writtenRow(dock.id)
         })
-        yield* activity.record({
-          dockId: dock.id,
-          action: "dock.updated",
-          subjectType: "dock",
-          subjectId: dock.id,
-          details: {
-            fields: changedFields(patch, { allowForks: "allow_forks", addTopics: "add_topics", removeTopics: "remove_topics" })
-          }
-        })
-        return yield* writtenRow(dock.id)
-      }))
+      )
       return toDock(written, baseUrl)
     })
 
@@ -593,27 +641,34 @@ export const DocksLive = Layer.effect(
       yield* writeRules.admitWrite(principal)
       const part = yield* parts.findInDock(dock.id, page)
       if (part === undefined || part.page_kind === "micro_db") {
-        return yield* new NotFound({ message: `No web page or Markdown file "${page}" in ${dock.owner.username}/${dock.slug}` })
+        return yield* new NotFound({
+          message: `No web page or Markdown file "${page}" in ${dock.owner.username}/${dock.slug}`
+        })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
-      const written = yield* transactional(sql, Effect.gen(function*() {
-        yield* repo.setCover(dock.id, part.id, now)
-        yield* activity.record({
-          dockId: dock.id,
-          action: "dock.cover_set",
-          subjectType: "page",
-          subjectId: part.id,
-          details: { slug: part.slug }
+      const written = yield* transactional(
+        sql,
+        Effect.gen(function*() {
+          yield* repo.setCover(dock.id, part.id, now)
+          yield* activity.record({
+            dockId: dock.id,
+            action: "dock.cover_set",
+            subjectType: "page",
+            subjectId: part.id,
+            details: { slug: part.slug }
+          })
+          return yield* writtenRow(dock.id)
         })
-        return yield* writtenRow(dock.id)
-      }))
+      )
       return toDock(written, baseUrl)
     })
 
     const setGrounding = Effect.fn("Docks.setGrounding")(function*({ dock }: ResolvedDock) {
       const principal = yield* CurrentPrincipal
       if (principal.tokenId === null) {
-        return yield* new Unauthorized({ message: "set_grounding_bucket needs a bearer token: the choice is kept per token" })
+        return yield* new Unauthorized({
+          message: "set_grounding_bucket needs a bearer token: the choice is kept per token"
+        })
       }
       yield* writeRules.admitWrite(principal)
       const now = new Date(yield* Clock.currentTimeMillis)

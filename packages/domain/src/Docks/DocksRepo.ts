@@ -7,8 +7,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Option, Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
 import { DockId, UserId } from "../Ids.ts"
-import { DockRow } from "./Dock.ts"
 import type { Role } from "../Policy.ts"
+import { DockRow } from "./Dock.ts"
 
 /** A Dock row with the caller's collaborator grant on it (null: none). */
 export interface DockWithGrant {
@@ -70,8 +70,14 @@ export const makeDocksRepo = Effect.gen(function*() {
       where d.hidden_at is null and ${where}`.pipe(Effect.flatMap(decodeWithGrant))
 
   const decodeWithGrant = (rows: ReadonlyArray<DockRow & { member_role: Role | null }>) =>
-    Effect.forEach(rows, (row) =>
-      Effect.map(Schema.decodeUnknown(DockRow)(row), (dock): DockWithGrant => ({ dock, grant: row.member_role ?? null })))
+    Effect.forEach(
+      rows,
+      (row) =>
+        Effect.map(
+          Schema.decodeUnknown(DockRow)(row),
+          (dock): DockWithGrant => ({ dock, grant: row.member_role ?? null })
+        )
+    )
 
   const first = (rows: ReadonlyArray<DockWithGrant>) => Option.fromNullable(rows[0])
 
@@ -123,7 +129,10 @@ export const makeDocksRepo = Effect.gen(function*() {
    * Docks at many `owner/slug` paths in one statement (wikilinks name any number of Docks), each with the
    * caller's grant on it; missing and hidden Docks are absent. The policy decides what the caller may read.
    */
-  const findByPathsWithGrant = (userId: UserId | null, paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>) =>
+  const findByPathsWithGrant = (
+    userId: UserId | null,
+    paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>
+  ) =>
     withGrant(
       userId,
       sql`(u.username, d.slug) in (select * from unnest(${paths.map((path) => path.owner)}::text[],
@@ -202,7 +211,10 @@ export const makeDocksRepo = Effect.gen(function*() {
       updated_at = ${fields.now} where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
   const setCover = (id: DockId, partId: string, now: Date) =>
-    sql`update docks set cover_part_id = ${partId}, updated_at = ${now} where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+    sql`update docks set cover_part_id = ${partId}, updated_at = ${now} where id = ${id}`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
 
   const markFork = (id: DockId, upstream: { readonly id: DockId; readonly path: string }, pages: number, now: Date) =>
     sql`update docks set forked_from_id = ${upstream.id}, forked_from_path = ${upstream.path}, forked_at = ${now},
@@ -248,8 +260,10 @@ export const makeDocksRepo = Effect.gen(function*() {
     findReadFallbacksWithGrant: (userId: UserId | null, tokenId: string | null, now: Date) =>
       Effect.orDie(findReadFallbacksWithGrant(userId, tokenId, now)),
     findDefaultWithGrant: (userId: UserId) => Effect.orDie(findDefaultWithGrant(userId)),
-    findByPathsWithGrant: (userId: UserId | null, paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>) =>
-      Effect.orDie(findByPathsWithGrant(userId, paths)),
+    findByPathsWithGrant: (
+      userId: UserId | null,
+      paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>
+    ) => Effect.orDie(findByPathsWithGrant(userId, paths)),
     findWritable: (userId: UserId, collaborations: boolean) => Effect.orDie(findWritable({ userId, collaborations })),
     update: (id: DockId, fields: Parameters<typeof update>[1]) => update(id, fields),
     remove: (id: DockId) => Effect.orDie(remove(id)),

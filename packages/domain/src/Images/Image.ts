@@ -136,11 +136,14 @@ const encodeRfc5987 = (text: string) =>
 export const contentDisposition = (filename: string, format: ImageFormat): string => {
   const name = downloadName(filename, format)
   const ascii = name.replace(/[^\x20-\x7e]/g, "_").replace(/%/g, "_")
-  return ascii === name ? `inline; filename="${name}"` : `inline; filename="${ascii}"; filename*=UTF-8''${encodeRfc5987(name)}`
+  return ascii === name
+    ? `inline; filename="${name}"`
+    : `inline; filename="${ascii}"; filename*=UTF-8''${encodeRfc5987(name)}`
 }
 
 /** The path of an image under the service (or artifact) origin. */
 export const imagePath = (id: string, format: ImageFormat) => `/images/${id}.${EXTENSION[format]}`
 
 /** The ObjectStore key: by Dock first, so a store without cascades can drop a Dock's objects by prefix. */
-export const imageKey = (dockId: string, id: string, format: ImageFormat) => `docks/${dockId}/images/${id}.${EXTENSION[format]}`
+export const imageKey = (dockId: string, id: string, format: ImageFormat) =>
+  `docks/${dockId}/images/${id}.${EXTENSION[format]}`

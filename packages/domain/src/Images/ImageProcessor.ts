@@ -50,7 +50,8 @@ const isLosslessWebp = (bytes: Uint8Array) => {
     const fourcc = ascii(bytes, offset, 4)
     if (fourcc === "VP8L") return true
     if (fourcc === "VP8 ") return false
-    const size = bytes[offset + 4]! + bytes[offset + 5]! * 2 ** 8 + bytes[offset + 6]! * 2 ** 16 + bytes[offset + 7]! * 2 ** 24
+    const size = bytes[offset + 4]! + bytes[offset + 5]! * 2 ** 8 + bytes[offset + 6]! * 2 ** 16 +
+      bytes[offset + 7]! * 2 ** 24
     offset += 8 + size + (size % 2)
   }
   return false
@@ -101,7 +102,9 @@ export const ImageProcessorLive = Layer.effect(
           )
         }
         if ((metadata.pages ?? 1) > 1) {
-          return yield* refused("Animated images are not accepted: push one frame as a still image", { frames: metadata.pages })
+          return yield* refused("Animated images are not accepted: push one frame as a still image", {
+            frames: metadata.pages
+          })
         }
         const pipeline = sharp(input, options).autoOrient().timeout({ seconds: IMAGE_TIMEOUT_SECONDS })
         const encoded = sniffed === "jpeg"

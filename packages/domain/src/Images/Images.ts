@@ -14,8 +14,8 @@ import type {
   Unauthorized,
   ValidationError
 } from "../Errors.ts"
-import type { CurrentPrincipal } from "../Principal.ts"
 import type { ImageId } from "../Ids.ts"
+import type { CurrentPrincipal } from "../Principal.ts"
 import type { ImageFormat, PushedImage } from "./Image.ts"
 
 export interface ImageInput {
@@ -54,5 +54,7 @@ export class Images extends Context.Tag("@dock/domain/Images")<Images, {
    * GET /images/<id>.<ext>: the image when the caller can read its Dock and the extension is its format's;
    * anything else (unknown id, wrong extension, a Dock the caller cannot read) is the same not_found.
    */
-  readonly view: (ref: { readonly id: string; readonly extension: string }) => Effect.Effect<ImageFile, NotFound, CurrentPrincipal>
+  readonly view: (
+    ref: { readonly id: string; readonly extension: string }
+  ) => Effect.Effect<ImageFile, NotFound, CurrentPrincipal>
 }>() {}

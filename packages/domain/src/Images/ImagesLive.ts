@@ -13,10 +13,10 @@ import { Docks } from "../Docks/Docks.ts"
 import { NotFound, ValidationError } from "../Errors.ts"
 import { ImageId, isUuid } from "../Ids.ts"
 import { artifactBaseUrl } from "../Pages/Part.ts"
+import { contentDock } from "../Parts/PartRow.ts"
+import { Parts } from "../Parts/Parts.ts"
 import { checkWrite } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
-import { Parts } from "../Parts/Parts.ts"
-import { contentDock } from "../Parts/PartRow.ts"
 import { WriteRules } from "../WriteRules.ts"
 import {
   ALT_TEXT_MAX,
@@ -76,34 +76,42 @@ export const ImagesLive = Layer.effect(
       const image = yield* processor.process(bytes)
       const id = ImageId.make(crypto.randomUUID())
       const key = imageKey(access.dockId, id, image.format)
-      yield* transactional(sql, Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: image.data.byteLength })
-        yield* store.put(key, image.data, { dockId: access.dockId, contentType: CONTENT_TYPE[image.format] })
-        yield* repo.insert({
-          id,
-          dockId: access.dockId,
-          blobKey: key,
-          format: image.format,
-          width: image.width,
-          height: image.height,
-          sizeBytes: image.data.byteLength,
-          filename: fields.filename,
-          altText: fields.altText,
-          caption: fields.caption,
-          userId: principal.userId,
-          tokenId: principal.tokenId,
-          agentLabel: principal.agentLabel,
-          createdAt: now
+      yield* transactional(
+        sql,
+        Effect.gen(function*() {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: image.data.byteLength })
+          yield* store.put(key, image.data, { dockId: access.dockId, contentType: CONTENT_TYPE[image.format] })
+          yield* repo.insert({
+            id,
+            dockId: access.dockId,
+            blobKey: key,
+            format: image.format,
+            width: image.width,
+            height: image.height,
+            sizeBytes: image.data.byteLength,
+            filename: fields.filename,
+            altText: fields.altText,
+            caption: fields.caption,
+            userId: principal.userId,
+            tokenId: principal.tokenId,
+            agentLabel: principal.agentLabel,
+            createdAt: now
+          })
+          yield* activity.record({
+            dockId: access.dockId,
+            action: "image.created",
+            subjectType: "image",
+            subjectId: id,
+            details: {
+              format: image.format,
+              width: image.width,
+              height: image.height,
+              size_bytes: image.data.byteLength
+            }
+          })
         })
-        yield* activity.record({
-          dockId: access.dockId,
-          action: "image.created",
-          subjectType: "image",
-          subjectId: id,
-          details: { format: image.format, width: image.width, height: image.height, size_bytes: image.data.byteLength }
-        })
-      }))
+      )
       const url = `${baseUrl}${imagePath(id, image.format)}`
       return new PushedImage({
         workspace_id: access.dockId,

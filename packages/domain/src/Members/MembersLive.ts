@@ -25,7 +25,10 @@ export const MembersLive = Layer.effect(
       const dock = yield* docks.forOperator(dockName)
       const user = yield* findUser(userName)
       if (user.id === dock.owner.id) {
-        return yield* new ValidationError({ message: `${user.username} owns this Dock already`, details: { field: "user" } })
+        return yield* new ValidationError({
+          message: `${user.username} owns this Dock already`,
+          details: { field: "user" }
+        })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* repo.upsert(dock.id, user.id, role, now)

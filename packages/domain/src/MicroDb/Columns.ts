@@ -77,7 +77,8 @@ export const isColumnSlug = (slug: string) =>
   COLUMN_SLUG.test(slug) && !(SYSTEM_COLUMNS as ReadonlyArray<string>).includes(slug) && !FORBIDDEN_KEYS.has(slug)
 
 /** The keys of row data that could reach an object's prototype (`__proto__`, `constructor`, `prototype`). */
-export const forbiddenRowKeys = (data: object): ReadonlyArray<string> => Object.keys(data).filter((key) => FORBIDDEN_KEYS.has(key))
+export const forbiddenRowKeys = (data: object): ReadonlyArray<string> =>
+  Object.keys(data).filter((key) => FORBIDDEN_KEYS.has(key))
 
 const forbiddenKeyMessage = (keys: ReadonlyArray<string>) =>
   `${keys.map((key) => `"${key}"`).join(", ")} cannot be a key of row data (it could reach an object's prototype)`
@@ -151,7 +152,9 @@ const parseDatetime = (text: string): string | undefined => {
     (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2)))
   if (Math.abs(offset) > 18 * 60) return undefined
   const millis = Math.round(Number(`0.${fraction}`) * 1000)
-  const date = new Date(Date.UTC(2000, Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second), millis))
+  const date = new Date(
+    Date.UTC(2000, Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second), millis)
+  )
   date.setUTCFullYear(Number(year))
   date.setTime(date.getTime() - offset * 60_000)
   const utcYear = date.getUTCFullYear()
@@ -171,7 +174,13 @@ const isUrl = (text: string) => {
 }
 
 const typeName = (value: unknown) =>
-  value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`
+  value === null
+    ? "null"
+    : Array.isArray(value)
+    ? "an array"
+    : typeof value === "object"
+    ? "an object"
+    : `a ${typeof value}`
 
 /**
  * Is `value` a value of the column, and in what form is it stored? (datetimes in UTC, multi_select values in the
@@ -198,7 +207,9 @@ export const checkValue = (
       return typeof value === "number" && Number.isSafeInteger(value)
         ? valid(value)
         : invalid(
-          typeof value === "number" ? `expected a whole number within ±2^53, got ${value}` : `expected an integer, got ${typeName(value)}`
+          typeof value === "number"
+            ? `expected a whole number within ±2^53, got ${value}`
+            : `expected an integer, got ${typeName(value)}`
         )
     case "boolean":
       return typeof value === "boolean" ? valid(value) : invalid(`expected true or false, got ${typeName(value)}`)
@@ -223,7 +234,9 @@ export const checkValue = (
       if (!Array.isArray(value)) return invalid(`expected an array of options, got ${typeName(value)}`)
       const unknown = value.filter((item) => typeof item !== "string" || !column.options.includes(item))
       if (unknown.length > 0) {
-        return invalid(`${JSON.stringify(unknown[0]).slice(0, 100)} is not one of the options: ${column.options.join(", ")}`)
+        return invalid(
+          `${JSON.stringify(unknown[0]).slice(0, 100)} is not one of the options: ${column.options.join(", ")}`
+        )
       }
       if (new Set(value).size !== value.length) return invalid("an option is listed twice")
       return valid(column.options.filter((option) => value.includes(option)))
@@ -318,7 +331,9 @@ export const defineColumn = (
   }
   const options = def.options ?? []
   if (hasOptions(def.type)) {
-    if (options.length === 0 || options.length > OPTIONS_MAX) fail(`a ${def.type} column needs 1-${OPTIONS_MAX} options`)
+    if (options.length === 0 || options.length > OPTIONS_MAX) {
+      fail(`a ${def.type} column needs 1-${OPTIONS_MAX} options`)
+    }
     if (options.some((option) => option.trim().length === 0 || option.length > OPTION_MAX_CHARS)) {
       fail(`options are non-empty strings of at most ${OPTION_MAX_CHARS} characters`)
     }
@@ -357,7 +372,9 @@ export const checkRow = (
   columns: ReadonlyArray<MicroDbColumn>,
   data: RowData,
   base?: RowData
-): { readonly data: Record<string, unknown>; readonly bytes: number } | { readonly errors: ReadonlyArray<FieldError> } => {
+): { readonly data: Record<string, unknown>; readonly bytes: number } | {
+  readonly errors: ReadonlyArray<FieldError>
+} => {
   const errors: Array<FieldError> = []
   const bySlug = new Map(columns.map((column) => [column.slug, column]))
   const merged: Record<string, unknown> = { ...base }
@@ -368,7 +385,10 @@ export const checkRow = (
       continue
     }
     if (column === undefined) {
-      errors.push({ column: key, message: `unknown column; the columns are: ${[...bySlug.keys()].join(", ") || "(none)"}` })
+      errors.push({
+        column: key,
+        message: `unknown column; the columns are: ${[...bySlug.keys()].join(", ") || "(none)"}`
+      })
       continue
     }
     if (value === null || value === undefined) {
@@ -381,7 +401,9 @@ export const checkRow = (
   }
   if (base === undefined) {
     for (const column of columns) {
-      if (!(column.slug in merged) && column.default !== null && !(column.slug in data)) merged[column.slug] = column.default
+      if (!(column.slug in merged) && column.default !== null && !(column.slug in data)) {
+        merged[column.slug] = column.default
+      }
     }
   }
   for (const column of columns) {
@@ -390,10 +412,14 @@ export const checkRow = (
     }
   }
   if (errors.length > 0) return { errors }
-  const stored = Object.fromEntries(columns.filter((column) => column.slug in merged).map((column) => [column.slug, merged[column.slug]]))
+  const stored = Object.fromEntries(
+    columns.filter((column) => column.slug in merged).map((column) => [column.slug, merged[column.slug]])
+  )
   const bytes = utf8Bytes(JSON.stringify(stored))
   if (bytes > ROW_MAX_BYTES) {
-    return { errors: [{ column: "data", message: `a row is at most ${ROW_MAX_BYTES} bytes of JSON; this one is ${bytes}` }] }
+    return {
+      errors: [{ column: "data", message: `a row is at most ${ROW_MAX_BYTES} bytes of JSON; this one is ${bytes}` }]
+    }
   }
   return { data: stored, bytes }
 }

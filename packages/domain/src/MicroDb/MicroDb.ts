@@ -17,10 +17,25 @@ import type {
 import type { Part } from "../Pages/Part.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
 import type { ColumnDef, MicroDbColumn, RowData } from "./Columns.ts"
-import type { MicroDbRow, MicroDbSnapshot, MicroDbTable, RowsQuery, ShellInput, TableInput, TablePatch } from "./Table.ts"
+import type {
+  MicroDbRow,
+  MicroDbSnapshot,
+  MicroDbTable,
+  RowsQuery,
+  ShellInput,
+  TableInput,
+  TablePatch
+} from "./Table.ts"
 
 type ReadError = NotFound | BadRequest
-type WriteError = NotFound | BadRequest | Unauthorized | PermissionDenied | RateLimited | ValidationError | TierLimitExceeded
+type WriteError =
+  | NotFound
+  | BadRequest
+  | Unauthorized
+  | PermissionDenied
+  | RateLimited
+  | ValidationError
+  | TierLimitExceeded
 type Read<A> = Effect.Effect<A, ReadError, CurrentPrincipal>
 type Write<A> = Effect.Effect<A, WriteError, CurrentPrincipal>
 
@@ -33,16 +48,29 @@ export class MicroDb extends Context.Tag("@dock/domain/MicroDb")<MicroDb, {
     target: DockTarget,
     table: string,
     query: RowsQuery
-  ) => Effect.Effect<{ readonly rows: ReadonlyArray<MicroDbRow>; readonly total: number }, ReadError | ValidationError, CurrentPrincipal>
+  ) => Effect.Effect<
+    { readonly rows: ReadonlyArray<MicroDbRow>; readonly total: number },
+    ReadError | ValidationError,
+    CurrentPrincipal
+  >
   readonly row: (target: DockTarget, table: string, rowId: string) => Read<MicroDbRow>
   readonly createTable: (target: DockTarget, input: TableInput) => Write<MicroDbTable>
   readonly updateTable: (target: DockTarget, table: string, patch: TablePatch) => Write<MicroDbTable>
   readonly deleteTable: (target: DockTarget, table: string) => Write<MicroDbSnapshot>
   readonly addColumn: (target: DockTarget, table: string, def: ColumnDef) => Write<MicroDbColumn>
-  readonly updateColumn: (target: DockTarget, table: string, column: string, patch: Partial<ColumnDef>) => Write<MicroDbColumn>
+  readonly updateColumn: (
+    target: DockTarget,
+    table: string,
+    column: string,
+    patch: Partial<ColumnDef>
+  ) => Write<MicroDbColumn>
   readonly deleteColumn: (target: DockTarget, table: string, column: string) => Write<MicroDbSnapshot>
   /** All rows or none; validation errors name each failing row by its index. */
-  readonly insertRows: (target: DockTarget, table: string, rows: ReadonlyArray<RowData>) => Write<ReadonlyArray<MicroDbRow>>
+  readonly insertRows: (
+    target: DockTarget,
+    table: string,
+    rows: ReadonlyArray<RowData>
+  ) => Write<ReadonlyArray<MicroDbRow>>
   readonly updateRow: (target: DockTarget, table: string, rowId: string, data: RowData) => Write<MicroDbRow>
   readonly deleteRow: (target: DockTarget, table: string, rowId: string) => Write<void>
   readonly snapshot: (target: DockTarget) => Write<MicroDbSnapshot>

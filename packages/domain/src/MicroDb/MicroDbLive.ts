@@ -14,12 +14,12 @@ import { NotFound, TierLimitExceeded, ValidationError } from "../Errors.ts"
 import type { DockId, RowId, UserId } from "../Ids.ts"
 import { Limits } from "../Limits.ts"
 import { artifactBaseUrl, newPublicSlug, toPart, utf8Bytes } from "../Pages/Part.ts"
-import { Parts } from "../Parts/Parts.ts"
 import { authorOf, type ContentDock, contentDock, type PartFields, type PartRow } from "../Parts/PartRow.ts"
+import { Parts } from "../Parts/Parts.ts"
 import { checkPublish, checkWrite, type DockAccess, roleOf, setsPublishing } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
+import { isSlug, SLUG_MAX, slugify } from "../Slug.ts"
 import { WriteRules } from "../WriteRules.ts"
-import { isSlug, slugify, SLUG_MAX } from "../Slug.ts"
 import {
   checkRow,
   type ColumnDef,
@@ -76,7 +76,10 @@ const toRow = (row: StoredRow) =>
   })
 
 const invalid = (message: string, errors: ReadonlyArray<FieldError>, extra: Record<string, unknown> = {}) =>
-  new ValidationError({ message: `${message}: ${errors.map((error) => `${error.column}: ${error.message}`).slice(0, 3).join("; ")}`, details: { errors, ...extra } })
+  new ValidationError({
+    message: `${message}: ${errors.map((error) => `${error.column}: ${error.message}`).slice(0, 3).join("; ")}`,
+    details: { errors, ...extra }
+  })
 
 const checkText = (field: string, value: string | null | undefined, max: number, required: boolean) => {
   const trimmed = value?.trim()
@@ -89,7 +92,11 @@ const checkText = (field: string, value: string | null | undefined, max: number,
 /** What search finds the Micro DB by: its tables' names and descriptions and their columns' names. */
 const describeTables = (tables: ReadonlyArray<TableRow>) =>
   tables.map((table) =>
-    [table.name, table.description ?? "", ...table.columns.map((column) => `${column.name} ${column.description ?? ""}`)]
+    [
+      table.name,
+      table.description ?? "",
+      ...table.columns.map((column) => `${column.name} ${column.description ?? ""}`)
+    ]
       .join("\n")
   ).join("\n\n")
 
@@ -157,7 +164,8 @@ export const MicroDbLive = Layer.effect(
         : Effect.succeed(column)
     }
 
-    const shellMissing = () => new NotFound({ message: "This Dock has no Micro DB yet: create a table or push_micro_db" })
+    const shellMissing = () =>
+      new NotFound({ message: "This Dock has no Micro DB yet: create a table or push_micro_db" })
 
     // ---- the shell and snapshots ----
 
@@ -175,7 +183,10 @@ export const MicroDbLive = Layer.effect(
             }])
           }
           if (yield* taken(slug)) {
-            return yield* invalid("Slug taken", [{ column: "slug", message: `another page of this Dock has the slug "${slug}"` }])
+            return yield* invalid("Slug taken", [{
+              column: "slug",
+              message: `another page of this Dock has the slug "${slug}"`
+            }])
           }
           return slug
         }
@@ -284,8 +295,10 @@ export const MicroDbLive = Layer.effect(
 
     /** The shell, locked for a snapshot (first in the lock order), or not_found. */
     const lockedShell = (dockId: DockId) =>
-      Effect.flatMap(parts.findKind(dockId, "micro_db", true), (shell) =>
-        shell === undefined ? Effect.fail(shellMissing()) : Effect.succeed(shell))
+      Effect.flatMap(
+        parts.findKind(dockId, "micro_db", true),
+        (shell) => shell === undefined ? Effect.fail(shellMissing()) : Effect.succeed(shell)
+      )
 
     /** The shell, then the table (the lock order), for a change that snapshots first; no shell means no table. */
     const lockedForSnapshot = (dockId: DockId, ref: string) =>
@@ -362,8 +375,9 @@ export const MicroDbLive = Layer.effect(
       const columns: Array<MicroDbColumn> = []
       input.columns.forEach((def, index) => {
         const defined = defineColumn(def, index, columns.map((column) => column.slug))
-        if ("errors" in defined) errors.push(...defined.errors.map((error) => ({ ...error, message: `columns[${index}]: ${error.message}` })))
-        else columns.push(defined.column)
+        if ("errors" in defined) {
+          errors.push(...defined.errors.map((error) => ({ ...error, message: `columns[${index}]: ${error.message}` })))
+        } else columns.push(defined.column)
       })
       if (errors.length > 0) return yield* invalid("Invalid table", errors)
       const created = yield* transaction(Effect.gen(function*() {
@@ -376,7 +390,10 @@ export const MicroDbLive = Layer.effect(
           })
         }
         if (existing.some((table) => table.slug === slug)) {
-          return yield* invalid("Slug taken", [{ column: "slug", message: `the Micro DB already has a table "${slug}"` }])
+          return yield* invalid("Slug taken", [{
+            column: "slug",
+            message: `the Micro DB already has a table "${slug}"`
+          }])
         }
         const at = yield* now
         const id = yield* repo.insertTable(access.dockId, {
@@ -409,7 +426,9 @@ export const MicroDbLive = Layer.effect(
           description: patch.description === undefined ? undefined : patch.description?.trim() || null
         }, at)
         if (patch.position !== undefined) yield* repo.moveTable(access.dockId, table.id, patch.position)
-        yield* record(access.dockId, "micro_db.table.updated", { type: "micro_db_table", id: table.id }, { slug: table.slug })
+        yield* record(access.dockId, "micro_db.table.updated", { type: "micro_db_table", id: table.id }, {
+          slug: table.slug
+        })
         return (yield* repo.findTable(access.dockId, table.id))!
       }))
       return toTable(updated)
@@ -444,8 +463,13 @@ export const MicroDbLive = Layer.effect(
     ) =>
       Effect.gen(function*() {
         yield* parts.reserve(access, { artifacts: 0, bytes })
-        yield* repo.updateTable(table.id, { columns: columns.map((column, position) => new MicroDbColumn({ ...column, position })) }, yield* now)
-        yield* record(access.dockId, action, { type: "micro_db_table", id: table.id }, { table: table.slug, ...details })
+        yield* repo.updateTable(table.id, {
+          columns: columns.map((column, position) => new MicroDbColumn({ ...column, position }))
+        }, yield* now)
+        yield* record(access.dockId, action, { type: "micro_db_table", id: table.id }, {
+          table: table.slug,
+          ...details
+        })
       })
 
     const addColumn = Effect.fn("MicroDb.addColumn")(function*(target: DockTarget, ref: string, def: ColumnDef) {
@@ -453,7 +477,10 @@ export const MicroDbLive = Layer.effect(
       return yield* transaction(Effect.gen(function*() {
         const table = yield* tableIn(access.dockId, ref, true)
         if (table.columns.length >= MAX_COLUMNS_PER_TABLE) {
-          return yield* invalid("Too many columns", [{ column: "column_def", message: `a table has at most ${MAX_COLUMNS_PER_TABLE} columns` }])
+          return yield* invalid("Too many columns", [{
+            column: "column_def",
+            message: `a table has at most ${MAX_COLUMNS_PER_TABLE} columns`
+          }])
         }
         const defined = defineColumn(def, table.columns.length, table.columns.map((column) => column.slug))
         if ("errors" in defined) return yield* invalid("Invalid column", defined.errors)
@@ -471,7 +498,9 @@ export const MicroDbLive = Layer.effect(
           }])
         }
         const bytes = column.default === null ? 0 : yield* repo.fillColumn(table.id, column.slug, column.default)
-        yield* saveColumns(access, table, [...table.columns, column], bytes, "micro_db.column.added", { column: column.slug })
+        yield* saveColumns(access, table, [...table.columns, column], bytes, "micro_db.column.added", {
+          column: column.slug
+        })
         return column
       }))
     })
@@ -494,7 +523,11 @@ export const MicroDbLive = Layer.effect(
             required: patch.required ?? old.required,
             unique: patch.unique ?? old.unique,
             // A type change drops a default unless a new one is given: the old one may not be a value of the new type.
-            default: "default" in patch ? patch.default : patch.type === undefined || patch.type === old.type ? old.default : null,
+            default: "default" in patch
+              ? patch.default
+              : patch.type === undefined || patch.type === old.type
+              ? old.default
+              : null,
             // Options carry over while the type has options (select ↔ multi_select); other types have none.
             options: patch.options ?? (hasOptions(patch.type ?? old.type) ? old.options : undefined),
             description: "description" in patch ? patch.description : old.description
@@ -532,7 +565,11 @@ export const MicroDbLive = Layer.effect(
                 seen.set(key, row.id)
               }
             } else if (column.required) {
-              problems.push({ row_id: row.id, column: column.slug, message: "has no value, and the column would be required" })
+              problems.push({
+                row_id: row.id,
+                column: column.slug,
+                message: "has no value, and the column would be required"
+              })
             }
             if (rewrite && value !== undefined && value !== null) {
               const { [old.slug]: _dropped, ...rest } = row.data
@@ -582,7 +619,11 @@ export const MicroDbLive = Layer.effect(
     // ---- rows ----
 
     /** Unique columns' values: none used twice in `rows` nor by another row of the table. */
-    const uniqueProblems = (table: TableRow, rows: ReadonlyArray<{ readonly data: Record<string, unknown>; readonly keys: ReadonlyArray<string> }>, except: RowId | null) =>
+    const uniqueProblems = (
+      table: TableRow,
+      rows: ReadonlyArray<{ readonly data: Record<string, unknown>; readonly keys: ReadonlyArray<string> }>,
+      except: RowId | null
+    ) =>
       Effect.gen(function*() {
         const problems: Array<FieldError> = []
         for (const column of table.columns.filter((column) => column.unique)) {
@@ -594,7 +635,11 @@ export const MicroDbLive = Layer.effect(
             const key = JSON.stringify(value)
             const first = firstAt.get(key)
             if (first !== undefined) {
-              problems.push({ row: index, column: column.slug, message: `${key.slice(0, 100)} is also in row ${first} of this write` })
+              problems.push({
+                row: index,
+                column: column.slug,
+                message: `${key.slice(0, 100)} is also in row ${first} of this write`
+              })
               return
             }
             firstAt.set(key, index)
@@ -612,66 +657,86 @@ export const MicroDbLive = Layer.effect(
         return problems.sort((a, b) => (a.row ?? 0) - (b.row ?? 0))
       })
 
-    const insertRows = Effect.fn("MicroDb.insertRows")(function*(target: DockTarget, ref: string, input: ReadonlyArray<RowData>) {
-      const access = yield* writable(target)
-      if (input.length === 0) return yield* invalid("Nothing to insert", [{ column: "rows", message: "give at least one row" }])
-      if (input.length > limits.planMaxBulkRows) {
-        return yield* new TierLimitExceeded({
-          message: `One insert writes at most ${limits.planMaxBulkRows} rows; this one has ${input.length}`,
-          details: { max_rows_per_insert: limits.planMaxBulkRows, rows: input.length }
-        })
-      }
-      return yield* transaction(Effect.gen(function*() {
-        const table = yield* tableIn(access.dockId, ref, true)
-        const problems: Array<FieldError> = []
-        const rows: Array<{ data: Record<string, unknown>; keys: ReadonlyArray<string> }> = []
-        input.forEach((data, index) => {
-          const checked = checkRow(table.columns, data)
-          if ("errors" in checked) problems.push(...checked.errors.map((error) => ({ row: index, ...error })))
-          rows.push({ data: "errors" in checked ? {} : checked.data, keys: "errors" in checked ? [] : Object.keys(checked.data) })
-        })
-        problems.push(...(yield* uniqueProblems(table, rows, null)))
-        if (problems.length > 0) {
-          return yield* invalid(
-            input.length === 1 ? "Invalid row" : `${new Set(problems.map((problem) => problem.row)).size} of ${input.length} rows are invalid; nothing was written`,
-            problems.sort((a, b) => (a.row ?? 0) - (b.row ?? 0))
-          )
+    const insertRows = Effect.fn("MicroDb.insertRows")(
+      function*(target: DockTarget, ref: string, input: ReadonlyArray<RowData>) {
+        const access = yield* writable(target)
+        if (input.length === 0) {
+          return yield* invalid("Nothing to insert", [{ column: "rows", message: "give at least one row" }])
         }
-        if (table.row_count + rows.length > limits.planMaxRowsPerTable) {
+        if (input.length > limits.planMaxBulkRows) {
           return yield* new TierLimitExceeded({
-            message: `A Micro DB table on the free plan holds at most ${limits.planMaxRowsPerTable} rows`,
-            details: { max_rows_per_table: limits.planMaxRowsPerTable, rows: table.row_count, adding: rows.length }
+            message: `One insert writes at most ${limits.planMaxBulkRows} rows; this one has ${input.length}`,
+            details: { max_rows_per_insert: limits.planMaxBulkRows, rows: input.length }
           })
         }
-        const inserted = yield* repo.insertRows(table.id, rows.map((row) => row.data), yield* now)
-        yield* parts.reserve(access, {
-          artifacts: 0,
-          bytes: inserted.reduce((sum, row) => sum + row.size_bytes, 0)
-        })
-        yield* repo.changeRowCount(table.id, inserted.length)
-        yield* record(access.dockId, "micro_db.rows.inserted", { type: "micro_db_table", id: table.id }, {
-          table: table.slug,
-          rows: inserted.length
-        })
-        return inserted.map(toRow)
-      }))
-    })
+        return yield* transaction(Effect.gen(function*() {
+          const table = yield* tableIn(access.dockId, ref, true)
+          const problems: Array<FieldError> = []
+          const rows: Array<{ data: Record<string, unknown>; keys: ReadonlyArray<string> }> = []
+          input.forEach((data, index) => {
+            const checked = checkRow(table.columns, data)
+            if ("errors" in checked) problems.push(...checked.errors.map((error) => ({ row: index, ...error })))
+            rows.push({
+              data: "errors" in checked ? {} : checked.data,
+              keys: "errors" in checked ? [] : Object.keys(checked.data)
+            })
+          })
+          problems.push(...(yield* uniqueProblems(table, rows, null)))
+          if (problems.length > 0) {
+            return yield* invalid(
+              input.length === 1
+                ? "Invalid row"
+                : `${
+                  new Set(problems.map((problem) => problem.row)).size
+                } of ${input.length} rows are invalid; nothing was written`,
+              problems.sort((a, b) => (a.row ?? 0) - (b.row ?? 0))
+            )
+          }
+          if (table.row_count + rows.length > limits.planMaxRowsPerTable) {
+            return yield* new TierLimitExceeded({
+              message: `A Micro DB table on the free plan holds at most ${limits.planMaxRowsPerTable} rows`,
+              details: { max_rows_per_table: limits.planMaxRowsPerTable, rows: table.row_count, adding: rows.length }
+            })
+          }
+          const inserted = yield* repo.insertRows(table.id, rows.map((row) => row.data), yield* now)
+          yield* parts.reserve(access, {
+            artifacts: 0,
+            bytes: inserted.reduce((sum, row) => sum + row.size_bytes, 0)
+          })
+          yield* repo.changeRowCount(table.id, inserted.length)
+          yield* record(access.dockId, "micro_db.rows.inserted", { type: "micro_db_table", id: table.id }, {
+            table: table.slug,
+            rows: inserted.length
+          })
+          return inserted.map(toRow)
+        }))
+      }
+    )
 
-    const updateRow = Effect.fn("MicroDb.updateRow")(function*(target: DockTarget, ref: string, rowId: string, data: RowData) {
-      const access = yield* writable(target)
-      return yield* transaction(Effect.gen(function*() {
-        const table = yield* tableIn(access.dockId, ref, true)
-        const row = yield* rowIn(table, rowId, true)
-        const checked = checkRow(table.columns, data, row.data)
-        if ("errors" in checked) return yield* invalid("Invalid row", checked.errors)
-        const problems = yield* uniqueProblems(table, [{ data: checked.data, keys: Object.keys(data) }], row.id)
-        if (problems.length > 0) return yield* invalid("Invalid row", problems.map(({ row: _row, ...problem }) => problem))
-        const updated = yield* repo.updateRow(row.id, checked.data, yield* now)
-        yield* parts.reserve(access, { artifacts: 0, bytes: updated.size_bytes - row.size_bytes })
-        yield* record(access.dockId, "micro_db.row.updated", { type: "micro_db_row", id: row.id }, { table: table.slug })
-        return toRow(updated)
-      }))
-    })
+    const updateRow = Effect.fn("MicroDb.updateRow")(
+      function*(target: DockTarget, ref: string, rowId: string, data: RowData) {
+        const access = yield* writable(target)
+        return yield* transaction(Effect.gen(function*() {
+          const table = yield* tableIn(access.dockId, ref, true)
+          const row = yield* rowIn(table, rowId, true)
+          const checked = checkRow(table.columns, data, row.data)
+          if ("errors" in checked) return yield* invalid("Invalid row", checked.errors)
+          const problems = yield* uniqueProblems(table, [{ data: checked.data, keys: Object.keys(data) }], row.id)
+          if (problems.length > 0) {
+            return yield* invalid(
+              "Invalid row",
+              problems.map(({ row: _row, ...problem }) => problem)
+            )
+          }
+          const updated = yield* repo.updateRow(row.id, checked.data, yield* now)
+          yield* parts.reserve(access, { artifacts: 0, bytes: updated.size_bytes - row.size_bytes })
+          yield* record(access.dockId, "micro_db.row.updated", { type: "micro_db_row", id: row.id }, {
+            table: table.slug
+          })
+          return toRow(updated)
+        }))
+      }
+    )
 
     const deleteRow = Effect.fn("MicroDb.deleteRow")(function*(target: DockTarget, ref: string, rowId: string) {
       const access = yield* writable(target)
@@ -681,7 +746,9 @@ export const MicroDbLive = Layer.effect(
         yield* repo.deleteRow(row.id)
         yield* repo.changeRowCount(table.id, -1)
         yield* parts.reserve(access, { artifacts: 0, bytes: -row.size_bytes })
-        yield* record(access.dockId, "micro_db.row.deleted", { type: "micro_db_row", id: row.id }, { table: table.slug })
+        yield* record(access.dockId, "micro_db.row.deleted", { type: "micro_db_row", id: row.id }, {
+          table: table.slug
+        })
       }))
     })
 

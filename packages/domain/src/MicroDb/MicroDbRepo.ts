@@ -64,7 +64,9 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     sql<{ id: TableId }>`insert into micro_db_tables (dock_id, name, slug, description, position, columns, created_at,
         updated_at)
       values (${dockId}, ${table.name}, ${table.slug}, ${table.description},
-        (select count(*) from micro_db_tables where dock_id = ${dockId}), ${JSON.stringify(table.columns)}::jsonb, ${now}, ${now})
+        (select count(*) from micro_db_tables where dock_id = ${dockId}), ${
+      JSON.stringify(table.columns)
+    }::jsonb, ${now}, ${now})
       returning id`.pipe(Effect.map((rows) => rows[0]!.id), Effect.orDie)
 
   const updateTable = (
@@ -128,7 +130,9 @@ export const makeMicroDbRepo = Effect.gen(function*() {
 
   const findRow = (tableId: TableId, id: string, lock = false): Effect.Effect<StoredRow | undefined> =>
     isUuid(id)
-      ? sql<StoredRow>`select ${rowColumns} from micro_db_rows r where r.table_id = ${tableId} and r.id = ${id.toLowerCase()}
+      ? sql<
+        StoredRow
+      >`select ${rowColumns} from micro_db_rows r where r.table_id = ${tableId} and r.id = ${id.toLowerCase()}
         ${lock ? sql`for update` : sql``}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
       : Effect.succeed(undefined)
 
@@ -173,7 +177,9 @@ export const makeMicroDbRepo = Effect.gen(function*() {
    * `@> any(…)` lookup, which the GIN index answers (a lateral lookup per value read the whole table each time).
    */
   const valuesTaken = (tableId: TableId, slug: string, values: ReadonlyArray<unknown>, except: RowId | null = null) =>
-    values.length === 0 ? Effect.succeed([]) : sql<{ value: unknown; id: RowId }>`select r.data -> ${slug}::text as value, r.id
+    values.length === 0 ?
+      Effect.succeed([]) :
+      sql<{ value: unknown; id: RowId }>`select r.data -> ${slug}::text as value, r.id
       from micro_db_rows r
       where r.table_id = ${tableId}
         and r.data @> any(${values.map((value) => JSON.stringify({ [slug]: value }))}::jsonb[])
@@ -185,13 +191,19 @@ export const makeMicroDbRepo = Effect.gen(function*() {
    * transaction ends: a snapshot's two reads then see one state. Taken after the shell's lock (the lock order).
    */
   const holdTables = (dockId: DockId) =>
-    sql`select id from micro_db_tables where dock_id = ${dockId} order by id for share`.pipe(Effect.asVoid, Effect.orDie)
+    sql`select id from micro_db_tables where dock_id = ${dockId} order by id for share`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
 
   /**
    * Rewrites many rows' data at once (schema changes: the values mean what they meant, so `updated_at` stays);
    * sizes follow. Returns the change in bytes.
    */
-  const rewriteRows = (tableId: TableId, rows: ReadonlyArray<{ readonly id: RowId; readonly data: Record<string, unknown> }>) =>
+  const rewriteRows = (
+    tableId: TableId,
+    rows: ReadonlyArray<{ readonly id: RowId; readonly data: Record<string, unknown> }>
+  ) =>
     Effect.gen(function*() {
       if (rows.length === 0) return 0
       const [change] = yield* sql<{ bytes: string }>`with incoming as (
@@ -216,8 +228,12 @@ export const makeMicroDbRepo = Effect.gen(function*() {
   const fillColumn = (tableId: TableId, slug: string, value: unknown) =>
     Effect.gen(function*() {
       const [change] = yield* sql<{ bytes: string }>`with updated as (
-          update micro_db_rows r set data = r.data || jsonb_build_object(${slug}::text, ${JSON.stringify(value)}::jsonb),
-            size_bytes = octet_length((r.data || jsonb_build_object(${slug}::text, ${JSON.stringify(value)}::jsonb))::text)
+          update micro_db_rows r set data = r.data || jsonb_build_object(${slug}::text, ${
+        JSON.stringify(value)
+      }::jsonb),
+            size_bytes = octet_length((r.data || jsonb_build_object(${slug}::text, ${
+        JSON.stringify(value)
+      }::jsonb))::text)
           where r.table_id = ${tableId} and r.data -> ${slug}::text is null
           returning r.size_bytes, octet_length(r.data::text) - octet_length((r.data - ${slug}::text)::text) as added
         )

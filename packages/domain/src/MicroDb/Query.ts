@@ -8,7 +8,14 @@ import type { PgClient } from "@effect/sql-pg"
 import { Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
 import { isUuid } from "../Ids.ts"
-import { checkValue, type ColumnType, type FieldError, type MicroDbColumn, SYSTEM_COLUMNS, type SystemColumn } from "./Columns.ts"
+import {
+  checkValue,
+  type ColumnType,
+  type FieldError,
+  type MicroDbColumn,
+  SYSTEM_COLUMNS,
+  type SystemColumn
+} from "./Columns.ts"
 
 export const FilterOp = Schema.Literal(
   "eq",
@@ -51,7 +58,7 @@ const NUMERIC_TYPES: ReadonlySet<ColumnType> = new Set(["number", "integer"])
 const opsOf = (type: ColumnType | "id"): ReadonlySet<FilterOp> => {
   const ops = new Set<FilterOp>(["eq", "neq", "in", "not_in", "is_null", "is_not_null"])
   if (type === "id") return ops
-  if (ORDERED_TYPES.has(type)) for (const op of ["gt", "gte", "lt", "lte"] as const) ops.add(op)
+  if (ORDERED_TYPES.has(type)) { for (const op of ["gt", "gte", "lt", "lte"] as const) ops.add(op) }
   if (STRING_TYPES.has(type)) ops.add("contains").add("starts_with")
   if (type === "multi_select") ops.add("contains")
   if (type === "json") {
@@ -99,7 +106,11 @@ const expressionOf = (sql: Sql, target: Target): Fragment => {
 
 /** A typed value as a bound parameter compared with `expressionOf`. */
 const parameterOf = (sql: Sql, target: Target, value: unknown): Fragment => {
-  if (target.kind === "system") return target.name === "id" ? sql`${value as string}::uuid` : sql`${value as string}::timestamptz`
+  if (target.kind === "system") {
+    return target.name === "id"
+      ? sql`${value as string}::uuid`
+      : sql`${value as string}::timestamptz`
+  }
   if (NUMERIC_TYPES.has(target.column.type)) return sql`${String(value)}::numeric`
   if (target.column.type === "boolean") return sql`${value as boolean}::boolean`
   return sql`${String(value)}::text`
@@ -134,7 +145,9 @@ export const compileFilters = (
     const fail = (message: string) => errors.push({ column: filter.column, message: `filter[${index}]: ${message}` })
     const target = targetOf(columns, filter.column)
     if (target === undefined) {
-      return fail(`unknown column; the columns are: ${[...columns.map((column) => column.slug), ...SYSTEM_COLUMNS].join(", ")}`)
+      return fail(
+        `unknown column; the columns are: ${[...columns.map((column) => column.slug), ...SYSTEM_COLUMNS].join(", ")}`
+      )
     }
     const type = typeOf(target)
     if (!opsOf(type).has(filter.op)) {
@@ -164,7 +177,9 @@ export const compileFilters = (
           ? sql`exists (select 1 from jsonb_array_elements_text(r.data -> ${target.column.slug}::text) e
               where e = any(${values as Array<string>}::text[]))`
           : target.kind === "column"
-          ? sql`r.data -> ${target.column.slug}::text in (select jsonb_array_elements(${JSON.stringify(values)}::jsonb))`
+          ? sql`r.data -> ${target.column.slug}::text in (select jsonb_array_elements(${
+            JSON.stringify(values)
+          }::jsonb))`
           : target.name === "id"
           ? sql`r.id = any(${values as Array<string>}::uuid[])`
           : sql`${expression} = any(${values as Array<string>}::timestamptz[])`
@@ -175,7 +190,11 @@ export const compileFilters = (
     }
     if (filter.value === undefined || filter.value === null) return fail(`${filter.op} needs a value`)
     if (filter.op === "contains" && type === "json") {
-      return clauses.push(sql`r.data -> ${(target as { column: MicroDbColumn }).column.slug}::text @> ${JSON.stringify(filter.value)}::jsonb`)
+      return clauses.push(
+        sql`r.data -> ${(target as { column: MicroDbColumn }).column.slug}::text @> ${
+          JSON.stringify(filter.value)
+        }::jsonb`
+      )
     }
     if (filter.op === "contains" || filter.op === "starts_with") {
       if (type === "multi_select") {

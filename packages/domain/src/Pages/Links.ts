@@ -8,14 +8,14 @@
  * (`[[Getting Started]]` → `getting-started`). `[[owner/dock/text]]` applies the same rules in that Dock.
  */
 import { Effect, Schema } from "effect"
+import { wikilinkParts } from "../Content/MarkdownRender.ts"
 import type { Dock } from "../Docks/Dock.ts"
 import type { Docks } from "../Docks/Docks.ts"
-import type { DockId } from "../Ids.ts"
 import { ValidationError } from "../Errors.ts"
+import type { DockId } from "../Ids.ts"
 import { type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify } from "../Slug.ts"
-import { wikilinkParts } from "../Content/MarkdownRender.ts"
 import type { LinkCandidate, PagesRepo } from "./PagesRepo.ts"
 
 /** A page at one end of a link: enough to name it, open it, or read it with get_web_page. */
@@ -72,7 +72,10 @@ export interface LinkDock {
   readonly member: boolean
 }
 
-const linkDock = (principal: Principal, { access, dock }: { readonly dock: Dock; readonly access: DockAccess }): LinkDock => ({
+const linkDock = (
+  principal: Principal,
+  { access, dock }: { readonly dock: Dock; readonly access: DockAccess }
+): LinkDock => ({
   id: dock.id,
   path: `${dock.owner.username}/${dock.slug}`,
   member: roleOf(principal, access) !== null
@@ -109,7 +112,10 @@ const keysOf = (texts: ReadonlyArray<string>) => texts.flatMap((text) => [text.t
 const boundedTargets = (targets: ReadonlyArray<string>) => [...new Set(targets)].slice(0, WIKILINKS_MAX)
 
 export const makeLinks = (repo: PagesRepo, docks: Docks["Type"], baseUrl: string) => {
-  const linkedPage = (page: { id: string; slug: string | null; title: string | null; public_slug: string }, path: string) => ({
+  const linkedPage = (
+    page: { id: string; slug: string | null; title: string | null; public_slug: string },
+    path: string
+  ) => ({
     id: page.id,
     slug: page.slug,
     title: page.title,
@@ -126,7 +132,9 @@ export const makeLinks = (repo: PagesRepo, docks: Docks["Type"], baseUrl: string
       const found = new Map<DockId, Map<string, LinkedPage>>()
       const asked = wanted.filter(({ texts }) => texts.length > 0)
       if (asked.length === 0) return found
-      const candidates = yield* repo.linkCandidates(asked.map(({ dock, texts }) => ({ dockId: dock.id, keys: keysOf(texts) })))
+      const candidates = yield* repo.linkCandidates(
+        asked.map(({ dock, texts }) => ({ dockId: dock.id, keys: keysOf(texts) }))
+      )
       const byDock = new Map<string, Array<LinkCandidate>>()
       for (const candidate of candidates) {
         const list = byDock.get(candidate.dock_id)
@@ -168,7 +176,9 @@ export const makeLinks = (repo: PagesRepo, docks: Docks["Type"], baseUrl: string
       }
       const remote = [...byPath.keys()].filter((path) => path !== "")
       const readable = remote.length === 0 ? new Map() : yield* docks.readableAt(remote)
-      const wanted: Array<{ dock: LinkDock; links: ReadonlyArray<{ readonly target: string; readonly text: string }> }> = []
+      const wanted: Array<
+        { dock: LinkDock; links: ReadonlyArray<{ readonly target: string; readonly text: string }> }
+      > = []
       for (const [path, links] of byPath) {
         const found = path === "" ? source : readable.get(path)
         if (found === undefined || found === null) continue
@@ -200,18 +210,29 @@ export const makeLinks = (repo: PagesRepo, docks: Docks["Type"], baseUrl: string
    * link resolved exactly as outbound resolves it. Two statements: the linking pages, then the pages their
    * texts could name (only texts that could name `page` at all are looked up).
    */
-  const inbound = (dock: LinkDock, page: { readonly id: string; readonly slug: string | null; readonly title: string | null }) =>
+  const inbound = (
+    dock: LinkDock,
+    page: { readonly id: string; readonly slug: string | null; readonly title: string | null }
+  ) =>
     Effect.gen(function*() {
       const principal = yield* CurrentPrincipal
       const prefix = `${dock.path}/`
-      const candidates = yield* repo.backlinkCandidates(principal, dock.id, prefix, BACKLINK_CANDIDATES_MAX, WIKILINKS_MAX)
+      const candidates = yield* repo.backlinkCandidates(
+        principal,
+        dock.id,
+        prefix,
+        BACKLINK_CANDIDATES_MAX,
+        WIKILINKS_MAX
+      )
       // What each candidate's links say inside this Dock: a bare text from a page of this Dock, or the part
       // after owner/dock/ from anywhere.
       const namesIn = (candidate: (typeof candidates)[number]) =>
         candidate.links.flatMap((target) => {
           const parts = wikilinkParts(target)
           if (!("owner" in parts)) return candidate.dock_id === dock.id ? [{ target, text: target }] : []
-          return `${parts.owner}/${parts.dock}/`.toLowerCase() === prefix.toLowerCase() ? [{ target, text: parts.page }] : []
+          return `${parts.owner}/${parts.dock}/`.toLowerCase() === prefix.toLowerCase()
+            ? [{ target, text: parts.page }]
+            : []
         })
       // A text names this page only if one of its forms equals the page's slug or title (the rules above).
       const title = page.title?.trim().toLowerCase()
@@ -219,14 +240,19 @@ export const makeLinks = (repo: PagesRepo, docks: Docks["Type"], baseUrl: string
         const lower = text.trim().toLowerCase()
         return lower === page.slug || lower === title || slugify(text) === page.slug
       }
-      const texts = [...new Set(candidates.flatMap((candidate) => namesIn(candidate).map((name) => name.text)))].filter(couldName)
+      const texts = [...new Set(candidates.flatMap((candidate) => namesIn(candidate).map((name) => name.text)))].filter(
+        couldName
+      )
       const resolved = (yield* resolveIn([{ dock, texts }])).get(dock.id) ?? new Map<string, LinkedPage>()
       const links: Array<InboundLink> = []
       for (const candidate of candidates) {
         if (candidate.id === page.id) continue
         const link = namesIn(candidate).find((name) => resolved.get(name.text)?.id === page.id)
         if (link !== undefined) {
-          links.push({ target: link.target, page: linkedPage(candidate, `${candidate.owner_username}/${candidate.dock_slug}`) })
+          links.push({
+            target: link.target,
+            page: linkedPage(candidate, `${candidate.owner_username}/${candidate.dock_slug}`)
+          })
         }
       }
       return links

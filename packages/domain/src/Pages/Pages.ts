@@ -5,6 +5,7 @@
  * activity log, all in one transaction. Schemas in Part.ts; rules in PagesLive.ts; reads in PagesRepo.ts.
  */
 import { Context, type Effect } from "effect"
+import type { PushInput } from "../Content/Prepare.ts"
 import type { DockTarget } from "../Docks/Dock.ts"
 import type {
   BadRequest,
@@ -33,7 +34,6 @@ import type {
   PushResult,
   SaveAction
 } from "./Part.ts"
-import type { PushInput } from "../Content/Prepare.ts"
 
 export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   /** Creates the page with this slug in the Dock, or updates it (`unchanged` when nothing differs). */
@@ -65,7 +65,11 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   >
   readonly list: (
     target: DockTarget,
-    options: { readonly limit: number; readonly sort: "alphabetical" | "recent"; readonly kinds: ReadonlyArray<PageKind> }
+    options: {
+      readonly limit: number
+      readonly sort: "alphabetical" | "recent"
+      readonly kinds: ReadonlyArray<PageKind>
+    }
   ) => Effect.Effect<ReadonlyArray<Part>, NotFound | BadRequest, CurrentPrincipal>
   readonly versions: (
     target: DockTarget,
@@ -87,7 +91,14 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     version: number
   ) => Effect.Effect<
     Part,
-    NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | TierLimitExceeded | RateLimited | Unavailable,
+    | NotFound
+    | BadRequest
+    | Unauthorized
+    | PermissionDenied
+    | ValidationError
+    | TierLimitExceeded
+    | RateLimited
+    | Unavailable,
     CurrentPrincipal
   >
   /**

@@ -6,19 +6,27 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { Activity } from "../Activity/Activity.ts"
+import { ContentWorkers } from "../Content/ContentWorkers.ts"
+import { escapeHtml } from "../Content/HtmlText.ts"
+import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "../Content/Prepare.ts"
 import { transactional } from "../Database/Transactional.ts"
 import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
 import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
-import { BadRequest, type InvalidFrontMatter, type InvalidSlug, NotFound, type Unavailable, ValidationError } from "../Errors.ts"
+import {
+  BadRequest,
+  type InvalidFrontMatter,
+  type InvalidSlug,
+  NotFound,
+  type Unavailable,
+  ValidationError
+} from "../Errors.ts"
 import { type DockId, isUuid, type UserId } from "../Ids.ts"
-import { Parts } from "../Parts/Parts.ts"
 import { authorOf, contentDock, partFields, type PartRow } from "../Parts/PartRow.ts"
+import { Parts } from "../Parts/Parts.ts"
 import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
 import { WriteRules } from "../WriteRules.ts"
-import { ContentWorkers } from "../Content/ContentWorkers.ts"
-import { escapeHtml } from "../Content/HtmlText.ts"
 import { linkDockOf, makeLinks, WIKILINKS_MAX } from "./Links.ts"
 import { Pages } from "./Pages.ts"
 import { makePagesRepo } from "./PagesRepo.ts"
@@ -35,7 +43,6 @@ import {
   type PushKind,
   toPart
 } from "./Part.ts"
-import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "../Content/Prepare.ts"
 import { makeFailureMemory, makeRenderCache } from "./RenderCache.ts"
 
 /** The Micro DB shell is changed only by the Micro DB tools: its versions are snapshots of its tables. */
@@ -49,7 +56,9 @@ const microDbShellRefused = (what: "restored" | "deleted") =>
 
 /** A page version shown without rendering (too complex to render): a notice, then its source as escaped text. */
 const unrenderedBody = (row: { readonly content: string }, refusal: ValidationError) =>
-  `<p><strong>${escapeHtml(refusal.message)}.</strong> Its source is shown as text.</p>\n<pre>${escapeHtml(row.content)}</pre>`
+  `<p><strong>${escapeHtml(refusal.message)}.</strong> Its source is shown as text.</p>\n<pre>${
+    escapeHtml(row.content)
+  }</pre>`
 
 export const PagesLive = Layer.effect(
   Pages,
@@ -83,53 +92,56 @@ export const PagesLive = Layer.effect(
           : slugify(input.title ?? "", 56) || `untitled-${crypto.randomUUID().slice(0, 8)}`
         const fields = partFields(input, slug)
         const author = authorOf(principal)
-        const { action, row } = yield* transactional(sql, Effect.gen(function*() {
-          const now = new Date(yield* Clock.currentTimeMillis)
-          // Writers of one Dock take turns, so two pushes of a new slug cannot both create it.
-          yield* parts.lockDock(access.dockId)
-          const existing = yield* parts.findInDock(access.dockId, slug, true)
-          if (existing !== undefined && existing.page_kind === "micro_db" && input.pageKind !== "micro_db") {
-            return yield* new ValidationError({
-              message: `"${slug}" is this Dock's Micro DB; give the page another slug`,
-              details: { field: "page_slug", value: slug }
-            })
-          }
-          if (existing === undefined) {
-            const row = yield* parts.create(contentDock(resolved), {
-              ownerId: principal.userId!,
-              publicSlug: newPublicSlug(slug),
-              fields,
-              author,
-              now
-            })
+        const { action, row } = yield* transactional(
+          sql,
+          Effect.gen(function*() {
+            const now = new Date(yield* Clock.currentTimeMillis)
+            // Writers of one Dock take turns, so two pushes of a new slug cannot both create it.
+            yield* parts.lockDock(access.dockId)
+            const existing = yield* parts.findInDock(access.dockId, slug, true)
+            if (existing !== undefined && existing.page_kind === "micro_db" && input.pageKind !== "micro_db") {
+              return yield* new ValidationError({
+                message: `"${slug}" is this Dock's Micro DB; give the page another slug`,
+                details: { field: "page_slug", value: slug }
+              })
+            }
+            if (existing === undefined) {
+              const row = yield* parts.create(contentDock(resolved), {
+                ownerId: principal.userId!,
+                publicSlug: newPublicSlug(slug),
+                fields,
+                author,
+                now
+              })
+              yield* activity.record({
+                dockId: access.dockId,
+                action: "page.created",
+                subjectType: "page",
+                subjectId: row.id,
+                details: { slug }
+              })
+              return { action: "created" as const, row }
+            }
+            if (
+              existing.content === fields.content && existing.title === fields.title &&
+              existing.content_type === fields.contentType && existing.summary === fields.summary
+            ) {
+              return { action: "unchanged" as const, row: existing }
+            }
+            // History counts (docs/decisions.md): the old version stays stored, so the new one's bytes are all new.
+            yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
+            const version = existing.version + 1
+            const row = yield* parts.newVersion(existing.id, version, fields, author, "updated", now)
             yield* activity.record({
               dockId: access.dockId,
-              action: "page.created",
+              action: "page.updated",
               subjectType: "page",
-              subjectId: row.id,
-              details: { slug }
+              subjectId: existing.id,
+              details: { slug, version }
             })
-            return { action: "created" as const, row }
-          }
-          if (
-            existing.content === fields.content && existing.title === fields.title &&
-            existing.content_type === fields.contentType && existing.summary === fields.summary
-          ) {
-            return { action: "unchanged" as const, row: existing }
-          }
-          // History counts (docs/decisions.md): the old version stays stored, so the new one's bytes are all new.
-          yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
-          const version = existing.version + 1
-          const row = yield* parts.newVersion(existing.id, version, fields, author, "updated", now)
-          yield* activity.record({
-            dockId: access.dockId,
-            action: "page.updated",
-            subjectType: "page",
-            subjectId: existing.id,
-            details: { slug, version }
+            return { action: "updated" as const, row }
           })
-          return { action: "updated" as const, row }
-        }))
+        )
         return { part: toPart(row, baseUrl), action }
       })
 
@@ -174,19 +186,25 @@ export const PagesLive = Layer.effect(
         }
         yield* checkCreateDock(principal)
         yield* writeRules.admitWrite(principal)
-        const fields = partFields(prepared.content, prepared.content.slug ?? (slugify(prepared.content.title ?? "", 56) || "untitled"))
-        const row = yield* transactional(sql, Effect.gen(function*() {
-          const now = new Date(yield* Clock.currentTimeMillis)
-          const row = yield* parts.create(null, {
-            ownerId: principal.userId as UserId,
-            publicSlug: newPublicSlug(fields.slug),
-            fields,
-            author: authorOf(principal),
-            now
+        const fields = partFields(
+          prepared.content,
+          prepared.content.slug ?? (slugify(prepared.content.title ?? "", 56) || "untitled")
+        )
+        const row = yield* transactional(
+          sql,
+          Effect.gen(function*() {
+            const now = new Date(yield* Clock.currentTimeMillis)
+            const row = yield* parts.create(null, {
+              ownerId: principal.userId as UserId,
+              publicSlug: newPublicSlug(fields.slug),
+              fields,
+              author: authorOf(principal),
+              now
+            })
+            yield* activity.record({ dockId: null, action: "page.created", subjectType: "page", subjectId: row.id })
+            return row
           })
-          yield* activity.record({ dockId: null, action: "page.created", subjectType: "page", subjectId: row.id })
-          return row
-        }))
+        )
         return { part: toPart(row, baseUrl), action: "created" as const, warnings: prepared.warnings }
       })
 
@@ -241,7 +259,11 @@ export const PagesLive = Layer.effect(
 
     const list = Effect.fn("Pages.list")(function*(
       target: DockTarget,
-      options: { readonly limit: number; readonly sort: "alphabetical" | "recent"; readonly kinds: ReadonlyArray<PageKind> }
+      options: {
+        readonly limit: number
+        readonly sort: "alphabetical" | "recent"
+        readonly kinds: ReadonlyArray<PageKind>
+      }
     ) {
       const principal = yield* CurrentPrincipal
       const { access } = yield* docks.forRead(target)
@@ -273,7 +295,9 @@ export const PagesLive = Layer.effect(
     const version = Effect.fn("Pages.version")(function*(target: DockTarget, page: string | PageNames, number: number) {
       const { row } = yield* readablePage(target, page)
       const found = yield* repo.versionContent(row.id, number)
-      if (found === undefined) return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
+      if (found === undefined) {
+        return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
+      }
       const content = found.content_type === "html"
         ? yield* sanitizedHtml({ id: row.id, version: number, content: found.content })
         : found.content
@@ -287,7 +311,9 @@ export const PagesLive = Layer.effect(
       if (row.page_kind === "micro_db") return yield* microDbShellRefused("restored")
       yield* writeRules.admitWrite(principal)
       const old = yield* repo.versionContent(row.id, number)
-      if (old === undefined) return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
+      if (old === undefined) {
+        return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
+      }
       // Everything derived from the content is derived again from the old content, so the restored version is
       // wholly the old one (text for search, front matter fields, wikilinks, claim count). It was accepted once:
       // only the content workers' bound (or their being busy) can refuse it now.
@@ -300,7 +326,10 @@ export const PagesLive = Layer.effect(
           Effect.provideService(ContentWorkers, workers)
         )
       const derived: PageContent = old.content_type === "html"
-        ? { ...(yield* accepted(prepareHtml({ title: old.title, content: old.content }))).content, pageKind: current.pageKind }
+        ? {
+          ...(yield* accepted(prepareHtml({ title: old.title, content: old.content }))).content,
+          pageKind: current.pageKind
+        }
         : old.content_type === "markdown"
         ? (yield* accepted(prepareMarkdown({ title: old.title, content: old.content }, {
           frontMatterRequired: false,
@@ -310,22 +339,27 @@ export const PagesLive = Layer.effect(
         : { ...current, content: old.content, contentType: old.content_type as ContentType }
       const fields = partFields({ ...derived, title: old.title, summary: old.summary }, current.slug)
       const author = authorOf(principal)
-      const restored = yield* transactional(sql, Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const current = yield* parts.findInDock(access.dockId, row.id, true)
-        if (current === undefined) return yield* new NotFound({ message: `No page "${row.slug ?? row.id}" in this Dock` })
-        const next = current.version + 1
-        yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
-        const restored = yield* parts.newVersion(row.id, next, fields, author, "restored", now, number)
-        yield* activity.record({
-          dockId: access.dockId,
-          action: "page.restored",
-          subjectType: "page",
-          subjectId: row.id,
-          details: { version: next, restored_from: number }
+      const restored = yield* transactional(
+        sql,
+        Effect.gen(function*() {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const current = yield* parts.findInDock(access.dockId, row.id, true)
+          if (current === undefined) {
+            return yield* new NotFound({ message: `No page "${row.slug ?? row.id}" in this Dock` })
+          }
+          const next = current.version + 1
+          yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
+          const restored = yield* parts.newVersion(row.id, next, fields, author, "restored", now, number)
+          yield* activity.record({
+            dockId: access.dockId,
+            action: "page.restored",
+            subjectType: "page",
+            subjectId: row.id,
+            details: { version: next, restored_from: number }
+          })
+          return restored
         })
-        return restored
-      }))
+      )
       return toPart(restored, baseUrl)
     })
 
@@ -335,17 +369,20 @@ export const PagesLive = Layer.effect(
       yield* checkWrite(principal, access)
       if (row.page_kind === "micro_db") return yield* microDbShellRefused("deleted")
       yield* writeRules.admitWrite(principal)
-      yield* transactional(sql, Effect.gen(function*() {
-        // The page goes with its versions: every stored version's bytes are released.
-        yield* parts.remove(contentDock(resolved), row.id)
-        yield* activity.record({
-          dockId: access.dockId,
-          action: "page.deleted",
-          subjectType: "page",
-          subjectId: row.id,
-          details: { slug: row.slug }
+      yield* transactional(
+        sql,
+        Effect.gen(function*() {
+          // The page goes with its versions: every stored version's bytes are released.
+          yield* parts.remove(contentDock(resolved), row.id)
+          yield* activity.record({
+            dockId: access.dockId,
+            action: "page.deleted",
+            subjectType: "page",
+            subjectId: row.id,
+            details: { slug: row.slug }
+          })
         })
-      }))
+      )
     })
 
     const search = Effect.fn("Pages.search")(function*(
@@ -400,10 +437,19 @@ export const PagesLive = Layer.effect(
       return {
         part: toPart(row, baseUrl),
         html: yield* renderBody(row).pipe(
-          Effect.catchTag("ValidationError", (refusal) =>
-            Effect.succeed(rendered.getOrRender(`unrendered:${row.id}:${row.version}`, () => unrenderedBody(row, refusal))))
+          Effect.catchTag(
+            "ValidationError",
+            (refusal) =>
+              Effect.succeed(
+                rendered.getOrRender(`unrendered:${row.id}:${row.version}`, () => unrenderedBody(row, refusal))
+              )
+          )
         ),
-        author: { username: author?.username ?? null, agentLabel: author?.agent_label ?? null, at: author?.created_at ?? row.updated_at }
+        author: {
+          username: author?.username ?? null,
+          agentLabel: author?.agent_label ?? null,
+          at: author?.created_at ?? row.updated_at
+        }
       }
     })
 
@@ -419,7 +465,10 @@ export const PagesLive = Layer.effect(
           return yield* renderOnce(
             `json:${version}`,
             version,
-            Effect.map(workers.run("sanitizeHtml", { html: `<pre>${escapeHtml(row.content)}</pre>` }), (out) => out.html)
+            Effect.map(
+              workers.run("sanitizeHtml", { html: `<pre>${escapeHtml(row.content)}</pre>` }),
+              (out) => out.html
+            )
           )
         }
         const source = row.dock_id === null ? null : yield* docks.byId(row.dock_id).pipe(
@@ -461,7 +510,10 @@ export const PagesLive = Layer.effect(
               ? Effect.zipRight(
                 Effect.sync(() => unrenderable.set(version, error)),
                 Effect.logWarning("A page version could not be rendered; it is shown as text from now on").pipe(
-                  Effect.annotateLogs({ page_version: version, reason: String((error.details as { reason?: unknown })?.reason) })
+                  Effect.annotateLogs({
+                    page_version: version,
+                    reason: String((error.details as { reason?: unknown })?.reason)
+                  })
                 )
               )
               : Effect.void

@@ -152,18 +152,18 @@ export const makePagesRepo = Effect.gen(function*() {
           'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
       from parts join hits using (id)
       order by hits.rank desc, updated_at desc, id`.pipe(
-      Effect.flatMap((rows) =>
-        Effect.map(decode(rows), (parts) =>
-          parts.map((part, index) => ({
-            part,
-            rank: Number(rows[index]!.rank),
-            snippet: rows[index]!.snippet,
-            dock: { slug: rows[index]!.dock_slug, title: rows[index]!.dock_title, owner: rows[index]!.owner_username }
-          })))
-      ),
-      Effect.orDie
-    ))
-    ).pipe(Effect.orDie)
+        Effect.flatMap((rows) =>
+          Effect.map(decode(rows), (parts) =>
+            parts.map((part, index) => ({
+              part,
+              rank: Number(rows[index]!.rank),
+              snippet: rows[index]!.snippet,
+              dock: { slug: rows[index]!.dock_slug, title: rows[index]!.dock_title, owner: rows[index]!.owner_username }
+            })))
+        ),
+        Effect.orDie
+      )
+    )).pipe(Effect.orDie)
 
   /**
    * Pages that wikilinks could name, in any number of Docks at once (one statement): for each Dock, the pages
@@ -192,8 +192,18 @@ export const makePagesRepo = Effect.gen(function*() {
    */
   const backlinkCandidates = (principal: Principal, dockId: DockId, path: string, limit: number, linksMax: number) => {
     const under = escapeLike(path.toLowerCase()) + "%"
-    return sql<{ id: string; dock_id: string; slug: string | null; title: string | null; public_slug: string; links: Array<string>
-      dock_slug: string; owner_username: string }>`select p.id, p.dock_id, p.slug, p.title, p.public_slug,
+    return sql<
+      {
+        id: string
+        dock_id: string
+        slug: string | null
+        title: string | null
+        public_slug: string
+        links: Array<string>
+        dock_slug: string
+        owner_username: string
+      }
+    >`select p.id, p.dock_id, p.slug, p.title, p.public_slug,
         array(select t from unnest(p.links[1:${linksMax}]) t where p.dock_id = ${dockId} or lower(t) like ${under}) as links,
         d.slug as dock_slug, u.username as owner_username
       from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id

@@ -69,7 +69,12 @@ export class Parts extends Context.Tag("@dock/domain/Parts")<Parts, {
   /** The Micro DB shell's own fields, changed in place (its versions are snapshots). */
   readonly updateShell: (
     id: PageId,
-    fields: { readonly title: string | null; readonly slug: string; readonly summary: string; readonly visibility: string | null },
+    fields: {
+      readonly title: string | null
+      readonly slug: string
+      readonly summary: string
+      readonly visibility: string | null
+    },
     now: Date
   ) => Effect.Effect<PartRow>
   /** A page of the Dock by UUID or slug; `lock` makes the caller's transaction its one writer. */

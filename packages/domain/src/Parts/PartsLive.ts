@@ -3,8 +3,8 @@ import { Effect, Layer } from "effect"
 import { TierLimitExceeded } from "../Errors.ts"
 import type { DockId, UserId } from "../Ids.ts"
 import { Limits } from "../Limits.ts"
-import { Parts } from "./Parts.ts"
 import type { ContentChange, ContentDock } from "./PartRow.ts"
+import { Parts } from "./Parts.ts"
 import { makePartsRepo } from "./PartsRepo.ts"
 
 export const PartsLive = Layer.effect(
@@ -16,11 +16,15 @@ export const PartsLive = Layer.effect(
     const reserve = Effect.fn("Parts.reserve")(function*(target: ContentDock | DockId, change: ContentChange) {
       const dock = typeof target === "string" ? { id: target, sandbox: yield* repo.sandboxOf(target) } : target
       const sandbox = dock.sandbox
-      const maxArtifacts = sandbox ? Math.min(limits.sandboxMaxArtifacts, limits.planMaxArtifactsPerDock) : limits.planMaxArtifactsPerDock
+      const maxArtifacts = sandbox
+        ? Math.min(limits.sandboxMaxArtifacts, limits.planMaxArtifactsPerDock)
+        : limits.planMaxArtifactsPerDock
       const maxBytes = sandbox ? Math.min(limits.sandboxMaxBytes, limits.planMaxDockBytes) : limits.planMaxDockBytes
       if (yield* repo.addUsage(dock.id, change, { artifacts: maxArtifacts, bytes: maxBytes })) return
       const used = yield* repo.usage(dock.id)
-      const what = used.artifacts + change.artifacts > maxArtifacts ? `${maxArtifacts} artifacts` : `${maxBytes} bytes of content`
+      const what = used.artifacts + change.artifacts > maxArtifacts
+        ? `${maxArtifacts} artifacts`
+        : `${maxBytes} bytes of content`
       return yield* new TierLimitExceeded({
         message: `${sandbox ? "An anonymous sandbox" : "A Dock on the free plan"} holds at most ${what}`,
         details: { max_artifacts: maxArtifacts, max_bytes: maxBytes, used, sandbox }
@@ -33,7 +37,8 @@ export const PartsLive = Layer.effect(
         const used = yield* repo.standaloneUsage(userId)
         if (used.artifacts + 1 > limits.planMaxArtifactsPerDock || used.bytes + bytes > limits.planMaxDockBytes) {
           return yield* new TierLimitExceeded({
-            message: `Standalone artifacts on the free plan are limited to ${limits.planMaxArtifactsPerDock} artifacts ` +
+            message:
+              `Standalone artifacts on the free plan are limited to ${limits.planMaxArtifactsPerDock} artifacts ` +
               `and ${limits.planMaxDockBytes} bytes per user`,
             details: { max_artifacts: limits.planMaxArtifactsPerDock, max_bytes: limits.planMaxDockBytes, used }
           })
@@ -47,7 +52,14 @@ export const PartsLive = Layer.effect(
         if (dock === null) yield* reserveStandalone(part.ownerId, part.fields.sizeBytes)
         else yield* reserve(dock, { artifacts: 1, bytes: part.fields.sizeBytes })
         const dockId = dock === null ? null : typeof dock === "string" ? dock : dock.id
-        const row = yield* repo.insert(dockId, part.ownerId, part.publicSlug, part.fields, part.visibility ?? null, part.now)
+        const row = yield* repo.insert(
+          dockId,
+          part.ownerId,
+          part.publicSlug,
+          part.fields,
+          part.visibility ?? null,
+          part.now
+        )
         yield* repo.insertVersion(row.id, 1, part.fields, part.author, "created", part.now)
         return row
       }),

@@ -37,7 +37,9 @@ export const makePartsRepo = Effect.gen(function*() {
 
   /** The Dock's page of a kind that a Dock has at most one of (the Micro DB shell). */
   const findKind = (dockId: DockId, kind: PageKind, lock = false) =>
-    sql`select ${columns} from parts where dock_id = ${dockId} and page_kind = ${kind} ${lock ? sql`for update` : sql``}`
+    sql`select ${columns} from parts where dock_id = ${dockId} and page_kind = ${kind} ${
+      lock ? sql`for update` : sql``
+    }`
       .pipe(Effect.flatMap(decode), Effect.map(first), Effect.orDie)
 
   /** The visibility of the Dock's page of a kind (the Micro DB shell), without its content; undefined: no such page. */
@@ -146,7 +148,12 @@ export const makePartsRepo = Effect.gen(function*() {
   /** The Micro DB shell's own fields (push_micro_db on an existing shell): they change in place. */
   const updateShell = (
     id: PageId,
-    fields: { readonly title: string | null; readonly slug: string; readonly summary: string; readonly visibility: string | null },
+    fields: {
+      readonly title: string | null
+      readonly slug: string
+      readonly summary: string
+      readonly visibility: string | null
+    },
     now: Date
   ) =>
     sql`update parts set title = ${fields.title}, slug = ${fields.slug}, summary = ${fields.summary},
@@ -217,7 +224,11 @@ export const makePartsRepo = Effect.gen(function*() {
    * Adds a change to the Dock's usage when it stays within the caps, in one conditional update (its row lock
    * serializes concurrent writers and the condition is the cap). Returns whether it was within them.
    */
-  const addUsage = (dockId: DockId, change: ContentChange, max: { readonly artifacts: number; readonly bytes: number }) =>
+  const addUsage = (
+    dockId: DockId,
+    change: ContentChange,
+    max: { readonly artifacts: number; readonly bytes: number }
+  ) =>
     Effect.gen(function*() {
       yield* sql`insert into dock_usage (dock_id) values (${dockId}) on conflict (dock_id) do nothing`
       const rows = yield* sql<{ artifacts: number }>`update dock_usage

@@ -17,7 +17,10 @@ export class Registrations extends Context.Tag("@dock/domain/Registrations")<Reg
   readonly register: (
     request: RegistrationRequest,
     requesterIp: string
-  ) => Effect.Effect<AnonymousRegistration | VerifiedEmailRegistration, Forbidden | RateLimited | ValidationError | Unavailable>
+  ) => Effect.Effect<
+    AnonymousRegistration | VerifiedEmailRegistration,
+    Forbidden | RateLimited | ValidationError | Unavailable
+  >
   /** `POST /agent/auth/claim`: claim-start with an email, claim-complete with an OTP. */
   readonly claim: (
     request: ClaimRequest

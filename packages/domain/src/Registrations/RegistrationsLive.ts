@@ -13,11 +13,11 @@ import { Docks } from "../Docks/Docks.ts"
 import { Forbidden, NotFound, RateLimited, Unavailable, ValidationError } from "../Errors.ts"
 import type { RegistrationId } from "../Ids.ts"
 import { describeDuration, Limits } from "../Limits.ts"
-import { Features, HmacKey, PublicBaseUrl } from "../Settings.ts"
 import { Mailer } from "../Mail/Mailer.ts"
 import { CurrentPrincipal, userPrincipal } from "../Principal.ts"
 import { RateLimits } from "../RateLimits/RateLimits.ts"
 import { newOtp, newRegistrationSecret, otpHash, randomBase62, sameHash, sha256 } from "../Secrets.ts"
+import { Features, HmacKey, PublicBaseUrl } from "../Settings.ts"
 import { Tokens } from "../Tokens/Tokens.ts"
 import {
   AnonymousRegistration,
@@ -137,98 +137,112 @@ export const RegistrationsLive = Layer.effect(
       })
 
     const registerAnonymous = (agentLabel: string | undefined, ip: string) =>
-      transactional(sql, Effect.gen(function*() {
-        yield* registrationCaps(ip)
-        const at = yield* now
-        const expiresAt = new Date(at.getTime() + Duration.toMillis(limits.sandboxClaimWindow))
-        const username = `anon-${randomBase62(8).toLowerCase()}`
-        const userId = yield* repo.insertAnonymousUser(username, at)
-        const slug = `anonymous-sandbox-${randomBase62(10).toLowerCase()}`
-        const givenLabel = agentLabel?.trim() || null
-        const dockId = yield* docks.createOwned(userId, {
-          slug,
-          title: givenLabel === null ? "Anonymous sandbox" : `Sandbox of ${givenLabel}`,
-          description: null,
-          visibility: "private",
-          discoverable: false,
-          allowForks: false,
-          tags: [],
-          topics: [],
-          sandbox: true
-        }).pipe(Effect.orDie) // a fresh user has no Dock whose slug could be taken
-        yield* repo.setDefaultDock(userId, dockId)
-        yield* repo.startDockUsage(dockId)
-        const label = givenLabel ?? "anonymous agent"
-        const token = yield* tokens.create({
-          userId,
-          label,
-          kind: "anonymous",
-          scopes: ["mcp:read", "mcp:write"],
-          allowedBucketIds: [dockId],
-          expiresAt
+      transactional(
+        sql,
+        Effect.gen(function*() {
+          yield* registrationCaps(ip)
+          const at = yield* now
+          const expiresAt = new Date(at.getTime() + Duration.toMillis(limits.sandboxClaimWindow))
+          const username = `anon-${randomBase62(8).toLowerCase()}`
+          const userId = yield* repo.insertAnonymousUser(username, at)
+          const slug = `anonymous-sandbox-${randomBase62(10).toLowerCase()}`
+          const givenLabel = agentLabel?.trim() || null
+          const dockId = yield* docks.createOwned(userId, {
+            slug,
+            title: givenLabel === null ? "Anonymous sandbox" : `Sandbox of ${givenLabel}`,
+            description: null,
+            visibility: "private",
+            discoverable: false,
+            allowForks: false,
+            tags: [],
+            topics: [],
+            sandbox: true
+          }).pipe(Effect.orDie) // a fresh user has no Dock whose slug could be taken
+          yield* repo.setDefaultDock(userId, dockId)
+          yield* repo.startDockUsage(dockId)
+          const label = givenLabel ?? "anonymous agent"
+          const token = yield* tokens.create({
+            userId,
+            label,
+            kind: "anonymous",
+            scopes: ["mcp:read", "mcp:write"],
+            allowedBucketIds: [dockId],
+            expiresAt
+          })
+          const claimToken = newRegistrationSecret()
+          yield* repo.insertAnonymous({
+            secretHash: sha256(claimToken),
+            userId,
+            dockId,
+            tokenId: token.id,
+            agentLabel: label,
+            requesterIp: ip,
+            createdAt: at,
+            expiresAt
+          })
+          yield* activity.record({
+            dockId,
+            action: "sandbox.registered",
+            subjectType: "dock",
+            subjectId: dockId
+          }).pipe(
+            Effect.provideService(
+              CurrentPrincipal,
+              userPrincipal({ id: userId, username }, { tokenId: token.id, agentLabel: label, sandbox: true })
+            )
+          )
+          return new AnonymousRegistration({
+            registration_id: claimToken,
+            registration_type: "anonymous",
+            credential_type: "mcp_write_token",
+            credential: token.token,
+            token_id: token.id,
+            expires_at: expiresAt.toISOString(),
+            scopes: token.scopes,
+            sandbox_bucket: new SandboxBucket({ id: dockId, slug }),
+            status: "unclaimed",
+            claim_url: claimUrl,
+            claim_instructions: instructions(claimToken, expiresAt, "<the person's email>")
+          })
         })
-        const claimToken = newRegistrationSecret()
-        yield* repo.insertAnonymous({
-          secretHash: sha256(claimToken),
-          userId,
-          dockId: dockId,
-          tokenId: token.id,
-          agentLabel: label,
-          requesterIp: ip,
-          createdAt: at,
-          expiresAt
-        })
-        yield* activity.record({ dockId: dockId, action: "sandbox.registered", subjectType: "dock", subjectId: dockId }).pipe(
-          Effect.provideService(CurrentPrincipal, userPrincipal({ id: userId, username }, { tokenId: token.id, agentLabel: label, sandbox: true }))
-        )
-        return new AnonymousRegistration({
-          registration_id: claimToken,
-          registration_type: "anonymous",
-          credential_type: "mcp_write_token",
-          credential: token.token,
-          token_id: token.id,
-          expires_at: expiresAt.toISOString(),
-          scopes: token.scopes,
-          sandbox_bucket: new SandboxBucket({ id: dockId, slug }),
-          status: "unclaimed",
-          claim_url: claimUrl,
-          claim_instructions: instructions(claimToken, expiresAt, "<the person's email>")
-        })
-      }))
+      )
 
     const registerVerifiedEmail = (rawEmail: string, agentLabel: string | undefined, ip: string) =>
       Effect.gen(function*() {
         const email = yield* normalizeEmail(rawEmail)
-        return yield* transactional(sql, Effect.gen(function*() {
-          yield* registrationCaps(ip)
-          const at = yield* now
-          const expiresAt = new Date(at.getTime() + Duration.toMillis(VERIFIED_EMAIL_WINDOW))
-          const claimToken = newRegistrationSecret()
-          const registrationId = yield* repo.insertVerifiedEmail({
-            secretHash: sha256(claimToken),
-            agentLabel: agentLabel?.trim() || null,
-            requesterIp: ip,
-            email,
-            createdAt: at,
-            expiresAt
+        return yield* transactional(
+          sql,
+          Effect.gen(function*() {
+            yield* registrationCaps(ip)
+            const at = yield* now
+            const expiresAt = new Date(at.getTime() + Duration.toMillis(VERIFIED_EMAIL_WINDOW))
+            const claimToken = newRegistrationSecret()
+            const registrationId = yield* repo.insertVerifiedEmail({
+              secretHash: sha256(claimToken),
+              agentLabel: agentLabel?.trim() || null,
+              requesterIp: ip,
+              email,
+              createdAt: at,
+              expiresAt
+            })
+            yield* sendCode(registrationId, email)
+            return new VerifiedEmailRegistration({
+              registration_id: claimToken,
+              registration_type: "verified_email",
+              credential_type: "mcp_write_token",
+              status: "otp_sent",
+              email,
+              claim_token_expires: expiresAt.toISOString(),
+              claim_url: claimUrl,
+              claim_instructions: [
+                `A six-digit code was mailed to ${email}; it expires after ${describeDuration(limits.otpTtl)}.`,
+                `POST ${claimUrl} with Content-Type: application/json and the body`,
+                `{"claim_token":"${claimToken}","otp":"<the six digits>"} to receive an MCP write token (shown once).`,
+                `To mail a new code, POST {"claim_token":"${claimToken}","email":"${email}"}.`
+              ].join(" ")
+            })
           })
-          yield* sendCode(registrationId, email)
-          return new VerifiedEmailRegistration({
-            registration_id: claimToken,
-            registration_type: "verified_email",
-            credential_type: "mcp_write_token",
-            status: "otp_sent",
-            email,
-            claim_token_expires: expiresAt.toISOString(),
-            claim_url: claimUrl,
-            claim_instructions: [
-              `A six-digit code was mailed to ${email}; it expires after ${describeDuration(limits.otpTtl)}.`,
-              `POST ${claimUrl} with Content-Type: application/json and the body`,
-              `{"claim_token":"${claimToken}","otp":"<the six digits>"} to receive an MCP write token (shown once).`,
-              `To mail a new code, POST {"claim_token":"${claimToken}","email":"${email}"}.`
-            ].join(" ")
-          })
-        }))
+        )
       })
 
     const register = Effect.fn("Registrations.register")(function*(request: RegistrationRequest, requesterIp: string) {
@@ -282,26 +296,29 @@ export const RegistrationsLive = Layer.effect(
     const claimStart = (claimToken: string, rawEmail: string) =>
       Effect.gen(function*() {
         const email = yield* normalizeEmail(rawEmail)
-        return yield* transactional(sql, Effect.gen(function*() {
-          const registration = yield* lockRegistration(claimToken)
-          yield* checkWindow(registration)
-          if (registration.status === "claimed") {
-            return yield* new Forbidden({ message: "This registration has already been claimed" })
-          }
-          yield* sandboxOf(registration)
-          if (registration.kind === "verified_email" && registration.email !== email) {
-            return yield* new ValidationError({
-              message: "This claim token was issued for another email address",
-              details: { field: "email" }
+        return yield* transactional(
+          sql,
+          Effect.gen(function*() {
+            const registration = yield* lockRegistration(claimToken)
+            yield* checkWindow(registration)
+            if (registration.status === "claimed") {
+              return yield* new Forbidden({ message: "This registration has already been claimed" })
+            }
+            yield* sandboxOf(registration)
+            if (registration.kind === "verified_email" && registration.email !== email) {
+              return yield* new ValidationError({
+                message: "This claim token was issued for another email address",
+                details: { field: "email" }
+              })
+            }
+            yield* sendCode(registration.id, email)
+            return new ClaimStarted({
+              status: "otp_sent",
+              registration_id: claimToken,
+              claim_token_expires: registration.expires_at.toISOString()
             })
-          }
-          yield* sendCode(registration.id, email)
-          return new ClaimStarted({
-            status: "otp_sent",
-            registration_id: claimToken,
-            claim_token_expires: registration.expires_at.toISOString()
           })
-        }))
+        )
       })
 
     /** The confirmed person for the email: existing (confirmed now, the code proved the address) or new. */
@@ -331,93 +348,101 @@ export const RegistrationsLive = Layer.effect(
 
     const claimComplete = (claimToken: string, otp: string) =>
       Effect.gen(function*() {
-        const outcome = yield* transactional(sql, Effect.gen(function*() {
-          const registration = yield* lockRegistration(claimToken)
-          yield* checkWindow(registration)
-          if (registration.status === "claimed") return { _tag: "Refused" } as const
-          const sandbox = yield* sandboxOf(registration)
-          const latest = yield* repo.lockLatestOpenCode(registration.id)
-          if (Option.isNone(latest)) return { _tag: "Refused" } as const
-          const code = latest.value
-          for (const key of wrongTryKeys(registration.id, code.email)) {
-            if ((yield* rateLimits.count(key, Duration.days(1))) >= OTP_WRONG_TRIES_PER_DAY) {
-              return { _tag: "Capped" } as const
-            }
-          }
-          const at = yield* now
-          const expected = otpHash(Redacted.value(hmacKey), { purpose: "claim", registrationId: registration.id, email: code.email, otp })
-          const matches = OTP.test(otp) && sameHash(expected, code.code_hash)
-          if (!matches || code.expires_at.getTime() <= at.getTime() || code.wrong_tries >= OTP_WRONG_TRIES_PER_CODE) {
-            if (!matches) {
-              yield* repo.countWrongTry(code.id)
-              for (const key of wrongTryKeys(registration.id, code.email)) {
-                yield* rateLimits.hit({ key, limit: Number.MAX_SAFE_INTEGER, window: Duration.days(1), message: "" })
-                  .pipe(Effect.orDie)
+        const outcome = yield* transactional(
+          sql,
+          Effect.gen(function*() {
+            const registration = yield* lockRegistration(claimToken)
+            yield* checkWindow(registration)
+            if (registration.status === "claimed") return { _tag: "Refused" } as const
+            const sandbox = yield* sandboxOf(registration)
+            const latest = yield* repo.lockLatestOpenCode(registration.id)
+            if (Option.isNone(latest)) return { _tag: "Refused" } as const
+            const code = latest.value
+            for (const key of wrongTryKeys(registration.id, code.email)) {
+              if ((yield* rateLimits.count(key, Duration.days(1))) >= OTP_WRONG_TRIES_PER_DAY) {
+                return { _tag: "Capped" } as const
               }
             }
-            return { _tag: "Refused" } as const
-          }
-          yield* repo.markCodeUsed(code.id, at)
-          const account = yield* accountFor(code.email)
-          yield* repo.markClaimed(registration.id, account.id, at)
-          const principal = userPrincipal({ id: account.id, username: account.username }, {
-            tokenId: registration.token_id,
-            agentLabel: registration.agent_label
-          })
+            const at = yield* now
+            const expected = otpHash(Redacted.value(hmacKey), {
+              purpose: "claim",
+              registrationId: registration.id,
+              email: code.email,
+              otp
+            })
+            const matches = OTP.test(otp) && sameHash(expected, code.code_hash)
+            if (!matches || code.expires_at.getTime() <= at.getTime() || code.wrong_tries >= OTP_WRONG_TRIES_PER_CODE) {
+              if (!matches) {
+                yield* repo.countWrongTry(code.id)
+                for (const key of wrongTryKeys(registration.id, code.email)) {
+                  yield* rateLimits.hit({ key, limit: Number.MAX_SAFE_INTEGER, window: Duration.days(1), message: "" })
+                    .pipe(Effect.orDie)
+                }
+              }
+              return { _tag: "Refused" } as const
+            }
+            yield* repo.markCodeUsed(code.id, at)
+            const account = yield* accountFor(code.email)
+            yield* repo.markClaimed(registration.id, account.id, at)
+            const principal = userPrincipal({ id: account.id, username: account.username }, {
+              tokenId: registration.token_id,
+              agentLabel: registration.agent_label
+            })
 
-          if (registration.kind === "verified_email") {
-            const token = yield* tokens.create({
-              userId: account.id,
-              label: registration.agent_label ?? "verified-email agent",
-              kind: "personal",
-              scopes: ["mcp:read", "mcp:write"],
-              allowedBucketIds: null,
-              expiresAt: new Date(at.getTime() + Duration.toMillis(limits.claimedTokenTtl))
-            }).pipe(Effect.orDie)
-            yield* repo.recordIssuedToken(registration.id, token.id)
+            if (registration.kind === "verified_email") {
+              const token = yield* tokens.create({
+                userId: account.id,
+                label: registration.agent_label ?? "verified-email agent",
+                kind: "personal",
+                scopes: ["mcp:read", "mcp:write"],
+                allowedBucketIds: null,
+                expiresAt: new Date(at.getTime() + Duration.toMillis(limits.claimedTokenTtl))
+              }).pipe(Effect.orDie)
+              yield* repo.recordIssuedToken(registration.id, token.id)
+              return {
+                _tag: "Issued",
+                answer: new CredentialIssued({
+                  status: "claimed",
+                  registration_id: claimToken,
+                  credential_type: "mcp_write_token",
+                  credential: token.token,
+                  account,
+                  token: {
+                    id: token.id,
+                    label: token.label,
+                    scopes: token.scopes,
+                    allowed_bucket_ids: token.allowed_bucket_ids,
+                    expires_at: token.expires_at
+                  }
+                })
+              } as const
+            }
+
+            // An anonymous sandbox: the Dock, and the very token the agent holds, move to the person.
+            const tokenExpiry = new Date(at.getTime() + Duration.toMillis(limits.claimedTokenTtl))
+            yield* repo.handDockToClaimant(registration.dock_id, account.id, at)
+            yield* repo.handTokenToClaimant(registration.token_id, account.id, tokenExpiry)
+            yield* repo.detachAnonymousUser(registration.user_id)
+            yield* activity.record({
+              dockId: registration.dock_id,
+              action: "sandbox.claimed",
+              subjectType: "dock",
+              subjectId: registration.dock_id ?? undefined
+            }).pipe(Effect.provideService(CurrentPrincipal, principal))
+            // Read again: the claim just moved it to the person.
+            const dock = yield* docks.storedById(Option.getOrThrow(sandbox).id).pipe(Effect.map(Option.getOrThrow))
             return {
-              _tag: "Issued",
-              answer: new CredentialIssued({
+              _tag: "Claimed",
+              answer: new ClaimCompleted({
                 status: "claimed",
                 registration_id: claimToken,
-                credential_type: "mcp_write_token",
-                credential: token.token,
+                bucket: dock,
                 account,
-                token: {
-                  id: token.id,
-                  label: token.label,
-                  scopes: token.scopes,
-                  allowed_bucket_ids: token.allowed_bucket_ids,
-                  expires_at: token.expires_at
-                }
+                token: { id: registration.token_id!, expires_at: tokenExpiry.toISOString() }
               })
             } as const
-          }
-
-          // An anonymous sandbox: the Dock, and the very token the agent holds, move to the person.
-          const tokenExpiry = new Date(at.getTime() + Duration.toMillis(limits.claimedTokenTtl))
-          yield* repo.handDockToClaimant(registration.dock_id, account.id, at)
-          yield* repo.handTokenToClaimant(registration.token_id, account.id, tokenExpiry)
-          yield* repo.detachAnonymousUser(registration.user_id)
-          yield* activity.record({
-            dockId: registration.dock_id,
-            action: "sandbox.claimed",
-            subjectType: "dock",
-            subjectId: registration.dock_id ?? undefined
-          }).pipe(Effect.provideService(CurrentPrincipal, principal))
-          // Read again: the claim just moved it to the person.
-          const dock = yield* docks.storedById(Option.getOrThrow(sandbox).id).pipe(Effect.map(Option.getOrThrow))
-          return {
-            _tag: "Claimed",
-            answer: new ClaimCompleted({
-              status: "claimed",
-              registration_id: claimToken,
-              bucket: dock,
-              account,
-              token: { id: registration.token_id!, expires_at: tokenExpiry.toISOString() }
-            })
-          } as const
-        }))
+          })
+        )
         switch (outcome._tag) {
           case "Refused":
             return yield* codeRefused()
@@ -444,29 +469,37 @@ export const RegistrationsLive = Layer.effect(
     const list = Effect.fn("Registrations.list")(function*(status?: SandboxStatus) {
       const rows = yield* repo.listSandboxes(status)
       return rows.map((row) =>
-        new SandboxSummary({ ...row, created_at: row.created_at.toISOString(), expires_at: row.expires_at.toISOString() })
+        new SandboxSummary({
+          ...row,
+          created_at: row.created_at.toISOString(),
+          expires_at: row.expires_at.toISOString()
+        })
       )
     })
 
     const sweep = Effect.gen(function*() {
       const at = yield* now
       const purgeBefore = new Date(at.getTime() - Duration.toMillis(limits.sandboxRetention))
-      return yield* transactional(sql, Effect.gen(function*() {
-        yield* repo.lockSweep
-        const expired = yield* repo.expireUnclaimed(at)
-        yield* repo.revokeTokens(expired.flatMap((row) => (row.token_id === null ? [] : [row.token_id])), at)
-        yield* repo.hideDocks(expired.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id])), at)
-        // Deleting the anonymous user cascades to its token and registration; the sandbox Dock goes first.
-        const purged = yield* repo.listExpiredBefore(purgeBefore)
-        yield* repo.deleteSandboxDocks(purged.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id])))
-        yield* repo.deleteRegistrations(purged.map((row) => row.id))
-        yield* repo.deleteAnonymousUsers(purged.flatMap((row) => (row.user_id === null ? [] : [row.user_id])))
-        yield* rateLimits.prune(new Date(at.getTime() - Duration.toMillis(Duration.days(2))))
-        // The counts are of sandboxes (what `dock sandboxes sweep` reports); verified-email claim tokens that
-        // lapsed are expired and purged alongside without being counted.
-        const sandboxes = (rows: ReadonlyArray<{ kind: string }>) => rows.filter((row) => row.kind === "anonymous").length
-        return new SweepResult({ expired: sandboxes(expired), purged: sandboxes(purged) })
-      }))
+      return yield* transactional(
+        sql,
+        Effect.gen(function*() {
+          yield* repo.lockSweep
+          const expired = yield* repo.expireUnclaimed(at)
+          yield* repo.revokeTokens(expired.flatMap((row) => (row.token_id === null ? [] : [row.token_id])), at)
+          yield* repo.hideDocks(expired.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id])), at)
+          // Deleting the anonymous user cascades to its token and registration; the sandbox Dock goes first.
+          const purged = yield* repo.listExpiredBefore(purgeBefore)
+          yield* repo.deleteSandboxDocks(purged.flatMap((row) => (row.dock_id === null ? [] : [row.dock_id])))
+          yield* repo.deleteRegistrations(purged.map((row) => row.id))
+          yield* repo.deleteAnonymousUsers(purged.flatMap((row) => (row.user_id === null ? [] : [row.user_id])))
+          yield* rateLimits.prune(new Date(at.getTime() - Duration.toMillis(Duration.days(2))))
+          // The counts are of sandboxes (what `dock sandboxes sweep` reports); verified-email claim tokens that
+          // lapsed are expired and purged alongside without being counted.
+          const sandboxes = (rows: ReadonlyArray<{ kind: string }>) =>
+            rows.filter((row) => row.kind === "anonymous").length
+          return new SweepResult({ expired: sandboxes(expired), purged: sandboxes(purged) })
+        })
+      )
     }).pipe(Effect.withSpan("Registrations.sweep"))
 
     return { register, claim, list, sweep }

@@ -218,7 +218,9 @@ export const makeRegistrationsRepo = Effect.gen(function*() {
   })
 
   const revokeTokens = (ids: ReadonlyArray<TokenId>, at: Date) =>
-    ids.length === 0 ? Effect.void : sql`update tokens set revoked_at = coalesce(revoked_at, ${at}) where ${sql.in("id", ids)}`
+    ids.length === 0
+      ? Effect.void
+      : sql`update tokens set revoked_at = coalesce(revoked_at, ${at}) where ${sql.in("id", ids)}`
 
   const hideDocks = (ids: ReadonlyArray<DockId>, at: Date) =>
     ids.length === 0 ? Effect.void : sql`update docks set hidden_at = ${at} where ${sql.in("id", ids)}`
@@ -254,7 +256,8 @@ export const makeRegistrationsRepo = Effect.gen(function*() {
     confirmUser: (id: UserId) => orDie(confirmUser(id)),
     detachAnonymousUser: (id: UserId | null) => orDie(detachAnonymousUser(id)),
     startDockUsage: (dockId: DockId) => orDie(startDockUsage(dockId)),
-    handDockToClaimant: (dockId: DockId | null, ownerId: UserId, at: Date) => orDie(handDockToClaimant(dockId, ownerId, at)),
+    handDockToClaimant: (dockId: DockId | null, ownerId: UserId, at: Date) =>
+      orDie(handDockToClaimant(dockId, ownerId, at)),
     handTokenToClaimant: (tokenId: TokenId | null, userId: UserId, expiresAt: Date) =>
       orDie(handTokenToClaimant(tokenId, userId, expiresAt)),
     lockSweep: orDie(lockSweep),

@@ -15,14 +15,18 @@ import { Tokens } from "./Tokens.ts"
 export const parseExpiresIn = (value: string) =>
   Option.match(Duration.decodeUnknown(value.trim()), {
     onNone: () =>
-      Effect.fail(new ValidationError({
-        message: `expires_in must be a duration such as "90 days" or "12 hours", not "${value}"`,
-        details: { field: "expires_in" }
-      })),
+      Effect.fail(
+        new ValidationError({
+          message: `expires_in must be a duration such as "90 days" or "12 hours", not "${value}"`,
+          details: { field: "expires_in" }
+        })
+      ),
     onSome: (duration) =>
       Duration.toMillis(duration) > 0 && Duration.isFinite(duration)
         ? Effect.succeed(duration)
-        : Effect.fail(new ValidationError({ message: "expires_in must be a positive duration", details: { field: "expires_in" } }))
+        : Effect.fail(
+          new ValidationError({ message: "expires_in must be a positive duration", details: { field: "expires_in" } })
+        )
   })
 
 /** The user named by email, username or id, as operators type them. */
@@ -47,17 +51,22 @@ export const issueOperatorToken = Effect.fn("Tokens.issueForOperator")(function*
   const tokens = yield* Tokens
   const user = yield* findUser(request.user)
   const principal = userPrincipal(user)
-  const allowed = request.docks === undefined || request.docks.length === 0 ? null : yield* Effect.forEach(request.docks, (name) =>
-    Effect.gen(function*() {
-      const { access } = yield* docks.named({ bucket: name })
-      yield* checkWrite(principal, access)
-      return access.dockId
-    }).pipe(
-      Effect.provideService(CurrentPrincipal, principal),
-      Effect.mapError(() =>
-        new ValidationError({ message: `${user.username} cannot write to a Dock "${name}"`, details: { field: "docks", value: name } })
-      )
-    ))
+  const allowed = request.docks === undefined || request.docks.length === 0 ?
+    null :
+    yield* Effect.forEach(request.docks, (name) =>
+      Effect.gen(function*() {
+        const { access } = yield* docks.named({ bucket: name })
+        yield* checkWrite(principal, access)
+        return access.dockId
+      }).pipe(
+        Effect.provideService(CurrentPrincipal, principal),
+        Effect.mapError(() =>
+          new ValidationError({
+            message: `${user.username} cannot write to a Dock "${name}"`,
+            details: { field: "docks", value: name }
+          })
+        )
+      ))
   const expiresAt = request.expires_in === undefined ? null : yield* Effect.gen(function*() {
     const duration = yield* parseExpiresIn(request.expires_in!)
     return new Date((yield* Clock.currentTimeMillis) + Duration.toMillis(duration))

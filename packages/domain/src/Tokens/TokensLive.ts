@@ -33,12 +33,18 @@ export const TokensLive = Layer.effect(
     const create = Effect.fn("Tokens.create")(function*(input: NewToken) {
       const label = input.label?.trim() || null
       if (label !== null && label.length > LABEL_MAX) {
-        return yield* new ValidationError({ message: `label is longer than ${LABEL_MAX} characters`, details: { field: "label" } })
+        return yield* new ValidationError({
+          message: `label is longer than ${LABEL_MAX} characters`,
+          details: { field: "label" }
+        })
       }
       const scopes = normalizeScopes(input.scopes ?? ["mcp:write"])
       const now = new Date(yield* Clock.currentTimeMillis)
       if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
-        return yield* new ValidationError({ message: "expires_at must be in the future", details: { field: "expires_in" } })
+        return yield* new ValidationError({
+          message: "expires_at must be in the future",
+          details: { field: "expires_in" }
+        })
       }
       const secret = newToken()
       const row = yield* repo.insert({

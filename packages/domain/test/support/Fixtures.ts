@@ -8,8 +8,8 @@ import {
   CurrentPrincipal,
   type Dock,
   type DockRef,
-  type DockTarget,
   Docks,
+  type DockTarget,
   Members,
   type NewDock,
   type Principal,
@@ -22,8 +22,10 @@ export const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
 
 /** A confirmed person with a unique email (and so a unique username and default Dock). */
 export const newUser = (prefix = "user") =>
-  Effect.flatMap(Accounts, (accounts) =>
-    accounts.create({ email: `${prefix}-${unique()}@example.com`, kind: "person", confirmed: true }))
+  Effect.flatMap(
+    Accounts,
+    (accounts) => accounts.create({ email: `${prefix}-${unique()}@example.com`, kind: "person", confirmed: true })
+  )
 
 export const as = (principal: Principal) => Effect.provideService(CurrentPrincipal, principal)
 
@@ -40,8 +42,13 @@ export const resolveAs = (principal: Principal, target: DockTarget) =>
 
 /** The Dock a reference names, as the caller resolves it (for the port methods that take a ResolvedDock). */
 export const resolvedAt = (ref: DockRef) =>
-  Effect.flatMap(Docks, (docks) =>
-    docks.named({ bucket: ref._tag === "ByPath" ? `${ref.owner}/${ref.slug}` : ref._tag === "ById" ? ref.id : ref.slug }))
+  Effect.flatMap(
+    Docks,
+    (docks) =>
+      docks.named({
+        bucket: ref._tag === "ByPath" ? `${ref.owner}/${ref.slug}` : ref._tag === "ById" ? ref.id : ref.slug
+      })
+  )
 
 /** `owner_username/dock_slug` */
 export const pathOf = (dock: Dock) => `${dock.owner.username}/${dock.slug}`

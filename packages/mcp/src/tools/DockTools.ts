@@ -1,5 +1,5 @@
 /** The Dock tools of spec §4.3: catalogue entries, one domain call each. */
-import { Dock, DockDetails, type DockTarget, Docks } from "@dock/domain"
+import { Dock, DockDetails, Docks, type DockTarget } from "@dock/domain"
 import { Effect, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
 import { Bucket, BucketSlug, optional, OwnerUsername, PathTarget, Text, Visibility } from "./Params.ts"
@@ -66,8 +66,7 @@ export const getBucket = tool({
   output: Schema.Struct({ bucket: DockDetails }),
   annotations: READ,
   scope: "mcp:read",
-  run: (input) =>
-    withDocks((docks) => docks.details(input)).pipe(Effect.map((bucket) => ({ bucket })))
+  run: (input) => withDocks((docks) => docks.details(input)).pipe(Effect.map((bucket) => ({ bucket })))
 })
 
 export const createBucket = tool({

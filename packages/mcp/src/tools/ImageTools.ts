@@ -7,7 +7,8 @@ import { optional, Text, WriteTarget } from "./Params.ts"
 // A length bound the schema can show, with a message of its own: the default one quotes the value (20 MB of it).
 const ImageBase64 = Schema.String.pipe(
   Schema.maxLength(MAX_IMAGE_BASE64_CHARS, {
-    message: () => `image_base64 is longer than ${MAX_IMAGE_BASE64_CHARS} characters; images are at most 15,000,000 bytes`
+    message: () =>
+      `image_base64 is longer than ${MAX_IMAGE_BASE64_CHARS} characters; images are at most 15,000,000 bytes`
   }),
   Schema.annotations({
     description: "The image file in base64: JPEG, PNG or WebP, at most 15,000,000 bytes decoded. A data-URL prefix " +
@@ -27,8 +28,12 @@ export const pushImage = tool({
   input: Schema.Struct({
     ...WriteTarget,
     image_base64: ImageBase64,
-    filename: Text(FILENAME_MAX).pipe(Schema.annotations({ description: "The file's name (kept as data, never a path)" })),
-    alt_text: Text(ALT_TEXT_MAX).pipe(Schema.annotations({ description: "What the image shows, for readers who cannot see it" })),
+    filename: Text(FILENAME_MAX).pipe(
+      Schema.annotations({ description: "The file's name (kept as data, never a path)" })
+    ),
+    alt_text: Text(ALT_TEXT_MAX).pipe(
+      Schema.annotations({ description: "What the image shows, for readers who cannot see it" })
+    ),
     caption: optional(Schema.NullOr(Text(CAPTION_MAX))),
     format_hint: optional(Schema.NullOr(Schema.Literal("jpeg", "jpg", "png", "webp")))
   }),
@@ -36,6 +41,15 @@ export const pushImage = tool({
   annotations: WRITE,
   scope: "mcp:write",
   run: ({ alt_text, caption, filename, format_hint, image_base64, ...target }) =>
-    Effect.flatMap(Images, (images) =>
-      images.push(target, { imageBase64: image_base64, filename, altText: alt_text, caption, formatHint: format_hint }))
+    Effect.flatMap(
+      Images,
+      (images) =>
+        images.push(target, {
+          imageBase64: image_base64,
+          filename,
+          altText: alt_text,
+          caption,
+          formatHint: format_hint
+        })
+    )
 })

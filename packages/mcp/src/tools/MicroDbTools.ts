@@ -25,7 +25,9 @@ const RowData = RowDataInput.pipe(
 
 const columnDefFields = {
   name: Text(100),
-  slug: optional(Text(64).pipe(Schema.annotations({ description: "Default: from the name (\"First name\" → first_name)" }))),
+  slug: optional(
+    Text(64).pipe(Schema.annotations({ description: "Default: from the name (\"First name\" → first_name)" }))
+  ),
   type: ColumnType,
   required: optional(Schema.Boolean),
   unique: optional(Schema.Boolean),
@@ -51,7 +53,11 @@ const Filter = Schema.Struct({
   column: Text(64),
   op: FilterOp,
   value: optional(Schema.Unknown)
-}).pipe(Schema.annotations({ description: "MicroDbFilter: compares a column (or id, created_at, updated_at) with a typed value" }))
+}).pipe(
+  Schema.annotations({
+    description: "MicroDbFilter: compares a column (or id, created_at, updated_at) with a typed value"
+  })
+)
 const Sort = Schema.Struct({
   column: Text(64),
   direction: optional(Schema.Literal("asc", "desc").pipe(Schema.annotations({ description: "Default asc" })))
@@ -84,7 +90,8 @@ export const pushMicroDb = tool({
 
 export const listMicroDbTables = tool({
   name: "list_micro_db_tables",
-  description: "List the tables of a Dock's Micro DB in position order, each with its columns and row_count. Returns `{ tables }`.",
+  description:
+    "List the tables of a Dock's Micro DB in position order, each with its columns and row_count. Returns `{ tables }`.",
   input: Schema.Struct({ bucket: Bucket }),
   output: Schema.Struct({ tables: Schema.Array(MicroDbTable) }),
   annotations: READ,
@@ -94,13 +101,16 @@ export const listMicroDbTables = tool({
 
 export const getMicroDbSchema = tool({
   name: "get_micro_db_schema",
-  description: "One table and its columns (name, slug, type, required, unique, default, options, description). Returns `{ table, columns }`.",
+  description:
+    "One table and its columns (name, slug, type, required, unique, default, options, description). Returns `{ table, columns }`.",
   input: Schema.Struct({ bucket: Bucket, table: Table }),
   output: Schema.Struct({ table: MicroDbTable, columns: Schema.Array(MicroDbColumn) }),
   annotations: READ,
   scope: "mcp:read",
   run: ({ bucket, table }) =>
-    withMicroDb((microDb) => microDb.table({ bucket }, table)).pipe(Effect.map((table) => ({ table, columns: table.columns })))
+    withMicroDb((microDb) => microDb.table({ bucket }, table)).pipe(
+      Effect.map((table) => ({ table, columns: table.columns }))
+    )
 })
 
 export const queryMicroDbRows = tool({
@@ -158,7 +168,8 @@ export const createMicroDbTable = tool({
   output: Schema.Struct({ table: MicroDbTable }),
   annotations: WRITE,
   scope: "mcp:write",
-  run: ({ bucket, ...input }) => withMicroDb((microDb) => microDb.createTable({ bucket }, input)).pipe(Effect.map((table) => ({ table })))
+  run: ({ bucket, ...input }) =>
+    withMicroDb((microDb) => microDb.createTable({ bucket }, input)).pipe(Effect.map((table) => ({ table })))
 })
 
 export const updateMicroDbTable = tool({
@@ -188,7 +199,9 @@ export const deleteMicroDbTable = tool({
   annotations: DESTRUCTIVE,
   scope: "mcp:write",
   run: ({ bucket, table }) =>
-    withMicroDb((microDb) => microDb.deleteTable({ bucket }, table)).pipe(Effect.map((snapshot) => ({ ok: true as const, snapshot })))
+    withMicroDb((microDb) => microDb.deleteTable({ bucket }, table)).pipe(
+      Effect.map((snapshot) => ({ ok: true as const, snapshot }))
+    )
 })
 
 export const addMicroDbColumn = tool({
@@ -200,7 +213,9 @@ export const addMicroDbColumn = tool({
   annotations: WRITE,
   scope: "mcp:write",
   run: ({ bucket, column_def, table }) =>
-    withMicroDb((microDb) => microDb.addColumn({ bucket }, table, column_def)).pipe(Effect.map((column) => ({ column })))
+    withMicroDb((microDb) => microDb.addColumn({ bucket }, table, column_def)).pipe(
+      Effect.map((column) => ({ column }))
+    )
 })
 
 export const updateMicroDbColumn = tool({
@@ -214,12 +229,15 @@ export const updateMicroDbColumn = tool({
   annotations: WRITE,
   scope: "mcp:write",
   run: ({ bucket, column, patch, table }) =>
-    withMicroDb((microDb) => microDb.updateColumn({ bucket }, table, column, patch)).pipe(Effect.map((column) => ({ column })))
+    withMicroDb((microDb) => microDb.updateColumn({ bucket }, table, column, patch)).pipe(
+      Effect.map((column) => ({ column }))
+    )
 })
 
 export const deleteMicroDbColumn = tool({
   name: "delete_micro_db_column",
-  description: "Delete a column and its values, after snapshotting the whole Micro DB. Returns `{ ok: true, snapshot }`.",
+  description:
+    "Delete a column and its values, after snapshotting the whole Micro DB. Returns `{ ok: true, snapshot }`.",
   input: Schema.Struct({ bucket: Bucket, table: Table, column: Column }),
   output: Deleted,
   annotations: DESTRUCTIVE,
@@ -240,7 +258,9 @@ export const insertMicroDbRow = tool({
   annotations: WRITE,
   scope: "mcp:write",
   run: ({ bucket, data, table }) =>
-    withMicroDb((microDb) => microDb.insertRows({ bucket }, table, [data])).pipe(Effect.map((rows) => ({ row: rows[0]! })))
+    withMicroDb((microDb) => microDb.insertRows({ bucket }, table, [data])).pipe(
+      Effect.map((rows) => ({ row: rows[0]! }))
+    )
 })
 
 export const insertMicroDbRows = tool({
@@ -256,12 +276,14 @@ export const insertMicroDbRows = tool({
   output: Schema.Struct({ rows: Schema.Array(MicroDbRow) }),
   annotations: WRITE,
   scope: "mcp:write",
-  run: ({ bucket, rows, table }) => withMicroDb((microDb) => microDb.insertRows({ bucket }, table, rows)).pipe(Effect.map((rows) => ({ rows })))
+  run: ({ bucket, rows, table }) =>
+    withMicroDb((microDb) => microDb.insertRows({ bucket }, table, rows)).pipe(Effect.map((rows) => ({ rows })))
 })
 
 export const updateMicroDbRow = tool({
   name: "update_micro_db_row",
-  description: "Merge `data`'s keys into a row (null clears a value); the whole row is validated again. Returns `{ row }`.",
+  description:
+    "Merge `data`'s keys into a row (null clears a value); the whole row is validated again. Returns `{ row }`.",
   input: Schema.Struct({ bucket: Bucket, table: Table, row_id: RowId, data: RowData }),
   output: Schema.Struct({ row: MicroDbRow }),
   annotations: WRITE,
@@ -290,5 +312,6 @@ export const snapshotMicroDb = tool({
   output: Schema.Struct({ snapshot: MicroDbSnapshot }),
   annotations: WRITE,
   scope: "mcp:write",
-  run: ({ bucket }) => withMicroDb((microDb) => microDb.snapshot({ bucket })).pipe(Effect.map((snapshot) => ({ snapshot })))
+  run: ({ bucket }) =>
+    withMicroDb((microDb) => microDb.snapshot({ bucket })).pipe(Effect.map((snapshot) => ({ snapshot })))
 })

@@ -1,5 +1,15 @@
 /** The Web page and Markdown file tools of spec §4.3: catalogue entries, one domain call each. */
-import { type DockTarget, InboundLink, type PageNames, OutboundLink, Pages, PageSearchResult, Part, PartVersion, type PushKind } from "@dock/domain"
+import {
+  type DockTarget,
+  InboundLink,
+  OutboundLink,
+  type PageNames,
+  Pages,
+  PageSearchResult,
+  Part,
+  PartVersion,
+  type PushKind
+} from "@dock/domain"
 import { Effect, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
 import { Bucket, BucketPath, BucketSlug, optional, OwnerUsername, Text, WriteTarget } from "./Params.ts"
@@ -8,7 +18,9 @@ const PageRef = (what: string) =>
   Text(200).pipe(Schema.annotations({ description: `The ${what}: its UUID or its slug in the Dock` }))
 const PageTitle = Schema.NullOr(Text(300))
 const PageSlug = Schema.NullOr(Text(64)).pipe(
-  Schema.annotations({ description: "lowercase letters, digits and single hyphens; the page is updated when it exists" })
+  Schema.annotations({
+    description: "lowercase letters, digits and single hyphens; the page is updated when it exists"
+  })
 )
 // A UTF-16 length bound the schema can show; the exact rule (1 MiB of UTF-8) is checked by the domain.
 const PageContent = Schema.String.pipe(
@@ -57,8 +69,7 @@ export const pushWebPage = tool({
 
 export const pushMarkdownFile = tool({
   name: "push_markdown_file",
-  description:
-    "Create or update a Markdown file: a complete Markdown document that starts with YAML front matter " +
+  description: "Create or update a Markdown file: a complete Markdown document that starts with YAML front matter " +
     "(---\\ntitle: …\\n---). Front matter fields title, summary, slug, tags, entities, concepts, claims and sources " +
     "feed the page record; `page_title` / `page_slug` override them. Bad front matter is invalid_front_matter, a bad " +
     "slug invalid_slug. With no Dock named it goes to your default Dock. Returns `{ part, action, warnings }`.",
@@ -71,8 +82,7 @@ export const pushMarkdownFile = tool({
 
 export const pushMarkdown = tool({
   name: "push_markdown",
-  description:
-    "Save Markdown (front matter optional). With `bucket` it is created or updated in that Dock like " +
+  description: "Save Markdown (front matter optional). With `bucket` it is created or updated in that Dock like " +
     "push_markdown_file; without it, it becomes a standalone artifact of yours, in no Dock, reachable at its `url`. " +
     "Returns `{ part, action, warnings }`.",
   input: Schema.Struct({ bucket: optional(Bucket), ...PushFields }),
@@ -148,7 +158,11 @@ export const listWebPages = tool({
   scope: "mcp:read",
   run: ({ limit, sort, ...target }) =>
     withPages((pages) =>
-      pages.list(target, { limit: limit ?? 50, sort: sort ?? "alphabetical", kinds: ["web_page", "markdown_file", "micro_db"] })
+      pages.list(target, {
+        limit: limit ?? 50,
+        sort: sort ?? "alphabetical",
+        kinds: ["web_page", "markdown_file", "micro_db"]
+      })
     ).pipe(Effect.map((parts) => ({ parts })))
 })
 
@@ -215,7 +229,10 @@ const versionTools = (family: "web_page" | "markdown_file") => {
   const label = family === "web_page" ? "page" : "Markdown file"
   // The page parameter is `web_page` or `markdown_file`: the schema has the family's name, the type says
   // `web_page`, and `pageOf` reads the real key.
-  const fields = { bucket: Bucket, [family]: PageRef(label) } as { bucket: typeof Bucket; web_page: ReturnType<typeof PageRef> }
+  const fields = { bucket: Bucket, [family]: PageRef(label) } as {
+    bucket: typeof Bucket
+    web_page: ReturnType<typeof PageRef>
+  }
   const pageOf = (input: object): PageNames => ({
     web_page: (input as Record<string, string>)[family]!,
     ...(family === "markdown_file" ? { kinds: ["markdown_file"] as const } : {})
@@ -246,8 +263,7 @@ const versionTools = (family: "web_page" | "markdown_file") => {
     }),
     restore: tool({
       name: `restore_${family}_version`,
-      description:
-        `Make an old version of a ${label} current again, as a new version (history is never rewritten). ` +
+      description: `Make an old version of a ${label} current again, as a new version (history is never rewritten). ` +
         "Returns `{ part }`.",
       input: Schema.Struct({ ...fields, version: Version }),
       output: Schema.Struct({ part: Part }),

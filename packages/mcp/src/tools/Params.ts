@@ -17,7 +17,11 @@ export const BucketSlug = Text(64).pipe(
 export const OwnerUsername = Text(64).pipe(Schema.annotations({ description: "Whose Dock bucket_slug names" }))
 
 /** Write tools' Dock: `bucket` and the legacy id/path fields (architecture §14); none named means the default Dock. */
-export const WriteTarget = { bucket: optional(Bucket), bucket_id: optional(BucketId), bucket_path: optional(BucketPath) }
+export const WriteTarget = {
+  bucket: optional(Bucket),
+  bucket_id: optional(BucketId),
+  bucket_path: optional(BucketPath)
+}
 
 /** Tools whose spec row names the legacy path without `?`: `bucket_path` is required, the others must agree. */
 export const PathTarget = { bucket_path: BucketPath, bucket: optional(Bucket), bucket_id: optional(BucketId) }

@@ -1,5 +1,4 @@
 /** The operator's admin API: bearer DOCK_ADMIN_TOKEN, then one domain call per endpoint. */
-import { HttpApiBuilder } from "@effect/platform"
 import {
   Accounts,
   AdminAuthorization,
@@ -14,6 +13,7 @@ import {
   Tokens,
   Unauthorized
 } from "@dock/domain"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import type { BodyLimit } from "./BodyLimit.ts"
@@ -39,7 +39,8 @@ export const adminAuthorizationLayer = (adminToken: Option.Option<Redacted.Redac
     AdminAuthorization.of({
       adminToken: (given) =>
         Option.match(adminToken, {
-          onNone: () => Effect.fail(new Unauthorized({ message: "The admin API is disabled: DOCK_ADMIN_TOKEN is not set" })),
+          onNone: () =>
+            Effect.fail(new Unauthorized({ message: "The admin API is disabled: DOCK_ADMIN_TOKEN is not set" })),
           onSome: (expected) =>
             sameSecret(Redacted.value(given), Redacted.value(expected))
               ? Effect.void
@@ -52,8 +53,7 @@ export const AdminUsersHttp = HttpApiBuilder.group(DockApi, "adminUsers", (handl
   Effect.gen(function*() {
     const accounts = yield* Accounts
     return handlers
-      .handle("create", ({ payload }) =>
-        accounts.createByOperator(payload))
+      .handle("create", ({ payload }) => accounts.createByOperator(payload))
       .handle("list", ({ urlParams }) => accounts.list(urlParams))
   }))
 

@@ -1,6 +1,6 @@
 /** `POST /agent/auth` and `POST /agent/auth/claim`: one domain call each. */
-import { HttpApiBuilder } from "@effect/platform"
 import { DockApi, Registrations } from "@dock/domain"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { clientAddress } from "./ClientAddress.ts"
 
@@ -9,6 +9,9 @@ export const agentAuthHttp = (trustProxy: boolean) =>
     Effect.gen(function*() {
       const registrations = yield* Registrations
       return handlers
-        .handle("register", ({ payload, request }) => registrations.register(payload, clientAddress(request, trustProxy)))
+        .handle(
+          "register",
+          ({ payload, request }) => registrations.register(payload, clientAddress(request, trustProxy))
+        )
         .handle("claim", ({ payload }) => registrations.claim(payload))
     }))

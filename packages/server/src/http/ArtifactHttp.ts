@@ -9,8 +9,8 @@
  *
  * Until the web app brings sessions, these routes read as the anonymous public: private content is 404.
  */
-import { HttpLayerRouter, HttpRouter, HttpServerResponse } from "@effect/platform"
 import { anonymousPrincipal, CurrentPrincipal, Pages } from "@dock/domain"
+import { HttpLayerRouter, HttpRouter, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { artifactPage, errorPage, notFoundPage } from "./ArtifactPage.ts"
 
@@ -32,7 +32,11 @@ const redirect = (segments: ReadonlyArray<string>) =>
   })
 
 export const artifactRoutes = HttpLayerRouter.addAll([
-  HttpLayerRouter.route("GET", "/a/:slug", Effect.flatMap(param("slug"), (publicSlug) => serveArtifact({ publicSlug }))),
+  HttpLayerRouter.route(
+    "GET",
+    "/a/:slug",
+    Effect.flatMap(param("slug"), (publicSlug) => serveArtifact({ publicSlug }))
+  ),
   HttpLayerRouter.route("GET", "/artifacts/:pageId", Effect.flatMap(param("pageId"), (id) => serveArtifact({ id }))),
   HttpLayerRouter.route("GET", "/b/:slug", Effect.map(param("slug"), (slug) => redirect([slug]))),
   HttpLayerRouter.route(

@@ -3,8 +3,8 @@
  * document, and the 404 and 500 pages, all under the sandboxing CSP of architecture §10. The request middleware
  * answers unrouted artifact paths with `notFoundPage` from here, so it needs no route module.
  */
-import { HttpServerResponse } from "@effect/platform"
 import { escapeHtml, type PageView } from "@dock/domain"
+import { HttpServerResponse } from "@effect/platform"
 
 export const ARTIFACT_CSP =
   "sandbox; default-src 'none'; img-src 'self' https: data:; style-src 'unsafe-inline'; form-action 'none'; " +
@@ -69,7 +69,9 @@ const htmlPage = (status: number, html: string) =>
 /** "Version 3, written by research-bot (ada) on 21 Nov 2026, 03:40 UTC." */
 const footerOf = (view: PageView) => {
   const who = view.author.agentLabel !== null && view.author.agentLabel !== view.author.username
-    ? `${escapeHtml(view.author.agentLabel)}${view.author.username === null ? "" : ` (${escapeHtml(view.author.username)})`}`
+    ? `${escapeHtml(view.author.agentLabel)}${
+      view.author.username === null ? "" : ` (${escapeHtml(view.author.username)})`
+    }`
     : escapeHtml(view.author.username ?? "an unknown author")
   const when = view.author.at.toISOString()
   const shown = `${when.slice(0, 10)} ${when.slice(11, 16)} UTC`

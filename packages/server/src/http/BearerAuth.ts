@@ -4,8 +4,8 @@
  * applies where the route counts requests. Failures are 401 (with the RFC 9728 challenge below, added by error
  * finishing) or 429.
  */
-import type { HttpServerRequest } from "@effect/platform"
 import { Limits, mcpMessageLimit, type Principal, RateLimits, Tokens, Unauthorized } from "@dock/domain"
+import type { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 
 /** RFC 9728 protected-resource metadata for /mcp: where a 401 sends the client to learn how to get a token. */

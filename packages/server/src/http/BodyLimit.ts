@@ -3,8 +3,8 @@
  * `BodyLimit` of its own (McpHttp, AdminHttp) and the server hands those declarations to the request middleware.
  * The limit is checked against Content-Length before anything is read, and enforced while reading chunked bodies.
  */
-import { type HttpServerRequest, HttpServerError } from "@effect/platform"
 import { BadRequest, PayloadTooLarge } from "@dock/domain"
+import { HttpServerError, type HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Cause, Option } from "effect"
 

@@ -3,7 +3,6 @@
  * an agent reads to register, use its token and have a person claim its sandbox — written from this server's
  * own base URL and limits.
  */
-import { HttpApiBuilder, HttpLayerRouter, HttpServerResponse } from "@effect/platform"
 import {
   describeDuration,
   DockApi,
@@ -14,6 +13,7 @@ import {
   Scopes,
   SpecErrorCodes
 } from "@dock/domain"
+import { HttpApiBuilder, HttpLayerRouter, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import type { ServerConfig } from "../Config.ts"
 import { resourceMetadataUrl } from "./BearerAuth.ts"
@@ -45,8 +45,9 @@ HTTP, JSON-RPC) with a bearer token in the \`Authorization\` header — never in
 
 ## 1. Get a token
 
-${config.anonymousRegistrationEnabled
-    ? `Register anonymously; you get a write token confined to a private sandbox Dock:
+${
+    config.anonymousRegistrationEnabled
+      ? `Register anonymously; you get a write token confined to a private sandbox Dock:
 
 \`\`\`http
 POST ${base}/agent/auth
@@ -58,14 +59,17 @@ Content-Type: application/json
 The answer (201) holds \`credential\` (the token, shown once — keep it), \`token_id\`, \`expires_at\`, \`scopes\`,
 \`sandbox_bucket\` (\`id\`, \`slug\`), \`status\` (\`unclaimed\`), \`registration_id\` (the claim token, a
 secret), \`claim_url\` and \`claim_instructions\`.`
-    : "Anonymous registration is disabled on this server: ask its operator for a token (`dock tokens create`)."}
-${config.verifiedEmailRegistration
-    ? `
+      : "Anonymous registration is disabled on this server: ask its operator for a token (`dock tokens create`)."
+  }
+${
+    config.verifiedEmailRegistration
+      ? `
 Verified email (preview): \`POST ${base}/agent/auth\` with
 \`{"type":"verified_email","requested_credential_type":"mcp_write_token","email":"<address>"}\` mails a six-digit
 code and answers 202 with a claim token; completing the claim (below) issues a write token for that person.
 `
-    : ""}
+      : ""
+  }
 ## 2. Use it
 
 \`\`\`http
@@ -87,7 +91,9 @@ Docks (\`allowed_bucket_ids\`). Missing, invalid, revoked or expired tokens get 
 
 The sandbox then belongs to that person's account (created if needed) and your same token keeps working, confined
 to the sandbox, for ${describeDuration(l.claimedTokenTtl)}. A wrong, expired or used code gets one answer
-(400 \`validation_error\`); a code lives ${describeDuration(l.otpTtl)}, allows ${OTP_WRONG_TRIES_PER_CODE} wrong tries, and a new
+(400 \`validation_error\`); a code lives ${
+    describeDuration(l.otpTtl)
+  }, allows ${OTP_WRONG_TRIES_PER_CODE} wrong tries, and a new
 code voids the old one.
 
 ## Limits on this server

@@ -2,7 +2,6 @@
  * Error finishing: the answer for everything that goes wrong, whichever layer it went wrong in, from the typed
  * error (a DockError, the platform's HttpApiDecodeError, a RouteNotFound, a body read failure, a defect).
  */
-import { HttpApiError, HttpServerError, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import {
   BadRequest,
   type DockError,
@@ -13,6 +12,7 @@ import {
   ValidationError,
   wire
 } from "@dock/domain"
+import { HttpApiError, HttpServerError, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Option, Schema } from "effect"
 import { isArtifactPath, notFoundPage } from "./ArtifactPage.ts"
 import { bearerChallenge } from "./BearerAuth.ts"

@@ -1,6 +1,6 @@
 /** Turns a DockError into the HTTP response every route answers with: the error body plus its headers. */
-import { HttpServerResponse } from "@effect/platform"
 import { type DockError, errorBody } from "@dock/domain"
+import { HttpServerResponse } from "@effect/platform"
 
 /** Retry-After in whole seconds, at least 1. */
 export const retryAfterHeader = (seconds: number) => String(Math.max(1, Math.ceil(seconds)))

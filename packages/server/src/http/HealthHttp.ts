@@ -1,6 +1,6 @@
 /** /healthz: the process is up. /readyz: the database answers and every migration is applied. */
-import { HttpApiBuilder } from "@effect/platform"
 import { appliedMigrationId, DockApi, Health, latestMigrationId, Readiness, Unavailable } from "@dock/domain"
+import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 

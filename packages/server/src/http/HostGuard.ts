@@ -2,8 +2,8 @@
  * The Host check every request passes first: a Host header must be exactly one host[:port] this server answers
  * for, and the artifact origin (DOCK_ARTIFACT_ORIGIN on a host of its own) serves artifacts and nothing else.
  */
-import type { HttpServerRequest } from "@effect/platform"
 import { type DockError, Forbidden, NotFound } from "@dock/domain"
+import type { HttpServerRequest } from "@effect/platform"
 import { Option } from "effect"
 import type { ServerConfig } from "../Config.ts"
 import { isArtifactPath } from "./ArtifactPage.ts"

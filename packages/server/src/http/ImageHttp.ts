@@ -8,8 +8,15 @@
  * whose user can read the Dock, and never stored by caches. Everything else — unknown id, wrong extension, a Dock
  * the caller cannot read, a bad token — is the same HTML 404 as /a/, so nothing tells a private image from none.
  */
+import {
+  anonymousPrincipal,
+  contentDisposition,
+  CurrentPrincipal,
+  type ImageFile,
+  Images,
+  type Principal
+} from "@dock/domain"
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { anonymousPrincipal, contentDisposition, CurrentPrincipal, Images, type ImageFile, type Principal } from "@dock/domain"
 import { Effect } from "effect"
 import { notFoundPage } from "./ArtifactPage.ts"
 import { authenticateRequest } from "./BearerAuth.ts"
@@ -27,7 +34,9 @@ export const PRIVATE_CACHE = "private, no-store"
 const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
   request.headers["authorization"] === undefined
     ? Effect.succeed<Principal>(anonymousPrincipal)
-    : authenticateRequest(request).pipe(Effect.catchTag("Unauthorized", () => Effect.succeed<Principal>(anonymousPrincipal)))
+    : authenticateRequest(request).pipe(
+      Effect.catchTag("Unauthorized", () => Effect.succeed<Principal>(anonymousPrincipal))
+    )
 
 const imageResponse = (image: ImageFile, request: HttpServerRequest.HttpServerRequest) => {
   const etag = `"${image.id}"`

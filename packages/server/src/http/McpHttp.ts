@@ -3,7 +3,6 @@
  * endpoint mounted through a thin bridge — Origin and transport checks, authentication, the body read once
  * (with its size limit) and handed over as `parsedBody`, JSON answers buffered and SSE streams piped.
  */
-import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import {
   anonymousPrincipal,
   BadRequest,
@@ -26,6 +25,7 @@ import {
   makeMcpHandler,
   publicCatalogue
 } from "@dock/mcp"
+import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { McpHttpHandler } from "@modelcontextprotocol/server"
 import { Effect } from "effect"
 import { Readable } from "node:stream"
@@ -129,7 +129,8 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     const limits = yield* Limits
     const address = clientAddress(request, config.trustProxy)
     const caller = principal.tokenId === null ? { address } : { tokenId: principal.tokenId }
-    yield* Effect.flatMap(RateLimits, (rateLimits) => rateLimits.hit(mcpMessageLimit(caller, messageCount(parsedBody), limits)))
+    yield* Effect.flatMap(RateLimits, (rateLimits) =>
+      rateLimits.hit(mcpMessageLimit(caller, messageCount(parsedBody), limits)))
     const web = new Request(`${config.baseUrl}${request.url}`, {
       method: request.method,
       headers: request.headers as Record<string, string>,
@@ -144,9 +145,17 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     const headers = { ...Object.fromEntries(response.headers), ...cors }
     const contentType = response.headers.get("content-type") ?? "application/json"
     if (contentType.startsWith("text/event-stream") && response.body !== null) {
-      return HttpServerResponse.raw(Readable.fromWeb(response.body as never), { status: response.status, headers, contentType })
+      return HttpServerResponse.raw(Readable.fromWeb(response.body as never), {
+        status: response.status,
+        headers,
+        contentType
+      })
     }
-    const body = new Uint8Array(yield* Effect.promise(() => response.arrayBuffer()))
+    const body = new Uint8Array(
+      yield* Effect.promise(() =>
+        response.arrayBuffer()
+      )
+    )
     return HttpServerResponse.uint8Array(body, { status: response.status, headers, contentType })
   }).pipe(
     Effect.catchTags({
@@ -160,7 +169,10 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
 
 /** A refusal from an allowed Origin still carries the CORS headers, so a browser client can read the challenge. */
 const withCors = (response: HttpServerResponse.HttpServerResponse) =>
-  Effect.map(HttpServerRequest.HttpServerRequest, (request) => HttpServerResponse.setHeaders(response, corsHeaders(request)))
+  Effect.map(
+    HttpServerRequest.HttpServerRequest,
+    (request) => HttpServerResponse.setHeaders(response, corsHeaders(request))
+  )
 
 export const mcpRoutes = (config: ServerConfig) =>
   HttpLayerRouter.use((router) =>

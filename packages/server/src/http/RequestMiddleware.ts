@@ -21,38 +21,46 @@ const securityHeaders = (response: HttpServerResponse.HttpServerResponse) =>
       ? { "content-security-policy": "frame-ancestors 'none'" }
       : {}),
     // Errors are never worth caching, whichever layer produced them.
-    ...(response.status >= 400 && response.headers["cache-control"] === undefined ? { "cache-control": "no-store" } : {})
+    ...(response.status >= 400 && response.headers["cache-control"] === undefined
+      ? { "cache-control": "no-store" }
+      : {})
   })
 
 export const requestMiddleware = (config: ServerConfig, bodyLimits: ReadonlyArray<BodyLimit>) => {
   const refusedHost = hostGuard(config)
   // The function runs once when routes are built; the Effect it returns runs per request.
-  return HttpLayerRouter.middleware((httpEffect) => Effect.suspend(() => {
-    const requestId = randomUUID()
-    return Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const started = yield* Clock.currentTimeMillis
-      const limit = bodyLimitFor(bodyLimits, request.url)
-      const declared = Number(request.headers["content-length"] ?? 0)
-      if (request.headers["transfer-encoding"] !== undefined) answerOversizedChunkedBodies(request)
-      const refused = refusedHost(request) ?? (declared > limit ? payloadTooLarge(limit) : undefined)
-      const response = refused !== undefined
-        ? errorResponse(refused)
-        : yield* httpEffect.pipe(
-          HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
-          Effect.catchAllCause((cause) => failureResponse(cause, request, { bodyLimit: limit, requestId })),
-          Effect.flatMap((response) => finishErrorResponse(response, request, config.baseUrl))
-        )
+  return HttpLayerRouter.middleware((httpEffect) =>
+    Effect.suspend(() => {
+      const requestId = randomUUID()
+      return Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const started = yield* Clock.currentTimeMillis
+        const limit = bodyLimitFor(bodyLimits, request.url)
+        const declared = Number(request.headers["content-length"] ?? 0)
+        if (request.headers["transfer-encoding"] !== undefined) answerOversizedChunkedBodies(request)
+        const refused = refusedHost(request) ?? (declared > limit ? payloadTooLarge(limit) : undefined)
+        const response = refused !== undefined
+          ? errorResponse(refused)
+          : yield* httpEffect.pipe(
+            HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
+            Effect.catchAllCause((cause) => failureResponse(cause, request, { bodyLimit: limit, requestId })),
+            Effect.flatMap((response) => finishErrorResponse(response, request, config.baseUrl))
+          )
 
-      const finished = yield* Clock.currentTimeMillis
-      yield* Effect.logInfo(`${request.method} ${request.url} ${response.status}`).pipe(
-        Effect.annotateLogs({ status: response.status, duration_ms: finished - started })
+        const finished = yield* Clock.currentTimeMillis
+        yield* Effect.logInfo(`${request.method} ${request.url} ${response.status}`).pipe(
+          Effect.annotateLogs({ status: response.status, duration_ms: finished - started })
+        )
+        return securityHeaders(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+      }).pipe(
+        Effect.annotateLogs("request_id", requestId),
+        // Every failure is answered above; the router's typing wants the "unhandled" marker kept.
+        (effect) =>
+          effect as Effect.Effect<
+            HttpServerResponse.HttpServerResponse,
+            HttpLayerRouter.unhandled,
+            HttpServerRequest.HttpServerRequest
+          >
       )
-      return securityHeaders(HttpServerResponse.setHeader(response, "x-request-id", requestId))
-    }).pipe(
-      Effect.annotateLogs("request_id", requestId),
-      // Every failure is answered above; the router's typing wants the "unhandled" marker kept.
-      (effect) => effect as Effect.Effect<HttpServerResponse.HttpServerResponse, HttpLayerRouter.unhandled, HttpServerRequest.HttpServerRequest>
-    )
-  }), { global: true })
+    }), { global: true })
 }

@@ -2,7 +2,7 @@
  * The two Mailer implementations: SMTP through nodemailer when DOCK_SMTP_URL is set, otherwise an `.eml` file
  * per message in DOCK_DATA_DIR/outbox (mode 0600) and a log line naming the file — never the message body.
  */
-import { MailError, Mailer, type OutgoingMail } from "@dock/domain"
+import { Mailer, MailError, type OutgoingMail } from "@dock/domain"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs/promises"
@@ -65,7 +65,9 @@ const outboxMailer = (directory: string, from: string) =>
           },
           catch: (cause) => new MailError({ message: `Could not write mail to ${directory}`, cause })
         }).pipe(
-          Effect.tap((file) => Effect.logInfo(`Mail "${mail.subject}" to ${mail.to} written to ${file} (no DOCK_SMTP_URL)`)),
+          Effect.tap((file) =>
+            Effect.logInfo(`Mail "${mail.subject}" to ${mail.to} written to ${file} (no DOCK_SMTP_URL)`)
+          ),
           Effect.asVoid
         )
     })

@@ -62,7 +62,9 @@ export const nodeRequest = (options: {
           resume(Effect.succeed({
             status: response.statusCode ?? 0,
             headers: Object.fromEntries(
-              Object.entries(response.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : value ?? ""])
+              Object.entries(response.headers).map((
+                [name, value]
+              ) => [name, Array.isArray(value) ? value.join(", ") : value ?? ""])
             ),
             text,
             json: parse(text)

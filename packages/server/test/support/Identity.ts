@@ -27,7 +27,9 @@ export const sixDigitNumbers = (text: string): ReadonlyArray<string> => text.mat
 /** The one six-digit number of a claim mail's text; fails when there is not exactly one. */
 export const codeIn = (text: string): string => {
   const numbers = sixDigitNumbers(text)
-  if (numbers.length !== 1) throw new Error(`Expected exactly one six-digit number in the mail, found ${numbers.length}:\n${text}`)
+  if (numbers.length !== 1) {
+    throw new Error(`Expected exactly one six-digit number in the mail, found ${numbers.length}:\n${text}`)
+  }
   return numbers[0]!
 }
 
@@ -53,7 +55,9 @@ export const outbox = (dataDir: string) =>
       const split = raw.indexOf("\r\n\r\n")
       const head = raw.slice(0, split)
       const header = (field: string) =>
-        head.split("\r\n").find((line) => line.toLowerCase().startsWith(`${field.toLowerCase()}:`))?.slice(field.length + 1)
+        head.split("\r\n").find((line) => line.toLowerCase().startsWith(`${field.toLowerCase()}:`))?.slice(
+          field.length + 1
+        )
           .trim() ?? ""
       return { file, to: header("To"), subject: header("Subject"), text: raw.slice(split + 4).replace(/\r\n/g, "\n") }
     })

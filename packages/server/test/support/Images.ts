@@ -24,7 +24,9 @@ export const solid = (format: Format | "gif" | "tiff" | "avif", width: number, h
 /** Gaussian noise: barely compressible, so the stored size is close to width × height × 3 for PNG. */
 export const noisy = (format: Format, width: number, height: number) =>
   Effect.promise(() =>
-    sharp({ create: { width, height, channels: 3, background: "#888", noise: { type: "gaussian", mean: 128, sigma: 60 } } })
+    sharp({
+      create: { width, height, channels: 3, background: "#888", noise: { type: "gaussian", mean: 128, sigma: 60 } }
+    })
       .toFormat(format)
       .toBuffer()
   )
@@ -62,13 +64,18 @@ export const jpegWithMetadata = Effect.promise(async () => {
 /** A JPEG stored sideways with EXIF orientation 6: shown upright it is `height` wide and `width` tall. */
 export const sidewaysJpeg = (width: number, height: number) =>
   Effect.promise(() =>
-    sharp({ create: { width, height, channels: 3, background: "#246" } }).jpeg().withMetadata({ orientation: 6 }).toBuffer()
+    sharp({ create: { width, height, channels: 3, background: "#246" } }).jpeg().withMetadata({ orientation: 6 })
+      .toBuffer()
   )
 
 /** Two frames joined into an animated WebP. */
 export const animatedWebp = Effect.promise(async () => {
-  const frame = (background: string) => sharp({ create: { width: 16, height: 16, channels: 3, background } }).png().toBuffer()
-  return sharp([await frame("#f00"), await frame("#00f")], { join: { animated: true } }).webp({ loop: 0, delay: [100, 100] }).toBuffer()
+  const frame = (background: string) =>
+    sharp({ create: { width: 16, height: 16, channels: 3, background } }).png().toBuffer()
+  return sharp([await frame("#f00"), await frame("#00f")], { join: { animated: true } }).webp({
+    loop: 0,
+    delay: [100, 100]
+  }).toBuffer()
 })
 
 const pngChunk = (type: string, data: Buffer) => {
@@ -98,7 +105,8 @@ export const hugePng = (width: number, height: number) => {
 
 export const SVG = `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">` +
   `<script>alert(1)</script><rect width="10" height="10"/></svg>`
-export const HTML = `<!doctype html><html><body><script>alert(document.cookie)</script><img src=x onerror=alert(1)></body></html>`
+export const HTML =
+  `<!doctype html><html><body><script>alert(document.cookie)</script><img src=x onerror=alert(1)></body></html>`
 
 /** What sharp reads from served bytes. */
 export const metadataOf = (bytes: Uint8Array) => Effect.promise(() => sharp(Buffer.from(bytes)).metadata())
@@ -115,7 +123,17 @@ export interface PushedImage {
   readonly markdown: string
 }
 
-export const IMAGE_KEYS = ["format", "height", "image_id", "markdown", "public_url", "storage_path", "url", "width", "workspace_id"]
+export const IMAGE_KEYS = [
+  "format",
+  "height",
+  "image_id",
+  "markdown",
+  "public_url",
+  "storage_path",
+  "url",
+  "width",
+  "workspace_id"
+]
 
 /** push_image with the bytes (base64) and defaults for the other fields; the successful result. */
 export const pushImage = (client: AnyClient, bytes: Uint8Array, args: Record<string, unknown> = {}) =>
@@ -164,4 +182,3 @@ export const expectNotFoundPage = (reply: Fetched) => {
   expect(reply.headers["cache-control"]).toBe("no-store")
   expect(Buffer.from(reply.bytes).toString("utf8")).toContain("<h1>Not found</h1>")
 }
-

@@ -3,7 +3,7 @@
  * clients of every era, tool calls with their success content or error body, and pages seeded through the
  * domain's own Pages service (the page tools arrive with the Web pages issue).
  */
-import { type DockId, Pages, type PageContent, userPrincipal, CurrentPrincipal, type UserId } from "@dock/domain"
+import { CurrentPrincipal, type DockId, type PageContent, Pages, type UserId, userPrincipal } from "@dock/domain"
 import { expect } from "@effect/vitest"
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client"
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js"
@@ -27,7 +27,8 @@ export interface AdminUser {
 }
 
 /** A connected client of the given kind, sending the token as a bearer. */
-export const connect = (token: string, era: Era) => Effect.flatMap(TestServer, (server) => connectMcp(server.url, token, era))
+export const connect = (token: string, era: Era) =>
+  Effect.flatMap(TestServer, (server) => connectMcp(server.url, token, era))
 
 export const call = (client: AnyClient, name: string, args: Record<string, unknown>) =>
   Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<ToolResult>)
@@ -56,7 +57,10 @@ export const newUser = Effect.gen(function*() {
 })
 
 /** POST /admin/tokens for the user; `docks` restricts the token (allowed_bucket_ids). */
-export const tokenFor = (user: AdminUser, options: { scopes?: ReadonlyArray<string>; docks?: ReadonlyArray<string> } = {}) =>
+export const tokenFor = (
+  user: AdminUser,
+  options: { scopes?: ReadonlyArray<string>; docks?: ReadonlyArray<string> } = {}
+) =>
   Effect.gen(function*() {
     const a = yield* admin
     const reply = yield* postJson(
@@ -101,7 +105,12 @@ export const cast = (title: string, era: Era = "v2 modern") =>
   })
 
 /** A raw JSON-RPC tools/call POST (no client, no initialize) to `path`. */
-export const rawToolCall = (path: string, name: string, args: Record<string, unknown>, headers: Record<string, string> = {}) =>
+export const rawToolCall = (
+  path: string,
+  name: string,
+  args: Record<string, unknown>,
+  headers: Record<string, string> = {}
+) =>
   Effect.flatMap(TestServer, (server) =>
     fetchReply(`${server.url}${path}`, {
       method: "POST",
@@ -116,8 +125,10 @@ export const rawToolCall = (path: string, name: string, args: Record<string, unk
 
 /** A Dock made with create_bucket by the client's user. */
 export const createBucket = (client: AnyClient, args: Record<string, unknown>) =>
-  Effect.map(call(client, "create_bucket", args), (result) => ok(result).bucket as { id: string; slug: string; title: string })
-
+  Effect.map(
+    call(client, "create_bucket", args),
+    (result) => ok(result).bucket as { id: string; slug: string; title: string }
+  )
 
 /**
  * A page saved into a Dock as `user` through the Pages service (a new version when it changes). `content`
@@ -179,7 +190,12 @@ export const labelledToken = (
     const a = yield* admin
     const reply = yield* postJson(
       `${a.url}/admin/tokens`,
-      { user: user.email, label, scopes: options.scopes ?? ["mcp:write"], ...(options.docks ? { docks: options.docks } : {}) },
+      {
+        user: user.email,
+        label,
+        scopes: options.scopes ?? ["mcp:write"],
+        ...(options.docks ? { docks: options.docks } : {})
+      },
       a.headers
     )
     expect(reply.status, reply.text).toBe(201)
@@ -233,12 +249,16 @@ export const PART_KEYS = [
 ]
 
 /** A Dock's `owner_username/dock_slug`. */
-export const pathOf = (owner: { readonly username: string }, dock: { readonly slug: string }) => `${owner.username}/${dock.slug}`
+export const pathOf = (owner: { readonly username: string }, dock: { readonly slug: string }) =>
+  `${owner.username}/${dock.slug}`
 
 /** A successful push's body. */
 export const pushed = (client: AnyClient, tool: string, args: Record<string, unknown>) =>
-  Effect.map(call(client, tool, args), (result) =>
-    ok(result) as { part: any; action: string; warnings: Array<string>; sanitization_warnings?: Array<string> })
+  Effect.map(
+    call(client, tool, args),
+    (result) =>
+      ok(result) as { part: any; action: string; warnings: Array<string>; sanitization_warnings?: Array<string> }
+  )
 
 /** A successful push's `part`. */
 export const pushedPart = (client: AnyClient, tool: string, args: Record<string, unknown>) =>

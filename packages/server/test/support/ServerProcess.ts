@@ -130,8 +130,11 @@ const stop = (raw: Raw) =>
 
 /** Runs the server with `env` until it exits on its own (for configurations it must refuse). */
 export const runToExit = (env: Record<string, string>, within: Duration.DurationInput = "30 seconds") =>
-  Effect.acquireUseRelease(spawnRaw(env), (raw) =>
-    Effect.map(awaitExit(raw, within), (exit) => ({ ...exit, stdout: raw.stdout(), stderr: raw.stderr() })), stop)
+  Effect.acquireUseRelease(
+    spawnRaw(env),
+    (raw) => Effect.map(awaitExit(raw, within), (exit) => ({ ...exit, stdout: raw.stdout(), stderr: raw.stderr() })),
+    stop
+  )
 
 /**
  * Starts the server on a free port with `env` (PORT and HOST are set here) and waits until GET /healthz answers
@@ -150,7 +153,9 @@ export const spawnServer = (env: Record<string, string>, options: { readonly wit
       "GET /healthz",
       Effect.flatMap(exitedEarly, (early) =>
         early
-          ? Effect.fail(new ProcessFailed({ message: `The server process exited while starting\nstderr:\n${raw.stderr()}` }))
+          ? Effect.fail(
+            new ProcessFailed({ message: `The server process exited while starting\nstderr:\n${raw.stderr()}` })
+          )
           : healthy),
       { within: options.within ?? "30 seconds", every: "50 millis" }
     ).pipe(

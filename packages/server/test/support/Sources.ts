@@ -16,11 +16,23 @@ export interface SourceBody {
 }
 
 /** Every field of a source as lists show it (read_source adds `text`). */
-export const SOURCE_KEYS = ["archived", "bucket_id", "created_at", "media_type", "origin", "size_bytes", "source_id", "title"]
+export const SOURCE_KEYS = [
+  "archived",
+  "bucket_id",
+  "created_at",
+  "media_type",
+  "origin",
+  "size_bytes",
+  "source_id",
+  "title"
+]
 
 /** POST /admin/sources as given (the admin token unless other headers are given). */
 export const postSource = (body: unknown, headers?: Record<string, string>) =>
-  Effect.flatMap(TestServer, (server) => postJson(`${server.url}/admin/sources`, body, headers ?? bearer(server.adminToken)))
+  Effect.flatMap(
+    TestServer,
+    (server) => postJson(`${server.url}/admin/sources`, body, headers ?? bearer(server.adminToken))
+  )
 
 /** A source added to the Dock (id or owner/slug): plain text unless said otherwise. */
 export const addSource = (
@@ -41,10 +53,22 @@ export const addSource = (
 
 /** POST /admin/sources/{id}/archive */
 export const archiveSource = (id: string, headers?: Record<string, string>) =>
-  Effect.flatMap(TestServer, (server) =>
-    postJson(`${server.url}/admin/sources/${encodeURIComponent(id)}/archive`, {}, headers ?? bearer(server.adminToken)))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      postJson(
+        `${server.url}/admin/sources/${encodeURIComponent(id)}/archive`,
+        {},
+        headers ?? bearer(server.adminToken)
+      )
+  )
 
 /** GET /admin/sources?dock= */
 export const listSourcesAdmin = (dock: string, headers?: Record<string, string>) =>
-  Effect.flatMap(TestServer, (server) =>
-    fetchReply(`${server.url}/admin/sources?dock=${encodeURIComponent(dock)}`, { headers: headers ?? bearer(server.adminToken) }))
+  Effect.flatMap(
+    TestServer,
+    (server) =>
+      fetchReply(`${server.url}/admin/sources?dock=${encodeURIComponent(dock)}`, {
+        headers: headers ?? bearer(server.adminToken)
+      })
+  )

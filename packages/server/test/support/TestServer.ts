@@ -11,7 +11,7 @@ import { Cause, ConfigProvider, Context, Effect, Layer, Logger, Redacted } from 
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { type ServerConfig as ServerConfigShape, ServerConfig } from "../../src/Config.ts"
+import { ServerConfig, type ServerConfig as ServerConfigShape } from "../../src/Config.ts"
 import { ServerLive } from "../../src/Server.ts"
 
 export const ADMIN_TOKEN = "dock_admin_test-token-for-the-in-process-server"
