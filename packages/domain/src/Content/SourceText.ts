@@ -5,7 +5,6 @@
  */
 import { Effect } from "effect"
 import { type InvalidFrontMatter, ValidationError } from "../Errors.ts"
-import { utf8Bytes } from "../Pages/Part.ts"
 import {
   SOURCE_CONTENT_MAX_BYTES,
   SOURCE_MEDIA_TYPES,
@@ -15,6 +14,7 @@ import {
 } from "../Sources/Source.ts"
 import { splitFrontMatter } from "./FrontMatter.ts"
 import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
+import { utf8Bytes } from "./Text.ts"
 
 /** Other names of the supported types, as files and servers label them. */
 const ALIASES: Record<string, SourceMediaType> = {

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { FORBIDDEN_KEYS } from "../Content/FrontMatter.ts"
-import { utf8Bytes } from "../Pages/Part.ts"
+import { utf8Bytes } from "../Content/Text.ts"
 
 export const ColumnType = Schema.Literal(
   "text",

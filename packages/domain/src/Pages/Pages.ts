@@ -5,7 +5,6 @@
  * activity log, all in one transaction. Schemas in Part.ts; rules in PagesLive.ts; reads in PagesRepo.ts.
  */
 import { Context, type Effect } from "effect"
-import type { PushInput } from "../Content/Prepare.ts"
 import type { DockTarget } from "../Docks/Dock.ts"
 import type {
   BadRequest,
@@ -34,6 +33,7 @@ import type {
   PushResult,
   SaveAction
 } from "./Part.ts"
+import type { PushInput } from "./Prepare.ts"
 
 export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   /** Creates the page with this slug in the Dock, or updates it (`unchanged` when nothing differs). */

@@ -7,8 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { ContentWorkers } from "../Content/ContentWorkers.ts"
-import { escapeHtml } from "../Content/HtmlText.ts"
-import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "../Content/Prepare.ts"
+import { escapeHtml } from "../Content/Text.ts"
 import { transactional } from "../Database/Transactional.ts"
 import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
 import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
@@ -43,6 +42,7 @@ import {
   type PushKind,
   toPart
 } from "./Part.ts"
+import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "./Prepare.ts"
 import { makeFailureMemory, makeRenderCache } from "./RenderCache.ts"
 
 /** The Micro DB shell is changed only by the Micro DB tools: its versions are snapshots of its tables. */

@@ -79,7 +79,6 @@ export interface PageNames {
 }
 
 /** Sizes are counted in UTF-8 bytes (the 1 MiB page limit, the content caps). */
-export const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength
 
 export type SaveAction = "created" | "updated" | "unchanged"
 

@@ -3,8 +3,9 @@
  * and the change it makes in its Dock's content (the sandbox and plan caps).
  */
 import { Schema } from "effect"
+import { utf8Bytes } from "../Content/Text.ts"
 import { DockId, PageId, type TokenId, type UserId } from "../Ids.ts"
-import { ContentType, type PageContent, PageKind, utf8Bytes } from "../Pages/Part.ts"
+import { ContentType, type PageContent, PageKind } from "../Pages/Part.ts"
 import type { Principal } from "../Principal.ts"
 
 export class PartRow extends Schema.Class<PartRow>("PartRow")({
@@ -96,3 +97,11 @@ export const partFields = (content: PageContent, slug: string): PartFields => ({
   claimCount: content.claimCount ?? 0,
   sizeBytes: utf8Bytes(content.content)
 })
+
+/** The Micro DB shell's own fields: they change in place (its versions are snapshots). */
+export interface ShellFields {
+  readonly title: string | null
+  readonly slug: string
+  readonly summary: string
+  readonly visibility: string | null
+}

@@ -9,7 +9,7 @@ import { Context, type Effect } from "effect"
 import type { TierLimitExceeded } from "../Errors.ts"
 import type { DockId, PageId, UserId } from "../Ids.ts"
 import type { PageKind } from "../Pages/Part.ts"
-import type { Author, ContentChange, ContentDock, PartFields, PartRow, VersionReason } from "./PartRow.ts"
+import type { Author, ContentChange, ContentDock, PartFields, PartRow, ShellFields, VersionReason } from "./PartRow.ts"
 
 export interface NewPart {
   readonly ownerId: UserId
@@ -21,8 +21,11 @@ export interface NewPart {
 }
 
 export class Parts extends Context.Tag("@dock/domain/Parts")<Parts, {
-  /** Writers of one Dock take turns: the caller's transaction holds the Dock until it ends. */
-  readonly lockDock: (dockId: DockId) => Effect.Effect<void>
+  /**
+   * Writers of one Dock take turns: the caller's transaction holds the Dock until it ends. Answers whether the
+   * Dock is still there (a writer that must not write into a Dock deleted meanwhile checks it).
+   */
+  readonly lockDock: (dockId: DockId) => Effect.Effect<boolean>
   /**
    * Reserves a content change on a Dock: fails with tier_limit_exceeded when the sandbox or plan cap would be
    * passed; negative changes release space. A ContentDock carries its sandbox flag from the resolver; given only
@@ -69,12 +72,7 @@ export class Parts extends Context.Tag("@dock/domain/Parts")<Parts, {
   /** The Micro DB shell's own fields, changed in place (its versions are snapshots). */
   readonly updateShell: (
     id: PageId,
-    fields: {
-      readonly title: string | null
-      readonly slug: string
-      readonly summary: string
-      readonly visibility: string | null
-    },
+    fields: ShellFields,
     now: Date
   ) => Effect.Effect<PartRow>
   /** A page of the Dock by UUID or slug; `lock` makes the caller's transaction its one writer. */

@@ -6,7 +6,14 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { type DockId, isUuid, type PageId, type UserId } from "../Ids.ts"
 import type { ContentType, PageKind } from "../Pages/Part.ts"
-import { type Author, type ContentChange, type PartFields, PartRow, type VersionReason } from "./PartRow.ts"
+import {
+  type Author,
+  type ContentChange,
+  type PartFields,
+  PartRow,
+  type ShellFields,
+  type VersionReason
+} from "./PartRow.ts"
 
 export const makePartsRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
@@ -16,9 +23,15 @@ export const makePartsRepo = Effect.gen(function*() {
   const decode = Schema.decodeUnknown(Schema.Array(PartRow))
   const first = <A>(rows: ReadonlyArray<A>) => rows[0]
 
-  /** Writers of one Dock take turns until the transaction ends (so two pushes of a new slug cannot both create it). */
+  /**
+   * Writers of one Dock take turns until the transaction ends (so two pushes of a new slug cannot both create it).
+   * Answers whether the Dock is still there (not deleted or hidden meanwhile).
+   */
   const lockDock = (dockId: DockId) =>
-    sql`select id from docks where id = ${dockId} for no key update`.pipe(Effect.asVoid, Effect.orDie)
+    sql`select id from docks where id = ${dockId} and hidden_at is null for no key update`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      Effect.orDie
+    )
 
   /** Whether the Dock is an unclaimed sandbox (for writers that hold a Dock id but not the resolved Dock). */
   const sandboxOf = (dockId: DockId) =>
@@ -148,12 +161,7 @@ export const makePartsRepo = Effect.gen(function*() {
   /** The Micro DB shell's own fields (push_micro_db on an existing shell): they change in place. */
   const updateShell = (
     id: PageId,
-    fields: {
-      readonly title: string | null
-      readonly slug: string
-      readonly summary: string
-      readonly visibility: string | null
-    },
+    fields: ShellFields,
     now: Date
   ) =>
     sql`update parts set title = ${fields.title}, slug = ${fields.slug}, summary = ${fields.summary},

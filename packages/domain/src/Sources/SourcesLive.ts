@@ -8,12 +8,12 @@ import { Activity } from "../Activity/Activity.ts"
 import { refusalError } from "../Content/ContentJobs.ts"
 import { ContentWorkers } from "../Content/ContentWorkers.ts"
 import { sourceMediaType, sourceOrigin, sourceTitle } from "../Content/SourceText.ts"
+import { utf8Bytes } from "../Content/Text.ts"
 import { transactional } from "../Database/Transactional.ts"
 import type { DockTarget } from "../Docks/Dock.ts"
 import { Docks } from "../Docks/Docks.ts"
 import { NotFound, TierLimitExceeded } from "../Errors.ts"
 import { isUuid, type SourceId } from "../Ids.ts"
-import { utf8Bytes } from "../Pages/Part.ts"
 import { Parts } from "../Parts/Parts.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { type AddSourceRequest, SOURCES_PER_DOCK_MAX } from "./Source.ts"
@@ -74,7 +74,7 @@ export const SourcesLive = Layer.effect(
         Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
           // Writers of one Dock take turns (as page saves do), so the count below is exact under bursts.
-          const locked = yield* repo.lockDock(dock.id)
+          const locked = yield* parts.lockDock(dock.id)
           if (!locked) return yield* new NotFound({ message: `No Dock "${input.dock}"`, details: { field: "dock" } })
           const listed = yield* repo.countListed(dock.id)
           if (listed >= SOURCES_PER_DOCK_MAX) {

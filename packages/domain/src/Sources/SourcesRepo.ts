@@ -102,15 +102,5 @@ export const makeSourcesRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /**
-   * Locks the Dock row for this transaction so writers of one Dock take turns (as page saves do); false when
-   * the Dock is gone or hidden.
-   */
-  const lockDock = (dockId: DockId) =>
-    sql`select id from docks where id = ${dockId} and hidden_at is null for no key update`.pipe(
-      Effect.map((rows) => rows.length > 0),
-      Effect.orDie
-    )
-
-  return { listInDock, findInDock, findById, countListed, insert, archive, lockDock } as const
+  return { listInDock, findInDock, findById, countListed, insert, archive } as const
 })

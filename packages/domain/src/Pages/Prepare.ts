@@ -5,13 +5,14 @@
  * and sanitizing run in the content workers, under their deadline.
  */
 import { Effect } from "effect"
+import { refusalError } from "../Content/ContentJobs.ts"
+import { ContentWorkers } from "../Content/ContentWorkers.ts"
+import { deriveSummary } from "../Content/MarkdownRender.ts"
+import { utf8Bytes } from "../Content/Text.ts"
 import { type InvalidFrontMatter, InvalidSlug, type Unavailable, ValidationError } from "../Errors.ts"
-import { checkWikilinkCount } from "../Pages/Links.ts"
-import { type PageContent, type PageKind, utf8Bytes } from "../Pages/Part.ts"
 import { isSlug, SLUG_MAX } from "../Slug.ts"
-import { refusalError } from "./ContentJobs.ts"
-import { ContentWorkers } from "./ContentWorkers.ts"
-import { deriveSummary } from "./MarkdownRender.ts"
+import { checkWikilinkCount } from "./Links.ts"
+import { type PageContent, type PageKind } from "./Part.ts"
 
 /** `page_content` limit: 1 MiB counted in UTF-8 bytes (architecture §14). */
 export const PAGE_CONTENT_MAX_BYTES = 1_048_576
