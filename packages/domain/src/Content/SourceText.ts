@@ -155,18 +155,3 @@ export const fileNameOf = (origin: string): string => {
   }
   return origin.split(/[/\\]/).filter((part) => part !== "").at(-1) ?? origin
 }
-
-const EXTENSIONS: Record<string, SourceMediaType> = {
-  txt: "text/plain",
-  text: "text/plain",
-  md: "text/markdown",
-  markdown: "text/markdown",
-  html: "text/html",
-  htm: "text/html"
-}
-
-/** The media type a file's extension names (`dock sources add`), or undefined for any other extension. */
-export const mediaTypeForFileName = (name: string): SourceMediaType | undefined => {
-  const dot = name.lastIndexOf(".")
-  return dot <= 0 ? undefined : EXTENSIONS[name.slice(dot + 1).toLowerCase()]
-}

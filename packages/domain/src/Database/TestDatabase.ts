@@ -47,7 +47,14 @@ export const TestDatabaseLive: Layer.Layer<PgClient.PgClient | SqlClient.SqlClie
     Effect.map(
       testServerUrl,
       Option.match({
-        onNone: () => Database.layer({ _tag: "InMemory" }),
+        // From the template in the cache directory, like a fresh embedded database of the server.
+        onNone: () =>
+          Layer.unwrapEffect(
+            Effect.map(
+              Effect.orDie(Database.cacheDirConfig),
+              (templateDir) => Database.layer({ _tag: "InMemory" }, { templateDir })
+            )
+          ),
         onSome: freshPostgres
       })
     )

@@ -1,0 +1,61 @@
+/**
+ * bench/cli: how long the `dock` command line takes, spawn to exit, beside references measured in the same run:
+ * `node -e 0` and `node --import tsx -e 0`. Rows: `dock --help`, and one admin command (`dock users list --json`)
+ * against a running server on a fresh PostgreSQL database (DOCK_TEST_DATABASE_URL's server or
+ * postgres://postgres@127.0.0.1:5432, dropped at the end). The CLI runs from its sources as `npm run dock` runs it
+ * (tsx) and, with BENCH_CLI=both or dist, from the compiled output of `tsc -b`. Each row runs BENCH_RUNS (5) times;
+ * the median and the slowest are printed. BENCH_CHECKOUT: the checkout whose CLI is measured (default this one),
+ * for before and after figures from one bench. Prints figures; asserts nothing.
+ */
+import { execFile } from "node:child_process"
+import * as Path from "node:path"
+import { loadAverage, machine, median, number, root, sourceArgs, withFreshServer } from "./support/Bench.ts"
+
+const runs = number("BENCH_RUNS", 5)
+const checkout = Path.resolve(process.env["BENCH_CHECKOUT"] ?? root)
+const variant = process.env["BENCH_CLI"] ?? "tsx"
+if (!["tsx", "dist", "both"].includes(variant)) throw new Error("BENCH_CLI must be tsx, dist or both")
+
+const clis: ReadonlyArray<{ readonly label: string; readonly args: ReadonlyArray<string> }> = [
+  ...(variant === "dist"
+    ? []
+    : [{ label: "tsx", args: [...sourceArgs, Path.join(checkout, "packages/cli/src/bin.ts")] }]),
+  ...(variant === "tsx" ? [] : [{ label: "dist", args: [Path.join(checkout, "packages/cli/dist/bin.js")] }])
+]
+
+/** Milliseconds from spawn to exit of `node args`; fails unless it exits with 0. */
+const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  new Promise<number>((resolve, reject) => {
+    const started = performance.now()
+    execFile(
+      process.execPath,
+      args,
+      { cwd: checkout, env: { ...process.env, ...env } },
+      (error, _stdout, stderr) =>
+        error ? reject(new Error(`${args.join(" ")}: ${stderr}`)) : resolve(performance.now() - started)
+    )
+  })
+
+const row = async (label: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const times: Array<number> = []
+  for (let i = 0; i < runs; i++) times.push(await run(args, env))
+  console.log(
+    `${label.padEnd(44)} ${median(times).toFixed(0).padStart(6)} ms (max ${Math.max(...times).toFixed(0)})`
+  )
+}
+
+await withFreshServer("cli", {}, async ({ admin, dock }) => {
+  await admin("/admin/users", { email: "bench@example.com" })
+  console.log(machine())
+  console.log(`load average before: ${loadAverage({ all: true })}`)
+  console.log(`cli: ${checkout}; ${runs} runs a row, median (max), spawn to exit\n`)
+  await row("reference: node -e 0", ["-e", "0"])
+  await row("reference: node --import tsx -e 0", ["--import", "tsx", "-e", "0"])
+  for (const { args, label } of clis) {
+    await row(`dock --help [${label}]`, [...args, "--help"])
+    await row(`dock users list --json [${label}]`, [...args, "users", "list", "--json", "--url", dock.baseUrl], {
+      DOCK_ADMIN_TOKEN: "dock_admin_bench"
+    })
+  }
+  console.log(`\nload average after: ${loadAverage({ all: true })}`)
+})
