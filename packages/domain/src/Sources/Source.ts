@@ -9,21 +9,6 @@ import { DockId, SourceId } from "../Ids.ts"
 export const SOURCE_MEDIA_TYPES = ["text/plain", "text/markdown", "text/html"] as const
 export type SourceMediaType = (typeof SOURCE_MEDIA_TYPES)[number]
 
-const EXTENSIONS: Record<string, SourceMediaType> = {
-  txt: "text/plain",
-  text: "text/plain",
-  md: "text/markdown",
-  markdown: "text/markdown",
-  html: "text/html",
-  htm: "text/html"
-}
-
-/** The media type a file's extension names (`dock sources add`), or undefined for any other extension. */
-export const mediaTypeForFileName = (name: string): SourceMediaType | undefined => {
-  const dot = name.lastIndexOf(".")
-  return dot <= 0 ? undefined : EXTENSIONS[name.slice(dot + 1).toLowerCase()]
-}
-
 /** What one add may bring: 5 MiB of UTF-8 (the text is checked again, as stored, against the Dock's content). */
 export const SOURCE_CONTENT_MAX_BYTES = 5 * 1024 * 1024
 export const SOURCE_TITLE_MAX = 300
