@@ -2,8 +2,9 @@
  * bench/cli: how long the `dock` command line takes, spawn to exit, beside references measured in the same run:
  * `node -e 0` and `node --import tsx -e 0`. Rows: `dock --help`, and one admin command (`dock users list --json`)
  * against a running server on a fresh PostgreSQL database (DOCK_TEST_DATABASE_URL's server or
- * postgres://postgres@127.0.0.1:5432, dropped at the end). The CLI runs from its sources as `npm run dock` runs it
- * (tsx) and, with BENCH_CLI=both or dist, from the compiled output of `tsc -b`. Each row runs BENCH_RUNS (5) times;
+ * postgres://postgres@127.0.0.1:5432, dropped at the end). BENCH_CLI: `dist` (the compiled output of `tsc -b`, as
+ * `npm run dock` runs it, with the build check it runs first; default: build first), `tsx` (the sources, as it ran
+ * before issue 15) or `both`. Each row runs BENCH_RUNS (5) times;
  * the median and the slowest are printed. BENCH_CHECKOUT: the checkout whose CLI is measured (default this one),
  * for before and after figures from one bench. Prints figures; asserts nothing.
  */
@@ -13,7 +14,7 @@ import { loadAverage, machine, median, number, root, sourceArgs, withFreshServer
 
 const runs = number("BENCH_RUNS", 5)
 const checkout = Path.resolve(process.env["BENCH_CHECKOUT"] ?? root)
-const variant = process.env["BENCH_CLI"] ?? "tsx"
+const variant = process.env["BENCH_CLI"] ?? "dist"
 if (!["tsx", "dist", "both"].includes(variant)) throw new Error("BENCH_CLI must be tsx, dist or both")
 
 const clis: ReadonlyArray<{ readonly label: string; readonly args: ReadonlyArray<string> }> = [
@@ -51,6 +52,10 @@ await withFreshServer("cli", {}, async ({ admin, dock }) => {
   console.log(`cli: ${checkout}; ${runs} runs a row, median (max), spawn to exit\n`)
   await row("reference: node -e 0", ["-e", "0"])
   await row("reference: node --import tsx -e 0", ["--import", "tsx", "-e", "0"])
+  if (variant !== "tsx") {
+    const tsc = [Path.join(checkout, "node_modules/typescript/bin/tsc"), "-b", "packages/cli/tsconfig.src.json"]
+    await row("npm run dock's build check (tsc -b, nothing to build)", tsc)
+  }
   for (const { args, label } of clis) {
     await row(`dock --help [${label}]`, [...args, "--help"])
     await row(`dock users list --json [${label}]`, [...args, "users", "list", "--json", "--url", dock.baseUrl], {
