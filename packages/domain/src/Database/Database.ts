@@ -5,13 +5,13 @@
  */
 import { SqlClient, SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { PGlite, type PGliteOptions } from "@electric-sql/pglite"
+import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Duration, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Duration, Effect, Either, Layer, Redacted } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { readTemplate, removeTemplate, writeTemplate } from "./EmbeddedTemplate.ts"
+import { copyTemplate, removeTemplate, saveTemplate } from "./EmbeddedTemplate.ts"
 
 export { cacheDirConfig } from "./EmbeddedTemplate.ts"
 
@@ -36,8 +36,8 @@ export interface DatabaseSettings {
   /** 0 turns the timeout off. */
   readonly statementTimeout?: Duration.Duration
   /**
-   * Embedded only: the directory of the template a fresh embedded database is loaded from instead of running
-   * initdb (EmbeddedTemplate.ts), saved there by the first cold start. Without it every fresh one runs initdb.
+   * Embedded in a directory only: the cache directory whose template a fresh data directory is copied from instead
+   * of running initdb (EmbeddedTemplate.ts), saved there by the first cold start. Without it, each runs initdb.
    */
   readonly templateDir?: string
 }
@@ -73,14 +73,10 @@ const withStatementTimeout = (url: Redacted.Redacted, milliseconds: number): Red
 
 const sqlError = (message: string) => (cause: unknown) => new SqlError.SqlError({ cause, message })
 
-const startPglite = (pgdata: string | null, options: PGliteOptions) =>
+const startPglite = (pgdata: string | null) =>
   Effect.tryPromise({
     try: async () => {
-      const db = new PGlite({
-        ...options,
-        ...(pgdata === null ? {} : { dataDir: pgdata }),
-        startParams: embeddedStartParams
-      })
+      const db = new PGlite({ ...(pgdata === null ? {} : { dataDir: pgdata }), startParams: embeddedStartParams })
       await db.waitReady
       return db
     },
@@ -88,37 +84,31 @@ const startPglite = (pgdata: string | null, options: PGliteOptions) =>
   })
 
 /**
- * PGlite in `dataDir/pgdata` (or in memory): an existing database as it is; a new one from the template in
- * `templateDir` when there is one, else through initdb, after which its fresh data directory becomes the template.
- * A template PGlite cannot start from is removed and replaced the same way.
+ * PGlite in `dataDir/pgdata`, or in memory: an existing database as it is; a new directory as a copy of the
+ * template in `templateDir` when there is one, else through initdb, after which it becomes the template. A
+ * template PGlite cannot start from is removed and replaced the same way.
  */
 const openEmbedded = (dataDir: string | null, templateDir: string | undefined) =>
   Effect.gen(function*() {
-    const pgdata = dataDir === null ? null : Path.join(dataDir, "pgdata")
-    if (dataDir !== null) {
-      yield* Effect.tryPromise({
-        try: () => Fs.mkdir(dataDir, { recursive: true, mode: 0o700 }),
-        catch: sqlError(`Could not create the data directory ${dataDir}`)
-      })
-    }
+    if (dataDir === null) return yield* startPglite(null)
+    yield* Effect.tryPromise({
+      try: () => Fs.mkdir(dataDir, { recursive: true, mode: 0o700 }),
+      catch: sqlError(`Could not create the data directory ${dataDir}`)
+    })
+    const pgdata = Path.join(dataDir, "pgdata")
     // Only a database directory that does not exist yet is made from the template; one that PGlite left half
     // made is left to PGlite, as before.
-    const fresh = pgdata === null || !(yield* Effect.promise(() => Fs.stat(pgdata).then(() => true, () => false)))
-    if (!fresh || templateDir === undefined) return yield* startPglite(pgdata, {})
-    const template = yield* readTemplate(templateDir)
-    if (Option.isSome(template)) {
-      const loaded = yield* Effect.either(startPglite(pgdata, { loadDataDir: template.value }))
-      if (Either.isRight(loaded)) return loaded.right
-      yield* Effect.logWarning("The embedded database template did not start: removed it, running initdb", loaded.left)
+    const fresh = !(yield* Effect.promise(() => Fs.stat(pgdata).then(() => true, () => false)))
+    if (!fresh || templateDir === undefined) return yield* startPglite(pgdata)
+    if (yield* copyTemplate(templateDir, pgdata)) {
+      const started = yield* Effect.either(startPglite(pgdata))
+      if (Either.isRight(started)) return started.right
+      yield* Effect.logWarning("The embedded database template did not start: removed it, running initdb", started.left)
       yield* removeTemplate(templateDir)
-      if (pgdata !== null) yield* Effect.promise(() => Fs.rm(pgdata, { recursive: true, force: true }))
+      yield* Effect.promise(() => Fs.rm(pgdata, { recursive: true, force: true }))
     }
-    const db = yield* startPglite(pgdata, {})
-    yield* writeTemplate(templateDir, async () => {
-      // Dumped before anything of ours runs in it; the checkpoint leaves nothing to replay from the log.
-      await db.exec("checkpoint")
-      return db.dumpDataDir("none")
-    })
+    const db = yield* startPglite(pgdata)
+    yield* saveTemplate(templateDir, pgdata, () => db.exec("checkpoint"))
     return db
   })
 

@@ -47,14 +47,7 @@ export const TestDatabaseLive: Layer.Layer<PgClient.PgClient | SqlClient.SqlClie
     Effect.map(
       testServerUrl,
       Option.match({
-        // From the template in the cache directory, like a fresh embedded database of the server.
-        onNone: () =>
-          Layer.unwrapEffect(
-            Effect.map(
-              Effect.orDie(Database.cacheDirConfig),
-              (templateDir) => Database.layer({ _tag: "InMemory" }, { templateDir })
-            )
-          ),
+        onNone: () => Database.layer({ _tag: "InMemory" }),
         onSome: freshPostgres
       })
     )
