@@ -4,9 +4,9 @@
  * against a running server on a fresh PostgreSQL database (DOCK_TEST_DATABASE_URL's server or
  * postgres://postgres@127.0.0.1:5432, dropped at the end). BENCH_CLI: `dist` (the compiled output of `tsc -b`, as
  * `npm run dock` runs it, with the build check it runs first; default: build first), `tsx` (the sources, as it ran
- * before issue 15) or `both`. Each row runs BENCH_RUNS (5) times;
- * the median and the slowest are printed. BENCH_CHECKOUT: the checkout whose CLI is measured (default this one),
- * for before and after figures from one bench. Prints figures; asserts nothing.
+ * before issue 15) or `both`. Each row runs BENCH_RUNS (5) times; the median and the slowest are printed, of the
+ * wall time and of the CPU time. BENCH_CHECKOUT: the checkout whose CLI is measured (default this one), for before
+ * and after figures from one bench. Prints figures; asserts nothing.
  */
 import { execFile } from "node:child_process"
 import * as Path from "node:path"
@@ -24,24 +24,33 @@ const clis: ReadonlyArray<{ readonly label: string; readonly args: ReadonlyArray
   ...(variant === "tsx" ? [] : [{ label: "dist", args: [Path.join(checkout, "packages/cli/dist/bin.js")] }])
 ]
 
-/** Milliseconds from spawn to exit of `node args`; fails unless it exits with 0. */
+/**
+ * Milliseconds from spawn to exit of `node args`, and the CPU time it used (user + system, as /usr/bin/time
+ * reports it: a figure the machine's load changes far less); fails unless it exits with 0.
+ */
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  new Promise<number>((resolve, reject) => {
+  new Promise<{ readonly ms: number; readonly cpu: number }>((resolve, reject) => {
     const started = performance.now()
     execFile(
-      process.execPath,
-      args,
+      "/usr/bin/time",
+      ["-f", "cpu %U %S", process.execPath, ...args],
       { cwd: checkout, env: { ...process.env, ...env } },
-      (error, _stdout, stderr) =>
-        error ? reject(new Error(`${args.join(" ")}: ${stderr}`)) : resolve(performance.now() - started)
+      (error, _stdout, stderr) => {
+        const ms = performance.now() - started
+        const times = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(stderr)
+        if (error || times === null) return reject(new Error(`${args.join(" ")}: ${stderr}`))
+        resolve({ ms, cpu: (Number(times[1]) + Number(times[2])) * 1000 })
+      }
     )
   })
 
 const row = async (label: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
-  const times: Array<number> = []
-  for (let i = 0; i < runs; i++) times.push(await run(args, env))
+  const figures: Array<{ readonly ms: number; readonly cpu: number }> = []
+  for (let i = 0; i < runs; i++) figures.push(await run(args, env))
+  const shown = (values: ReadonlyArray<number>) =>
+    `${median(values).toFixed(0).padStart(6)} ms (max ${Math.max(...values).toFixed(0)})`
   console.log(
-    `${label.padEnd(44)} ${median(times).toFixed(0).padStart(6)} ms (max ${Math.max(...times).toFixed(0)})`
+    `${label.padEnd(52)} ${shown(figures.map((f) => f.ms))}   cpu ${shown(figures.map((f) => f.cpu))}`
   )
 }
 

@@ -10,7 +10,8 @@
  * - PostgreSQL: an empty database (migrations run) and a migrated one, on a fresh database on
  *   DOCK_TEST_DATABASE_URL's server or postgres://postgres@127.0.0.1:5432 (dropped at the end).
  *
- * Idle memory is VmRSS one second after /readyz answered. Each row runs BENCH_RUNS times (3; the start without a
+ * Idle memory is VmRSS one second after /readyz answered; CPU is the process's user + system time when it was ready
+ * (threads included, child processes not), a figure the machine's load changes far less than the wall time. Each row runs BENCH_RUNS times (3; the start without a
  * template once, as it makes the template) and prints the median and the slowest. BENCH_SERVER: `dist` (the
  * compiled output of `tsc -b`, as `npm start` runs it; default: build first), `tsx` (the sources, as `npm start`
  * ran them before issue 15) or `both`. With `dist`, the check `npm start` runs first (`tsc -b` finding nothing to
@@ -56,22 +57,30 @@ const rssMiB = async (pid: number): Promise<number> => {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024
 }
 
+/** User + system CPU time of the process so far, in milliseconds (/proc/<pid>/stat, in clock ticks of 10 ms). */
+const cpuMs = async (pid: number): Promise<number> => {
+  const fields = (await Fs.readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
 interface Figure {
   readonly ms: number
   readonly rss: number
+  readonly cpu: number
 }
 
 const row = (label: string, figures: ReadonlyArray<Figure>) => {
   const ms = figures.map((f) => f.ms)
   const rss = figures.map((f) => f.rss)
+  const cpu = figures.map((f) => f.cpu)
   const shown = (values: ReadonlyArray<number>, digits: number) =>
     values.length === 1
       ? values[0]!.toFixed(digits)
       : `${median(values).toFixed(digits)} (max ${Math.max(...values).toFixed(digits)})`
   console.log(
     `${label.padEnd(52)} ${shown(ms, 0).padStart(16)} ms   ${
-      Number.isNaN(rss[0]) ? "" : `rss ${shown(rss, 1).padStart(18)} MiB`
-    }`
+      Number.isNaN(cpu[0]) ? "" : `cpu ${shown(cpu, 0).padStart(16)} ms   `
+    }${Number.isNaN(rss[0]) ? "" : `rss ${shown(rss, 1).padStart(18)} MiB`}`
   )
 }
 
@@ -82,7 +91,7 @@ const exitTime = (args: ReadonlyArray<string>): Promise<Figure> =>
     const child = spawn(node, args, { stdio: "ignore", cwd: checkout })
     child.on("error", reject)
     child.on("exit", (code) =>
-      code === 0 ? resolve({ ms: performance.now() - started, rss: NaN }) : reject(new Error(`exit ${code}`)))
+      code === 0 ? resolve({ ms: performance.now() - started, rss: NaN, cpu: NaN }) : reject(new Error(`exit ${code}`)))
   })
 
 /**
@@ -99,12 +108,18 @@ const readyLine = (code: string, args: ReadonlyArray<string>): Promise<Figure> =
     child.on("error", reject)
     child.stdout!.once("data", async () => {
       const ms = performance.now() - started
+      const cpu = await cpuMs(child.pid!)
       await sleep(1000)
       const rss = await rssMiB(child.pid!)
       child.kill("SIGKILL")
-      resolve({ ms, rss })
+      resolve({ ms, rss, cpu })
     })
   })
+
+const bareNode = `
+console.log("ready")
+setInterval(() => {}, 1000)
+`
 
 const barePglite = `
 import { PGlite } from "@electric-sql/pglite"
@@ -127,10 +142,11 @@ setInterval(() => {}, 1000)
 
 const serverStart = async (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Figure> => {
   const server = await startServer(node, args, { DOCK_ADMIN_TOKEN: "dock_admin_bench", ...env }, 180_000)
+  const cpu = await cpuMs(server.child.pid!)
   await sleep(1000)
   const rss = await rssMiB(server.child.pid!)
   await stopServer(server.child)
-  return { ms: server.readyMs, rss }
+  return { ms: server.readyMs, rss, cpu }
 }
 
 const repeat = async (times: number, run: (i: number) => Promise<Figure>) => {
@@ -144,13 +160,18 @@ const fresh = (label: string) => Fs.mkdtemp(Path.join(scratch, `${label}-`))
 
 console.log(machine())
 console.log(`load average before: ${loadAverage({ all: true })}`)
-console.log(`server: ${checkout}${variant === "tsx" ? "" : ` (${variant})`}; ${runs} runs a row, median (max)\n`)
+console.log(`server: ${checkout} (${variant}); ${runs} runs a row, median (max)\n`)
 
 row("reference: node -e 0 (spawn to exit)", await repeat(runs, () => exitTime(["-e", "0"])))
 row(
   "reference: node --import tsx -e 0 (spawn to exit)",
   await repeat(runs, () => exitTime(["--import", "tsx", "-e", "0"]))
 )
+row("reference: bare node (spawn to its first line)", await repeat(runs, () => readyLine(bareNode, [])))
+if (variant !== "tsx") {
+  const tsc = [Path.join(checkout, "node_modules/typescript/bin/tsc"), "-b", "packages/server/tsconfig.src.json"]
+  row("npm start's build check (tsc -b, nothing to build)", await repeat(runs, () => exitTime(tsc)))
+}
 
 try {
   let existing = ""
