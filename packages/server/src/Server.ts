@@ -15,7 +15,7 @@ import {
   PublicBaseUrl
 } from "@dock/domain"
 import { HttpLayerRouter, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { SqlClient, SqlError } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
@@ -91,7 +91,10 @@ export interface ServerOptions {
 }
 
 export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) => {
-  const database = options.database ?? Database.layer(config.database, { statementTimeout: config.statementTimeout })
+  const database = options.database ?? Database.layer(config.database, {
+    statementTimeout: config.statementTimeout,
+    templateDir: config.cacheDir
+  })
   const infrastructure = Layer.mergeAll(
     Layer.provideMerge(MigrationsLive, database),
     Layer.succeed(Limits, config.limits),
