@@ -164,9 +164,11 @@ md.core.ruler.after("block", "task_list_items", (state: StateCore) => {
     const check = TASK.exec(inline.content)
     if (check === null) continue
     tokens[i - 2]!.meta = { checked: check[1] === "x" || check[1] === "X" }
-    // The check and the one space or line ending after it (a line ending takes the next line's indentation along).
-    const rest = inline.content.slice(4)
-    inline.content = inline.content.charCodeAt(3) === 10 ? rest.replace(/^[ \t]+/, "") : rest
+    // The check and the one space after it; or, when only spaces follow it on its line, the line break and the
+    // next line's indentation (micromark drops spaces at the end of a line).
+    const rest = inline.content.slice(3)
+    const lineEnd = /^[ \t]*\n[ \t]*/.exec(rest)
+    inline.content = rest.slice(lineEnd === null ? 1 : lineEnd[0].length)
   }
 })
 
@@ -380,7 +382,7 @@ const blocks = (tokens: ReadonlyArray<Token>): Array<RootContent> => {
         phrasing(token.children ?? [], stack[stack.length - 1]!)
         break
       case "fence": {
-        const info = token.info.trim()
+        const info = md.utils.unescapeAll(token.info).trim()
         const space = info.search(/\s/)
         const value = token.content.replace(/\n$/, "")
         const code: Code = {
