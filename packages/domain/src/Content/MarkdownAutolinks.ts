@@ -53,7 +53,9 @@ const splitUrl = (whole: string): readonly [string, string] => {
 
 const findUrl: Replace = (match) => {
   if (!previous(match)) return undefined
-  let [, protocol, domain, path] = match as unknown as [string, string, string, string]
+  const path = match[3]!
+  let protocol = match[1]!
+  let domain = match[2]!
   let prefix = ""
   if (/^w/i.test(protocol)) {
     domain = protocol + domain
