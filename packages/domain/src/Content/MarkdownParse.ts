@@ -23,7 +23,10 @@
  * different boundaries); MarkdownRender.ts neutralises unsafe ones, as before.
  */
 import MarkdownIt from "markdown-it"
-import type { StateBlock, StateCore, StateInline, Token } from "markdown-it"
+import type StateBlock from "markdown-it/lib/rules_block/state_block.mjs"
+import type StateCore from "markdown-it/lib/rules_core/state_core.mjs"
+import type StateInline from "markdown-it/lib/rules_inline/state_inline.mjs"
+import type Token from "markdown-it/lib/token.mjs"
 import type {
   Code,
   Definition,
@@ -63,22 +66,20 @@ type ParseEnv = {
 const LATE_BOUND = "\uE001"
 const lateBound = (label: string) => ({ href: LATE_BOUND + label, title: "" })
 
-const md = new MarkdownIt("default", {
-  html: true,
-  linkify: false,
-  typographer: false,
-  // Containers nest up to MARKDOWN_MAX_CONTAINER_PREFIX (128) levels, a list two tokens a level; markdown-it drops
-  // whatever lies deeper than this, so it stays above anything the prefix check lets through.
-  maxNesting: 400
-})
+const md = new MarkdownIt("default", { html: true, linkify: false, typographer: false })
+// Containers nest up to MARKDOWN_MAX_CONTAINER_PREFIX (128) levels, a list two tokens a level; markdown-it drops
+// whatever lies deeper than this (100 by default), so it stays above anything the prefix check lets through.
+Object.assign(md.options, { maxNesting: 400 })
 md.validateLink = () => true
 md.normalizeLink = (url) => url
 md.normalizeLinkText = (text) => text
-md.core.ruler.disable(["strip_references", "replacements", "smartquotes", "linkify"])
+md.core.ruler.disable(["replacements", "smartquotes", "linkify"])
 
 // Reference definitions: markdown-it's rule parses them; this one records each with its URL and title, and lets
 // references to it resolve late (see LATE_BOUND).
-const referenceRule = md.block.ruler.__rules__.find((rule) => rule.name === "reference")!.fn
+type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean
+const referenceRule = (md.block.ruler as unknown as { __rules__: Array<{ name: string; fn: BlockRule }> }).__rules__
+  .find((rule) => rule.name === "reference")!.fn
 md.block.ruler.at("reference", (state: StateBlock, startLine: number, endLine: number, silent: boolean) => {
   if (silent) return referenceRule(state, startLine, endLine, silent)
   const env = state.env as unknown as ParseEnv
@@ -93,9 +94,8 @@ md.block.ruler.at("reference", (state: StateBlock, startLine: number, endLine: n
     env.references = known
   }
   if (!parsed) return false
-  const token = state.tokens[state.tokens.length - 1]!
-  const label = (token.meta as { label: string }).label
-  const definition = found[label]!
+  const [label, definition] = Object.entries(found)[0]!
+  const token = state.push("reference_definition", "", 0)
   token.meta = { label, url: definition.href, title: definition.title === "" ? null : definition.title }
   known[label] ??= lateBound(label)
   return true
