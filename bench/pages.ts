@@ -24,6 +24,9 @@
  * BENCH_SLOW_MS (p95 above which the plan is shown, 200), BENCH_SANITIZE_RUNS (7), BENCH_ERA (legacy|modern),
  * BENCH_SERVER_NODE_ARGS (extra Node options for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
  * BENCH_KEEP_DATABASE=1 (keep the seeded database for experiments with psql; its name is printed).
+ *
+ * Each call figure also says how long the server's event loop was held at most while it was measured (the server
+ * reports it every second, bench/support/LoopDelay.mjs).
  */
 import type { Client } from "@modelcontextprotocol/client"
 import { contentJobs } from "../packages/domain/src/Content/ContentJobs.ts"
@@ -197,6 +200,21 @@ interface Figure {
   readonly p95: number
   readonly errors: number
   readonly note: string
+  /** The longest the server's event loop was held while the figure was measured (ms), when known. */
+  readonly blockedMs: number | undefined
+}
+
+/** The server's output, once it runs: its `loop-delay` lines (bench/support/LoopDelay.mjs). */
+let serverOutput: (() => string) | undefined
+
+/** The longest event-loop delay the server reported for the seconds between `from` and `to` (epoch ms). */
+const blockedBetween = (from: number, to: number): number | undefined => {
+  let longest: number | undefined
+  for (const [, at, ms] of (serverOutput?.() ?? "").matchAll(/^loop-delay (\d+) ([\d.]+)$/gm)) {
+    // Each line covers the second before it.
+    if (Number(at) > from + 1000 && Number(at) <= to + 1000) longest = Math.max(longest ?? 0, Number(ms))
+  }
+  return longest
 }
 
 /**
@@ -228,7 +246,11 @@ const drive = async (
   }
   if (warmup > 0) await phase(warmup * 1000, undefined)
   const latencies: Array<number> = []
+  const measuredFrom = Date.now()
   const { elapsed, errors } = await phase(seconds * 1000, latencies)
+  // (the last second's line comes a second later)
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  const blockedMs = blockedBetween(measuredFrom, Date.now() - 1100)
   latencies.sort((a, b) => a - b)
   const figure = {
     label,
@@ -237,11 +259,13 @@ const drive = async (
     p50: percentile(latencies, 0.5),
     p95: percentile(latencies, 0.95),
     errors,
-    note
+    note,
+    blockedMs
   }
   console.log(
     `  ${label}: ${figure.perSecond.toFixed(1)}/s, p50 ${figure.p50.toFixed(1)} ms, p95 ${figure.p95.toFixed(1)} ms ` +
-      `(${figure.calls} calls, ${errors} errors${note === "" ? "" : `; ${note}`})`
+      `(${figure.calls} calls, ${errors} errors${note === "" ? "" : `; ${note}`}` +
+      `${blockedMs === undefined ? "" : `; event loop held at most ${blockedMs.toFixed(0)} ms`})`
   )
   return figure
 }
@@ -302,7 +326,10 @@ const main = async () => {
   const seedSeconds: Record<string, number> = {}
   await withFreshServer("pages", {
     // e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where the server spends its time
-    nodeArgs: (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== ""),
+    nodeArgs: [
+      `--import=${new URL("./support/LoopDelay.mjs", import.meta.url).href}`,
+      ...(process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
+    ],
     env: {
       // The plan's caps out of the way too: nothing but the server itself limits the run.
       DOCK_PLAN_MAX_DOCKS: "100000",
@@ -310,6 +337,7 @@ const main = async () => {
       DOCK_PLAN_MAX_DOCK_BYTES: "2000000000"
     }
   }, async ({ dock, summary, psql, admin, defer }) => {
+    serverOutput = dock.output
     const poolSize = process.env.DOCK_DB_POOL_SIZE ?? "10 (default)"
     console.log(`\n${summary}`)
     console.log(`server ready in ${(dock.readyMs / 1000).toFixed(1)} s; DOCK_DB_POOL_SIZE ${poolSize}; MCP era ${era}`)
@@ -627,9 +655,17 @@ const main = async () => {
   const row = (cells: ReadonlyArray<string>) =>
     console.log(cells.map((cell, i) => (i === 0 ? cell.padEnd(46) : cell.padStart(10))).join(" "))
   console.log("")
-  row(["figure", "calls/s", "p50 ms", "p95 ms", "calls", "errors"])
+  row(["figure", "calls/s", "p50 ms", "p95 ms", "calls", "errors", "loop held ms"])
   for (const f of [...figures, ...searchFigures]) {
-    row([f.label, f.perSecond.toFixed(1), f.p50.toFixed(1), f.p95.toFixed(1), String(f.calls), String(f.errors)])
+    row([
+      f.label,
+      f.perSecond.toFixed(1),
+      f.p50.toFixed(1),
+      f.p95.toFixed(1),
+      String(f.calls),
+      String(f.errors),
+      f.blockedMs?.toFixed(0) ?? ""
+    ])
   }
   for (const f of sanitizeFigures) {
     row([f.label, "", f.median.toFixed(0), `${f.worst.toFixed(0)} max`, String(sanitizeRuns), ""])
