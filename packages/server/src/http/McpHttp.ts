@@ -30,7 +30,7 @@ import type { McpHttpHandler } from "@modelcontextprotocol/server"
 import { Effect } from "effect"
 import { Readable } from "node:stream"
 import type { ServerConfig } from "../Config.ts"
-import { authenticateToken } from "./BearerAuth.ts"
+import { authenticateRequest } from "./BearerAuth.ts"
 import type { BodyLimit } from "./BodyLimit.ts"
 import { clientAddress } from "./ClientAddress.ts"
 import { errorResponse } from "./ErrorResponse.ts"
@@ -99,7 +99,8 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     yield* checkOrigin(request, config)
     const cors = corsHeaders(request)
     yield* checkTransport(request, config)
-    const principal: Principal = authenticate ? yield* authenticateToken(request) : anonymousPrincipal
+    // A token's check counts the request's first message in the same statement (one round trip).
+    const principal: Principal = authenticate ? yield* authenticateRequest(request) : anonymousPrincipal
     const text = request.method === "POST" ? yield* request.text : undefined
     // Bounded before parsing: neither JSON.parse nor the SDK's own schema pass gets to copy a huge structure.
     const bounds = text === undefined ? undefined : jsonTextBounds(text)
@@ -124,13 +125,19 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     } catch {
       // Left to the SDK, which answers malformed JSON with a JSON-RPC parse error.
     }
-    // Every message counts against the caller's rate (a batch of N tool calls costs N): per token, or per
-    // client address on /mcp/public.
+    // Every message counts against the caller's rate (a batch of N tool calls costs N): per token (the first
+    // message was counted with the token's check; the rest of a batch here, and the verdict on the total refuses
+    // the batch whole), or per client address on /mcp/public.
     const limits = yield* Limits
     const address = clientAddress(request, config.trustProxy)
-    const caller = principal.tokenId === null ? { address } : { tokenId: principal.tokenId }
-    yield* Effect.flatMap(RateLimits, (rateLimits) =>
-      rateLimits.hit(mcpMessageLimit(caller, messageCount(parsedBody), limits)))
+    const messages = messageCount(parsedBody)
+    if (principal.tokenId === null) {
+      yield* Effect.flatMap(RateLimits, (rateLimits) => rateLimits.hit(mcpMessageLimit({ address }, messages, limits)))
+    } else if (messages > 1) {
+      const tokenId = principal.tokenId
+      yield* Effect.flatMap(RateLimits, (rateLimits) =>
+        rateLimits.hit(mcpMessageLimit({ tokenId }, messages - 1, limits)))
+    }
     const web = new Request(`${config.baseUrl}${request.url}`, {
       method: request.method,
       headers: request.headers as Record<string, string>,
