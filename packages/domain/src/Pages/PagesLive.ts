@@ -214,8 +214,6 @@ export const PagesLive = Layer.effect(
         ? [page]
         : [page.web_page, page.page_slug].filter((ref): ref is string => ref !== undefined)
 
-    const noPageNamed = () => new BadRequest({ message: "Name the page with `web_page` or `page_slug`" })
-
     /** The row found for `ref`, when the caller may read it (private pages for members only) and it is of the kind asked. */
     const readableRow = <Row extends PartRow>(
       access: DockAccess,
@@ -238,7 +236,7 @@ export const PagesLive = Layer.effect(
 
     /**
      * A page of a Dock the caller reads (private pages for members only). Named twice, it must be one page.
-     * `find` reads it (get_web_page reads its record fields in the same statement).
+     * `find` reads it (with its record fields for get_web_page).
      */
     const pageIn = <Row extends PartRow>(
       access: DockAccess,
@@ -247,7 +245,7 @@ export const PagesLive = Layer.effect(
     ) =>
       Effect.gen(function*() {
         const refs = pageRefs(page)
-        if (refs.length === 0) return yield* noPageNamed()
+        if (refs.length === 0) return yield* new BadRequest({ message: "Name the page with `web_page` or `page_slug`" })
         const rows = yield* Effect.forEach(refs, (ref) =>
           Effect.flatMap(find(access.dockId, ref), (row) => readableRow(access, page, ref, row)))
         if (
