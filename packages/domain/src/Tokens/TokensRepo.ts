@@ -98,6 +98,7 @@ export const makeTokensRepo = Effect.gen(function*() {
    * upsert, in the same statement), answering the window's count. An unknown, revoked or expired token matches no
    * row: nothing is written or counted for it.
    */
+  const decodeBearers = Schema.decodeUnknown(Schema.Array(BearerRow))
   const authenticate = (check: BearerCheck) =>
     sql`with bearer as (
         select t.id, t.user_id, u.username, t.label, t.kind, t.scopes, t.allowed_bucket_ids
@@ -120,7 +121,7 @@ export const makeTokensRepo = Effect.gen(function*() {
     }
       select bearer.*, ${check.count === undefined ? sql`null::int` : sql`(select count from counted)`} as requests
       from bearer`.pipe(
-      Effect.flatMap((rows) => Effect.map(Schema.decodeUnknown(Schema.Array(BearerRow))(rows), (found) => found[0])),
+      Effect.flatMap((rows) => Effect.map(decodeBearers(rows), (found) => found[0])),
       Effect.map(Option.fromNullable)
     )
 

@@ -90,6 +90,14 @@ const preflight = (config: ServerConfig) =>
     })
   }).pipe(Effect.catchTag("Forbidden", (error) => Effect.succeed(errorResponse(error))))
 
+/** A GET stream, or a 2026 `subscriptions/listen`: the SSE streams that stay open after the request's answers. */
+const staysOpen = (method: string, body: unknown) =>
+  method === "GET" ||
+  [body].flat().some((message) =>
+    typeof message === "object" && message !== null &&
+    (message as { method?: unknown }).method === "subscriptions/listen"
+  )
+
 /** JSON-RPC messages in a parsed body: a batch counts each; anything else (GET, DELETE, unparsable text) one. */
 const messageCount = (body: unknown) => (Array.isArray(body) ? Math.max(1, body.length) : 1)
 
@@ -151,7 +159,11 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     )
     const headers = { ...Object.fromEntries(response.headers), ...cors }
     const contentType = response.headers.get("content-type") ?? "application/json"
-    if (contentType.startsWith("text/event-stream") && response.body !== null) {
+    // An exchange's SSE stream ends with its answers (the server is stateless and its tools send no progress), so
+    // it is sent whole, like JSON: one write instead of a piped stream. Only a stream that stays open is piped.
+    if (
+      contentType.startsWith("text/event-stream") && response.body !== null && staysOpen(request.method, parsedBody)
+    ) {
       return HttpServerResponse.raw(Readable.fromWeb(response.body as never), {
         status: response.status,
         headers,
