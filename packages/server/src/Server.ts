@@ -142,6 +142,10 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.provideMerge(serving),
     Layer.merge(sandboxSweepJob(config.jobInterval)),
     Layer.provide(DomainLive),
-    Layer.provide(infrastructure)
+    Layer.provide(infrastructure),
+    // No tracer exporter is configured, so every span (each request's, each Effect.fn call's, each statement's)
+    // was built only to be dropped: about a seventh of an MCP call's CPU (docs/decisions.md, "The MCP hot path").
+    // The span names stay in the code for the day an exporter is added along with this switch.
+    Layer.provide(Layer.setTracerEnabled(false))
   )
 }

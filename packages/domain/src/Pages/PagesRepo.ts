@@ -2,9 +2,11 @@
  * What the page tools read: lists, versions, search, links and the browser routes' lookups. SQL in, typed rows
  * out; SqlError is a defect here. Private to Pages/. Every write of a page goes through the Parts port.
  */
+import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
+import type { Along } from "../Docks/Docks.ts"
 import { type DockId, isUuid, type PageId } from "../Ids.ts"
 import { PartRow } from "../Parts/PartRow.ts"
 import type { Principal } from "../Principal.ts"
@@ -20,41 +22,69 @@ export const makePagesRepo = Effect.gen(function*() {
     visibility, '' as content, claim_count, version, size_bytes, updated_at`
   const decode = Schema.decodeUnknown(Schema.Array(PartRow))
 
+  /** A stored page with the record fields get_web_page shows, as read (`body_text`, `front_matter`, …). */
+  const withRecord = (rows: ReadonlyArray<Record<string, unknown>>) =>
+    Effect.map(decode(rows), (parts) =>
+      parts.map((part, index): PartRow & { readonly record: PageRecord } => {
+        const row = rows[index] as {
+          body_text: string
+          front_matter: Record<string, unknown>
+          tags: Array<string>
+          entities: Array<string>
+          concepts: Array<string>
+          source_ids: Array<string>
+          links: Array<string>
+        }
+        return {
+          ...part,
+          record: {
+            text: row.body_text,
+            frontMatter: row.front_matter,
+            tags: row.tags,
+            entities: row.entities,
+            concepts: row.concepts,
+            sourceIds: row.source_ids,
+            links: row.links
+          }
+        }
+      }))
+
+  const pageWhere = (dockId: Statement.Fragment, ref: string) =>
+    isUuid(ref.trim())
+      ? sql`dock_id = ${dockId} and id = ${ref.trim().toLowerCase()}`
+      : sql`dock_id = ${dockId} and slug = ${ref.trim()}`
+
   /** A page of a Dock by its UUID or its slug, with the record fields get_web_page shows, in one read. */
-  const findWithRecord = (dockId: DockId, ref: string) => {
-    const byId = isUuid(ref.trim())
-    return sql<{
-      body_text: string
-      front_matter: Record<string, unknown>
-      tags: Array<string>
-      entities: Array<string>
-      concepts: Array<string>
-      source_ids: Array<string>
-      links: Array<string>
-    }>`select ${columns}, body_text, front_matter, tags, entities, concepts, source_ids, links from parts
-      where dock_id = ${dockId} and ${byId ? sql`id = ${ref.trim().toLowerCase()}` : sql`slug = ${ref.trim()}`}`.pipe(
-      Effect.flatMap((rows) =>
-        Effect.map(decode(rows), (parts) =>
-          parts.map((part, index): PartRow & { readonly record: PageRecord } => {
-            const row = rows[index]!
-            return {
-              ...part,
-              record: {
-                text: row.body_text,
-                frontMatter: row.front_matter,
-                tags: row.tags,
-                entities: row.entities,
-                concepts: row.concepts,
-                sourceIds: row.source_ids,
-                links: row.links
-              }
-            }
-          }))
-      ),
+  const findWithRecord = (dockId: DockId, ref: string) =>
+    sql`select ${columns}, body_text, front_matter, tags, entities, concepts, source_ids, links from parts
+      where ${pageWhere(sql`${dockId}`, ref)}`.pipe(
+      Effect.flatMap(withRecord),
       Effect.map((rows) => rows[0]),
       Effect.orDie
     )
-  }
+
+  /**
+   * `findWithRecord` read beside the Dock in the resolver's own statement (Docks.forReadAlong): the same columns,
+   * each named `page_…` beside the Dock's; undefined when the Dock has no such page.
+   */
+  const withRecordAlong = (ref: string): Along<(PartRow & { readonly record: PageRecord }) | undefined> => ({
+    from: (dockId) =>
+      sql`select id as page_id, dock_id as page_dock_id, owner_id as page_owner_id, slug as page_slug,
+          public_slug as page_public_slug, title as page_title, summary as page_summary,
+          content_type as page_content_type, page_kind as page_page_kind, visibility as page_visibility,
+          content as page_content, claim_count as page_claim_count, version as page_version,
+          size_bytes as page_size_bytes, updated_at as page_updated_at, body_text as page_body_text,
+          front_matter as page_front_matter, tags as page_tags, entities as page_entities,
+          concepts as page_concepts, source_ids as page_source_ids, links as page_links
+        from parts where ${pageWhere(dockId, ref)}`,
+    decode: (row) => {
+      if (row["page_id"] == null) return Effect.succeed(undefined)
+      const page = Object.fromEntries(
+        Object.entries(row).flatMap(([key, value]) => key.startsWith("page_") ? [[key.slice(5), value]] : [])
+      )
+      return withRecord([page]).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+    }
+  })
 
   const listInDock = (
     dockId: DockId,
@@ -252,6 +282,7 @@ export const makePagesRepo = Effect.gen(function*() {
     versionAuthor,
     findViewable,
     findWithRecord,
+    withRecordAlong,
     listInDock,
     versions,
     versionContent
