@@ -49,7 +49,8 @@ import {
   TABLE_DESCRIPTION_MAX,
   TABLE_NAME_MAX,
   type TableInput,
-  type TablePatch
+  type TablePatch,
+  TOTAL_COUNTED_UP_TO
 } from "./Table.ts"
 
 /** The Dock a Micro DB write changes: the caller's access to it and its content side (the caps). */
@@ -761,14 +762,23 @@ export const MicroDbLive = Layer.effect(
     const query = Effect.fn("MicroDb.query")(function*(target: DockTarget, ref: string, query: RowsQuery) {
       const { access } = yield* readable(target)
       const table = yield* tableIn(access.dockId, ref)
-      const filters = compileFilters(pg, table.columns, query.filter ?? [])
+      const filters = compileFilters(pg, table.id, table.columns, query.filter ?? [])
       const sort = compileSort(pg, table.columns, query.sort ?? [])
       const problems = [...("errors" in filters ? filters.errors : []), ...("errors" in sort ? sort.errors : [])]
       if ("errors" in filters || "errors" in sort) return yield* invalid("Invalid query", problems)
-      const rows = yield* repo.query(table.id, filters.where, sort.orderBy, query)
-      // Without a filter the table's kept count is the total; with one, the matching rows are counted.
-      const total = (query.filter ?? []).length === 0 ? table.row_count : yield* repo.count(table.id, filters.where)
-      return { rows: rows.map(toRow), total }
+      // Without a filter the table's kept count is the total; with one, the matches are counted up to a bound.
+      const counted = filters.conditions.length > 0
+      const want = counted
+        ? Math.max(query.offset + query.limit, TOTAL_COUNTED_UP_TO + 1)
+        : query.offset + query.limit
+      const { matched, rows } = yield* repo.query(
+        table.id,
+        { conditions: filters.conditions, keys: sort.keys },
+        query,
+        want
+      )
+      const total = !counted ? table.row_count : matched < want ? matched : undefined
+      return { rows: rows.map(toRow), ...(total === undefined ? {} : { total }) }
     })
 
     return {

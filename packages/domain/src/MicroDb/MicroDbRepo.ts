@@ -4,6 +4,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { DockId, isUuid, type RowId, TableId } from "../Ids.ts"
 import { MicroDbColumn } from "./Columns.ts"
+import { CELL_TEXT_CHARS, cellColumn, type Condition, type SortKey } from "./Query.ts"
 
 export class TableRow extends Schema.Class<TableRow>("TableRow")({
   id: TableId,
@@ -25,6 +26,12 @@ export interface StoredRow {
   readonly size_bytes: number
   readonly created_at: Date
   readonly updated_at: Date
+}
+
+/** A checked query: its filters as conditions and its sort keys (Query.ts). */
+export interface RowsPlan {
+  readonly conditions: ReadonlyArray<Condition>
+  readonly keys: ReadonlyArray<SortKey>
 }
 
 export const makeMicroDbRepo = Effect.gen(function*() {
@@ -144,21 +151,93 @@ export const makeMicroDbRepo = Effect.gen(function*() {
 
   const deleteRow = (id: RowId) => sql`delete from micro_db_rows where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
-  /** One page of a table's rows matching `where`, in `orderBy` order. */
+  const and = (fragments: ReadonlyArray<Statement.Fragment>) => fragments.length === 0 ? sql`true` : sql.and(fragments)
+  const direction = (key: SortKey) => key.direction === "desc" ? sql`desc` : sql`asc`
+
+  /**
+   * The first `want` rows matching the plan, in its order, numbered (`place`); one statement, which keeps the page
+   * (`offset`, `limit`) of them and says how many there were (fewer than `want`: all that match).
+   *
+   * When the first sort key's column has cells, the rows are walked in the order of its cells' index and the walk
+   * stops at `want` (the planner may also gather the matches first when a filter is narrow); filters on that
+   * column bound the walk; without one, the rows that have no value come after, in the order of the other keys.
+   * Otherwise the rows matching are found through the filters (or the table's insertion order) and sorted.
+   */
   const query = (
     tableId: TableId,
-    where: Statement.Fragment,
-    orderBy: Statement.Fragment,
-    page: { readonly limit: number; readonly offset: number }
-  ) =>
-    sql<StoredRow>`select ${rowColumns} from micro_db_rows r
-      where r.table_id = ${tableId} and ${where}
-      order by ${orderBy}
-      limit ${page.limit} offset ${page.offset}`.pipe(Effect.orDie)
-
-  const count = (tableId: TableId, where: Statement.Fragment) =>
-    sql<{ total: string }>`select count(*)::bigint as total from micro_db_rows r
-      where r.table_id = ${tableId} and ${where}`.pipe(Effect.map((rows) => Number(rows[0]!.total)), Effect.orDie)
+    plan: RowsPlan,
+    page: { readonly limit: number; readonly offset: number },
+    want: number
+  ) => {
+    const [first, ...rest] = plan.keys
+    const restOrder = rest.map((key) => sql`${key.expression} ${direction(key)} nulls last`)
+    const all = (seq: Statement.Fragment) => and(plan.conditions.map((condition) => condition.where(seq)))
+    let matches: Statement.Fragment
+    if (first?.cell === undefined) {
+      const order = sql.csv([
+        ...plan.keys.map((key) => sql`${key.expression} ${direction(key)} nulls last`),
+        sql`r.seq`
+      ])
+      matches = sql`m as materialized (
+        select r.seq, row_number() over (order by ${order}) as place
+        from micro_db_rows r
+        where r.table_id = ${tableId} and ${all(sql`r.seq`)}
+        order by ${order}
+        limit ${want})`
+    } else {
+      const { kind, slug } = first.cell
+      const value = cellColumn(sql, "k", kind)
+      const pushed = plan.conditions.filter((condition) => condition.cell?.slug === slug)
+      const others = plan.conditions.filter((condition) => condition.cell?.slug !== slug)
+      // A cell keeps the start of a long string: equal starts are ordered by the whole values, read only for them.
+      const whole = kind === "txt"
+        ? [sql`(case when length(k.txt) >= ${CELL_TEXT_CHARS} then (select x.data ->> ${slug}::text
+            from micro_db_rows x where x.table_id = ${tableId} and x.seq = k.row_seq) end) collate "C" ${
+          direction(first)
+        }`]
+        : []
+      const order = sql.csv([sql`${value} ${direction(first)}`, ...whole, ...restOrder, sql`k.row_seq`])
+      const walk = sql`select k.row_seq as seq, row_number() over (order by ${order}) as place
+        from micro_db_cells k
+        ${
+        rest.length > 0 || others.some((condition) => condition.readsRow)
+          ? sql`join micro_db_rows r on r.table_id = ${tableId} and r.seq = k.row_seq`
+          : sql``
+      }
+        where k.table_id = ${tableId} and k.slug = ${slug} and ${value} is not null
+          and ${and(pushed.map((condition) => condition.cell!.test(value)))}
+          and ${and(others.map((condition) => condition.where(sql`k.row_seq`)))}
+        order by ${order}
+        limit ${want}`
+      if (pushed.length > 0) {
+        // A filter on the column matches only rows that have a value.
+        matches = sql`m as materialized (${walk})`
+      } else {
+        const order = sql.csv([...restOrder, sql`r.seq`])
+        matches = sql`v as materialized (${walk}),
+          n as materialized (
+            select r.seq, (select count(*) from v) + row_number() over (order by ${order}) as place
+            from micro_db_rows r
+            where r.table_id = ${tableId} and r.data -> ${slug}::text is null and ${all(sql`r.seq`)}
+              and (select count(*) from v) < ${want}
+            order by ${order}
+            limit ${want}),
+          m as (select seq, place from v union all select seq, place from n where place <= ${want})`
+      }
+    }
+    return sql<StoredRow & { matched: number; id: RowId | null }>`with ${matches}
+      select c.matched, ${rowColumns}
+      from (select count(*)::int as matched from m) c
+      left join (m p join micro_db_rows r on r.table_id = ${tableId} and r.seq = p.seq)
+        on p.place > ${page.offset} and p.place <= ${page.offset + page.limit}
+      order by p.place`.pipe(
+      Effect.map((found) => ({
+        rows: found.filter((row) => row.id !== null) as ReadonlyArray<StoredRow>,
+        matched: found[0]?.matched ?? 0
+      })),
+      Effect.orDie
+    )
+  }
 
   /** Every row of a table in insertion order (snapshots, schema conversions). */
   const allRows = (tableId: TableId) =>
@@ -271,7 +350,6 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     updateRow,
     deleteRow,
     query,
-    count,
     allRows,
     rowsOfDock,
     valuesTaken,
