@@ -762,22 +762,26 @@ export const MicroDbLive = Layer.effect(
     const query = Effect.fn("MicroDb.query")(function*(target: DockTarget, ref: string, query: RowsQuery) {
       const { access } = yield* readable(target)
       const table = yield* tableIn(access.dockId, ref)
-      const filters = compileFilters(pg, table.id, table.columns, query.filter ?? [])
+      const filters = compileFilters(pg, table.columns, query.filter ?? [])
       const sort = compileSort(pg, table.columns, query.sort ?? [])
       const problems = [...("errors" in filters ? filters.errors : []), ...("errors" in sort ? sort.errors : [])]
       if ("errors" in filters || "errors" in sort) return yield* invalid("Invalid query", problems)
-      // Without a filter the table's kept count is the total; with one, the matches are counted up to a bound.
-      const counted = filters.conditions.length > 0
-      const want = counted
-        ? Math.max(query.offset + query.limit, TOTAL_COUNTED_UP_TO + 1)
-        : query.offset + query.limit
-      const { matched, rows } = yield* repo.query(
+      // Without a filter the table's kept count is the total; with one, the matches up to the page's end are
+      // numbered, and when the page is full they are counted up to a bound.
+      const filtered = filters.conditions.length > 0
+      const { counted, inPage, rows } = yield* repo.query(
         table.id,
         { conditions: filters.conditions, keys: sort.keys },
         query,
-        want
+        filtered ? TOTAL_COUNTED_UP_TO : undefined
       )
-      const total = !counted ? table.row_count : matched < want ? matched : undefined
+      const total = !filtered
+        ? table.row_count
+        : inPage < query.offset + query.limit
+        ? inPage
+        : counted !== null && counted <= TOTAL_COUNTED_UP_TO
+        ? counted
+        : undefined
       return { rows: rows.map(toRow), ...(total === undefined ? {} : { total }) }
     })
 

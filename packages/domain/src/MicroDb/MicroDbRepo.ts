@@ -4,7 +4,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { DockId, isUuid, type RowId, TableId } from "../Ids.ts"
 import { MicroDbColumn } from "./Columns.ts"
-import { CELL_TEXT_CHARS, cellColumn, type Condition, type SortKey } from "./Query.ts"
+import { CELL_TEXT_CHARS, type CellKind, type Condition, type SortKey } from "./Query.ts"
 
 export class TableRow extends Schema.Class<TableRow>("TableRow")({
   id: TableId,
@@ -153,25 +153,59 @@ export const makeMicroDbRepo = Effect.gen(function*() {
 
   const and = (fragments: ReadonlyArray<Statement.Fragment>) => fragments.length === 0 ? sql`true` : sql.and(fragments)
   const direction = (key: SortKey) => key.direction === "desc" ? sql`desc` : sql`asc`
+  /** The value of the cell called `alias` (one of these fixed names, never a caller's text). */
+  const valueOf = (alias: "k" | "c" | "d", kind: CellKind) => sql`${sql(alias)}.${sql(kind)}`
+  type Tests = {
+    readonly kind: CellKind
+    readonly tests: ReadonlyArray<(value: Statement.Fragment) => Statement.Fragment>
+  }
 
   /**
-   * The first `want` rows matching the plan, in its order, numbered (`place`); one statement, which keeps the page
-   * (`offset`, `limit`) of them and says how many there were (fewer than `want`: all that match).
+   * A query's conditions: the tests on each column's cells, together (one lookup per column: `gte` and `lt` on one
+   * column are one range), and the conditions on the row's JSON.
+   */
+  const split = (conditions: ReadonlyArray<Condition>) => {
+    const cells = new Map<string, Tests>()
+    const rows: Array<Statement.Fragment> = []
+    for (const condition of conditions) {
+      if ("row" in condition) rows.push(condition.row)
+      else {
+        const { kind, slug, test } = condition.cell
+        cells.set(slug, { kind, tests: [...(cells.get(slug)?.tests ?? []), test] })
+      }
+    }
+    return { cells, rows }
+  }
+
+  /**
+   * One page of a table's rows matching the plan, in its order, in one statement. Its matches are numbered up to
+   * the page's end (`place`); when fewer matched than that, `inPage` is all of them; otherwise, with a `bound`,
+   * `counted` is how many match up to bound + 1.
    *
    * When the first sort key's column has cells, the rows are walked in the order of its cells' index and the walk
-   * stops at `want` (the planner may also gather the matches first when a filter is narrow); filters on that
-   * column bound the walk; without one, the rows that have no value come after, in the order of the other keys.
-   * Otherwise the rows matching are found through the filters (or the table's insertion order) and sorted.
+   * stops at the page's end (the planner may also gather the matches first when a filter is narrow); filters on
+   * that column bound the walk; without one, the rows that have no value come after, in the order of the other
+   * keys. Otherwise the matches are found through the filters (or the table's insertion order) and sorted.
    */
   const query = (
     tableId: TableId,
     plan: RowsPlan,
     page: { readonly limit: number; readonly offset: number },
-    want: number
+    bound: number | undefined
   ) => {
+    const want = page.offset + page.limit
+    const { cells, rows } = split(plan.conditions)
+    const hasCell = (slug: string, { kind, tests }: Tests, seq: Statement.Fragment) =>
+      sql`exists (select 1 from micro_db_cells c where c.table_id = ${tableId} and c.slug = ${slug}
+        and c.row_seq = ${seq} and ${and(tests.map((test) => test(valueOf("c", kind))))})`
+    /** Every condition about the row whose seq is `seq` (but the cells of `except`); `r` must be the row. */
+    const where = (seq: Statement.Fragment, except?: string) =>
+      and([
+        ...rows,
+        ...[...cells].filter(([slug]) => slug !== except).map(([slug, tests]) => hasCell(slug, tests, seq))
+      ])
     const [first, ...rest] = plan.keys
     const restOrder = rest.map((key) => sql`${key.expression} ${direction(key)} nulls last`)
-    const all = (seq: Statement.Fragment) => and(plan.conditions.map((condition) => condition.where(seq)))
     let matches: Statement.Fragment
     if (first?.cell === undefined) {
       const order = sql.csv([
@@ -181,14 +215,13 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       matches = sql`m as materialized (
         select r.seq, row_number() over (order by ${order}) as place
         from micro_db_rows r
-        where r.table_id = ${tableId} and ${all(sql`r.seq`)}
+        where r.table_id = ${tableId} and ${where(sql`r.seq`)}
         order by ${order}
         limit ${want})`
     } else {
       const { kind, slug } = first.cell
-      const value = cellColumn(sql, "k", kind)
-      const pushed = plan.conditions.filter((condition) => condition.cell?.slug === slug)
-      const others = plan.conditions.filter((condition) => condition.cell?.slug !== slug)
+      const value = valueOf("k", kind)
+      const pushed = cells.get(slug)
       // A cell keeps the start of a long string: equal starts are ordered by the whole values, read only for them.
       const whole = kind === "txt"
         ? [sql`(case when length(k.txt) >= ${CELL_TEXT_CHARS} then (select x.data ->> ${slug}::text
@@ -200,16 +233,15 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       const walk = sql`select k.row_seq as seq, row_number() over (order by ${order}) as place
         from micro_db_cells k
         ${
-        rest.length > 0 || others.some((condition) => condition.readsRow)
+        rest.length > 0 || rows.length > 0
           ? sql`join micro_db_rows r on r.table_id = ${tableId} and r.seq = k.row_seq`
           : sql``
       }
         where k.table_id = ${tableId} and k.slug = ${slug} and ${value} is not null
-          and ${and(pushed.map((condition) => condition.cell!.test(value)))}
-          and ${and(others.map((condition) => condition.where(sql`k.row_seq`)))}
+          and ${and((pushed?.tests ?? []).map((test) => test(value)))} and ${where(sql`k.row_seq`, slug)}
         order by ${order}
         limit ${want}`
-      if (pushed.length > 0) {
+      if (pushed !== undefined) {
         // A filter on the column matches only rows that have a value.
         matches = sql`m as materialized (${walk})`
       } else {
@@ -218,22 +250,38 @@ export const makeMicroDbRepo = Effect.gen(function*() {
           n as materialized (
             select r.seq, (select count(*) from v) + row_number() over (order by ${order}) as place
             from micro_db_rows r
-            where r.table_id = ${tableId} and r.data -> ${slug}::text is null and ${all(sql`r.seq`)}
+            where r.table_id = ${tableId} and r.data -> ${slug}::text is null and ${where(sql`r.seq`)}
               and (select count(*) from v) < ${want}
             order by ${order}
             limit ${want}),
           m as (select seq, place from v union all select seq, place from n where place <= ${want})`
       }
     }
-    return sql<StoredRow & { matched: number; id: RowId | null }>`with ${matches}
-      select c.matched, ${rowColumns}
-      from (select count(*)::int as matched from m) c
-      left join (m p join micro_db_rows r on r.table_id = ${tableId} and r.seq = p.seq)
-        on p.place > ${page.offset} and p.place <= ${page.offset + page.limit}
+    // Counted from the first column's cells when every filter has them: no row is read.
+    const [driver] = cells
+    const count = bound === undefined
+      ? sql`null::int`
+      : rows.length === 0 && driver !== undefined
+      ? sql`(select count(*)::int from (select 1 from micro_db_cells d
+          where d.table_id = ${tableId} and d.slug = ${driver[0]}
+            and ${and(driver[1].tests.map((test) => test(valueOf("d", driver[1].kind))))}
+            and ${where(sql`d.row_seq`, driver[0])}
+          limit ${bound + 1}) x)`
+      : sql`(select count(*)::int from (select 1 from micro_db_rows r where r.table_id = ${tableId} and ${
+        where(sql`r.seq`)
+      } limit ${bound + 1}) x)`
+    return sql<StoredRow & { in_page: number; counted: number | null; id: RowId | null }>`with ${matches}
+      select c.in_page, c.counted, ${rowColumns}
+      from (
+        select n.in_page, case when n.in_page < ${want} then null else ${count} end as counted
+        from (select count(*)::int as in_page from m) n
+      ) c
+      left join (m p join micro_db_rows r on r.table_id = ${tableId} and r.seq = p.seq) on p.place > ${page.offset}
       order by p.place`.pipe(
       Effect.map((found) => ({
         rows: found.filter((row) => row.id !== null) as ReadonlyArray<StoredRow>,
-        matched: found[0]?.matched ?? 0
+        inPage: found[0]!.in_page,
+        counted: found[0]!.counted
       })),
       Effect.orDie
     )

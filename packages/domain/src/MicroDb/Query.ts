@@ -9,7 +9,7 @@ import type { Statement } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
 import { Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
-import { isUuid, type TableId } from "../Ids.ts"
+import { isUuid } from "../Ids.ts"
 import {
   checkValue,
   type ColumnType,
@@ -72,10 +72,6 @@ const cellKindOf = (type: ColumnType): CellKind | undefined =>
     ? "txt"
     : undefined
 
-/** A cell's value column, as the driving cell `k` (sorts) or a filter's cell `c`. */
-export const cellColumn = (sql: Sql, alias: "k" | "c", kind: CellKind): Fragment =>
-  alias === "k" ? (kind === "num" ? sql`k.num` : sql`k.txt`) : kind === "num" ? sql`c.num` : sql`c.txt`
-
 /** A checked value as its cell holds it, or undefined for a string longer than cells keep. */
 const cellValue = (kind: CellKind, value: unknown): string | undefined => {
   if (kind === "num") return typeof value === "boolean" ? (value ? "1" : "0") : String(value)
@@ -86,15 +82,12 @@ const cellParameter = (sql: Sql, kind: CellKind, value: string): Fragment =>
   kind === "num" ? sql`${value}::numeric` : sql`${value}::text`
 
 /**
- * One filter as SQL about the row whose `seq` is given: a condition on its cell (which needs only the seq, so a
- * query can count and order without reading rows) or on its JSON (`r.data`, which needs the row as `r`).
+ * One filter as SQL: a test on the value of a column's cell (`c.num`, `c.txt`: the repo finds the cell by the row's
+ * seq, so counting and ordering need not read rows), or a condition on the row's JSON (`r.data`).
  */
-export interface Condition {
-  readonly where: (seq: Fragment) => Fragment
-  readonly readsRow: boolean
-  /** For a condition on a column's cell: the column and the test on the cell's value (pushed into a sort's walk). */
-  readonly cell?: { readonly slug: string; readonly test: (value: Fragment) => Fragment }
-}
+export type Condition =
+  | { readonly row: Fragment }
+  | { readonly cell: { readonly slug: string; readonly kind: CellKind; readonly test: (value: Fragment) => Fragment } }
 
 /** One sort key: its expression on the row's JSON, and the column's cells when it has them. */
 export interface SortKey {
@@ -186,21 +179,14 @@ const isMissing = (sql: Sql, target: Target): Fragment =>
  */
 export const compileFilters = (
   sql: Sql,
-  tableId: TableId,
   columns: ReadonlyArray<MicroDbColumn>,
   filters: ReadonlyArray<MicroDbFilter>
 ): { readonly conditions: ReadonlyArray<Condition> } | { readonly errors: ReadonlyArray<FieldError> } => {
   const errors: Array<FieldError> = []
   const conditions: Array<Condition> = []
-  const onRow = (where: Fragment) => conditions.push({ where: () => where, readsRow: true })
+  const onRow = (row: Fragment) => conditions.push({ row })
   const onCell = (slug: string, kind: CellKind, test: (value: Fragment) => Fragment) =>
-    conditions.push({
-      where: (seq) =>
-        sql`exists (select 1 from micro_db_cells c where c.table_id = ${tableId} and c.slug = ${slug}
-          and c.row_seq = ${seq} and ${test(cellColumn(sql, "c", kind))})`,
-      readsRow: false,
-      cell: { slug, test }
-    })
+    conditions.push({ cell: { slug, kind, test } })
   filters.forEach((filter, index) => {
     const fail = (message: string) => errors.push({ column: filter.column, message: `filter[${index}]: ${message}` })
     const target = targetOf(columns, filter.column)
