@@ -344,6 +344,89 @@ layer(DomainTest)("MicroDb cells", (it) => {
       }
     }))
 
+  it.effect("past 10,000 rows: a sort's walk keeps its last value's ties whole, and gives way on a narrow filter", () =>
+    Effect.gen(function*() {
+      const { bucket, owner } = yield* owned
+      const microDb = yield* MicroDb
+      yield* microDb.createTable(bucket, {
+        name: "Wide",
+        columns: [
+          { name: "N", type: "integer" },
+          { name: "Tag", type: "select", options: ["x", "y", "rare"] },
+          { name: "W", type: "text" }
+        ]
+      }).pipe(as(owner))
+      // n in runs of 96 rows (a walk of n's first 10,000 cells ends 16 rows into the run of 104), "x" on every
+      // fourth row, "rare" on three late ones (one past the walk), w missing on every seventh
+      const rows: Array<Record<string, unknown>> = Array.from({ length: 10_200 }, (_, i) => ({
+        n: Math.floor(i / 96),
+        tag: [9_000, 9_500, 10_150].includes(i) ? "rare" : i % 4 === 0 ? "x" : "y",
+        ...(i % 7 === 0 ? {} : { w: `w${(i * 7_919) % 1_000}` })
+      }))
+      for (let from = 0; from < rows.length; from += 500) {
+        yield* microDb.insertRows(bucket, "wide", rows.slice(from, from + 500)).pipe(as(owner))
+      }
+      const ids = (yield* microDb.query(bucket, "wide", { limit: 500, offset: 0 }).pipe(as(owner))).rows.map((row) =>
+        row.id
+      )
+      const cases: ReadonlyArray<
+        {
+          filter: ReadonlyArray<MicroDbFilter>
+          sort: ReadonlyArray<MicroDbSort>
+          limit: number
+          offset: number
+        }
+      > = [
+        // the walk's 10,000 cells hold 2,498 "x" rows, the last four of them in the run it ends in: the page's
+        // last rows are the run's first by w, which only a walk that reads the whole run finds
+        {
+          filter: [{ column: "tag", op: "eq", value: "x" }],
+          sort: [{ column: "n", direction: "asc" }, { column: "w", direction: "desc" }],
+          limit: 50,
+          offset: 2_448
+        },
+        {
+          filter: [],
+          sort: [{ column: "n", direction: "desc" }, { column: "w", direction: "asc" }],
+          limit: 500,
+          offset: 0
+        },
+        {
+          filter: [{ column: "tag", op: "eq", value: "rare" }],
+          sort: [{ column: "n", direction: "asc" }],
+          limit: 50,
+          offset: 0
+        },
+        {
+          filter: [{ column: "tag", op: "eq", value: "rare" }],
+          sort: [{ column: "w", direction: "desc" }],
+          limit: 2,
+          offset: 1
+        },
+        {
+          filter: [{ column: "tag", op: "in", value: ["rare", "x"] }, { column: "n", op: "gte", value: 100 }],
+          sort: [{
+            column: "w",
+            direction: "asc"
+          }],
+          limit: 100,
+          offset: 0
+        }
+      ]
+      for (const each of cases) {
+        const expected = reference(rows, each.filter, each.sort)
+        const found = yield* microDb.query(bucket, "wide", each).pipe(as(owner))
+        const label = JSON.stringify(each)
+        // the first 500 ids are known; past them, the rows' data says which they are
+        expect(found.rows.map((row) => row.data), label).toEqual(
+          expected.slice(each.offset, each.offset + each.limit).map((index) => rows[index])
+        )
+        const known = expected.slice(each.offset, each.offset + each.limit).map((index) => ids[index])
+        found.rows.forEach((row, i) => known[i] === undefined || expect(row.id, label).toBe(known[i]))
+        if (expected.length <= TOTAL_COUNTED_UP_TO) expect(found.total, label).toBe(expected.length)
+      }
+    }))
+
   it.effect("total: the table's count without a filter; with one, exact up to the bound or on a short page", () =>
     Effect.gen(function*() {
       const { bucket, owner } = yield* owned

@@ -86,7 +86,7 @@ const cellParameter = (sql: Sql, kind: CellKind, value: string): Fragment =>
  * seq, so counting and ordering need not read rows), or a condition on the row's JSON (`r.data`).
  */
 export type Condition =
-  | { readonly row: Fragment }
+  | { readonly row: Fragment; readonly cell?: never }
   | { readonly cell: { readonly slug: string; readonly kind: CellKind; readonly test: (value: Fragment) => Fragment } }
 
 /** One sort key: its expression on the row's JSON, and the column's cells when it has them. */
