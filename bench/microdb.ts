@@ -16,8 +16,9 @@
  *    sorted by date, eq+eq without a sort (the GIN index), the default order with no filter (the first index),
  *    a deep offset, and get_micro_db_row by id. Then the first shape with BENCH_CLIENTS concurrent clients.
  *
- * After the build the bench runs `analyze` over the database (what autovacuum would do; the CI machine's PostgreSQL has
- * autovacuum off), so the planner knows the tables' sizes and values for the figures after it.
+ * After the build the bench runs `vacuum analyze` over the database, what autovacuum would do after so many inserts
+ * (the CI machine's PostgreSQL has autovacuum off): the planner knows the tables' sizes and values, and index-only
+ * scans need not read the table for rows the visibility map knows.
  *
  * The per-token limits are off and the plan's caps raised (DOCK_PLAN_MAX_ROWS_PER_TABLE, DOCK_PLAN_MAX_DOCK_BYTES)
  * so that only the server limits the run. Prints figures and the 1-minute load average; asserts nothing.
@@ -27,7 +28,7 @@
  * BENCH_QUERY_LIMIT (50), BENCH_CLIENTS (4), BENCH_CONCURRENT_SECONDS (5), BENCH_ERA (legacy|modern),
  * BENCH_KEEP_DATABASE=1 (keep the database for experiments with psql; its name is printed),
  * BENCH_TEMPLATE_DATABASE=<a kept database> (run on a copy of it: no build, no insert figures; part 3 only, after
- * an `analyze`), so two versions of the code are measured on the same rows, one after the other.
+ * a `vacuum analyze`), so two versions of the code are measured on the same rows, one after the other.
  */
 import type { Client } from "@modelcontextprotocol/client"
 import {
@@ -149,7 +150,7 @@ const main = async () => {
     const { bucket, table, tableRows } = built
     if (template !== undefined) {
       console.log(`the data of ${template}: ${tableRows} rows (not built: no insert figures)`)
-      await psql("analyze")
+      await psql("vacuum analyze")
     }
 
     async function build() {
@@ -201,7 +202,7 @@ const main = async () => {
       figures.forEach(show)
       const relation = await psql("select pg_size_pretty(pg_total_relation_size('micro_db_rows'))")
       console.log(`  micro_db_rows with its indexes: ${relation}`)
-      await psql("analyze")
+      await psql("vacuum analyze")
 
       // ---------------------------------------------------------------------------------------------------------
       // 2. More batches into the full table.
