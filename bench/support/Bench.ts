@@ -104,14 +104,20 @@ export interface Database {
   readonly version: string
 }
 
-/** A new, uniquely named database `dock_bench_<label>_…` on pgServer(); undefined when the server is not reachable. */
+/**
+ * A new, uniquely named database `dock_bench_<label>_…` on pgServer(); undefined when the server is not reachable.
+ * With BENCH_TEMPLATE_DATABASE it is a copy of that database (one kept by an earlier run), so runs of two versions
+ * of the code measure the same data.
+ */
 export const createDatabase = async (label: string): Promise<Database | undefined> => {
   const server = pgServer()
   const name = `dock_bench_${label}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  const template = process.env["BENCH_TEMPLATE_DATABASE"]
+  if (template !== undefined && !/^[a-z0-9_]+$/.test(template)) throw new Error("BENCH_TEMPLATE_DATABASE: a name")
   let version: string
   try {
     version = await psqlAt(server, "show server_version")
-    await psqlAt(server, `create database ${name}`)
+    await psqlAt(server, `create database ${name}${template === undefined ? "" : ` template ${template}`}`)
   } catch {
     return undefined
   }
