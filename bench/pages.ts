@@ -23,7 +23,8 @@
  * BENCH_READERS (10), BENCH_PAGE_KIB (64), BENCH_SEARCH_CLIENTS (4), BENCH_SEARCH_SECONDS (per query kind, 8),
  * BENCH_SLOW_MS (p95 above which the plan is shown, 200), BENCH_SANITIZE_RUNS (7), BENCH_ERA (legacy|modern),
  * BENCH_SERVER_NODE_ARGS (extra Node options for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
- * BENCH_KEEP_DATABASE=1 (keep the seeded database for experiments with psql; its name is printed).
+ * BENCH_KEEP_DATABASE=1 (keep the seeded database for experiments with psql; its name is printed),
+ * BENCH_ONLY=search (only part 3: the seeding and the searches; parts 1, 2 and 4 are skipped).
  */
 import type { Client } from "@modelcontextprotocol/client"
 import { contentJobs } from "../packages/domain/src/Content/ContentJobs.ts"
@@ -262,6 +263,10 @@ const main = async () => {
   const slowMs = number("BENCH_SLOW_MS", 200)
   const sanitizeRuns = number("BENCH_SANITIZE_RUNS", 7)
   const era = mcpEra()
+  /** BENCH_ONLY=search: part 3 alone (the other parts take minutes and load the machine). */
+  const only = process.env.BENCH_ONLY
+  if (only !== undefined && only !== "search") throw new Error(`BENCH_ONLY: only "search" is known, not ${only}`)
+  const all = only === undefined
   const benchStart = performance.now()
   const loadStart = loadAverage({ all: true })
 
@@ -284,15 +289,17 @@ const main = async () => {
   }
   const ordinary = ordinaryHtml(MiB)
   const nested = fill("<div>")
-  inProcess("sanitizeHtml, 1 MiB ordinary HTML", () => sanitizeHtml(ordinary))
-  inProcess("sanitizeHtml, 1 MiB nested <div>", () => sanitizeHtml(nested))
-  // What a Markdown push costs the server before any SQL (same module resolution as the server's).
-  const markdown = documents[0]!.replace("REVISION", "Revision 0.")
-  // (the work prepareMarkdown hands to a content worker)
-  inProcess(
-    `prepareMarkdown, ${(docBytes / 1024).toFixed(0)} KiB (push CPU)`,
-    () => contentJobs.markdownPage({ content: markdown, frontMatterRequired: false })
-  )
+  if (all) {
+    inProcess("sanitizeHtml, 1 MiB ordinary HTML", () => sanitizeHtml(ordinary))
+    inProcess("sanitizeHtml, 1 MiB nested <div>", () => sanitizeHtml(nested))
+    // What a Markdown push costs the server before any SQL (same module resolution as the server's).
+    const markdown = documents[0]!.replace("REVISION", "Revision 0.")
+    // (the work prepareMarkdown hands to a content worker)
+    inProcess(
+      `prepareMarkdown, ${(docBytes / 1024).toFixed(0)} KiB (push CPU)`,
+      () => contentJobs.markdownPage({ content: markdown, frontMatterRequired: false })
+    )
+  }
 
   // -------------------------------------------------------------------------------------------------------------
   // The server on a fresh database.
@@ -424,109 +431,112 @@ const main = async () => {
     )).split("|")
     console.log(`  ${pageCount} pages, body_text ${avgBytes} bytes on average, parts ${tableSize} with indexes`)
 
-    // -----------------------------------------------------------------------------------------------------------
-    // 1. push_web_page.
-    // -----------------------------------------------------------------------------------------------------------
-    const writeTokens = await Promise.all(
-      Array.from({ length: writers }, () => tokenOf("writer@example.com", ["mcp:write"]))
-    )
-    const writeClients = await Promise.all(writeTokens.map(connect))
-    const writerDocks: Array<string> = []
-    for (let w = 0; w < writers; w++) {
-      const made = await call(writeClients[w]!, "create_bucket", { title: `Writer ${w}`, slug: `writer-${w}` })
-      if (made === undefined) throw new Error("create_bucket failed")
-      writerDocks.push(`bench-writer/${(made.bucket as { slug: string }).slug}`)
-    }
-    const actions: Record<string, number> = {}
-    /** Pages that exist now, as [bucket, page_slug]: what the readers read. */
-    const written: Array<readonly [string, string]> = []
-    let revision = 0
-    /** A write: a page of the writer's rotation (32 slugs), its content one of 8 documents with a new revision line. */
-    const push = async (client: Client, bucket: string, slugPrefix: string, n: number) => {
-      const content = documents[n % documents.length]!.replace(
-        "REVISION",
-        `_Revision ${++revision} by ${slugPrefix} at ${new Date().toISOString()}._`
+    // Parts 1 and 2 (skipped with BENCH_ONLY=search).
+    if (all) {
+      // -----------------------------------------------------------------------------------------------------------
+      // 1. push_web_page.
+      // -----------------------------------------------------------------------------------------------------------
+      const writeTokens = await Promise.all(
+        Array.from({ length: writers }, () => tokenOf("writer@example.com", ["mcp:write"]))
       )
-      const out = await call(client, "push_web_page", {
-        bucket,
-        page_slug: `${slugPrefix}-p${n % 32}`,
-        content_type: "markdown",
-        page_content: content
-      })
-      if (out === undefined) return false
-      actions[String(out.action)] = (actions[String(out.action)] ?? 0) + 1
-      if (out.action === "created") written.push([bucket, `${slugPrefix}-p${n % 32}`])
-      return out.action !== "unchanged"
-    }
-    console.log(
-      `\npush_web_page, Markdown of ${(docBytes / 1024).toFixed(1)} KiB (8 documents, each write a new revision; ` +
-        `${warmup} s warm-up, ${seconds} s measured):`
-    )
-    figures.push(
-      await drive(
-        "push_web_page, 1 writer",
-        1,
-        warmup,
-        seconds,
-        (_, n) => push(writeClients[0]!, writerDocks[0]!, "solo", n)
+      const writeClients = await Promise.all(writeTokens.map(connect))
+      const writerDocks: Array<string> = []
+      for (let w = 0; w < writers; w++) {
+        const made = await call(writeClients[w]!, "create_bucket", { title: `Writer ${w}`, slug: `writer-${w}` })
+        if (made === undefined) throw new Error("create_bucket failed")
+        writerDocks.push(`bench-writer/${(made.bucket as { slug: string }).slug}`)
+      }
+      const actions: Record<string, number> = {}
+      /** Pages that exist now, as [bucket, page_slug]: what the readers read. */
+      const written: Array<readonly [string, string]> = []
+      let revision = 0
+      /** A write: a page of the writer's rotation (32 slugs), its content one of 8 documents with a new revision line. */
+      const push = async (client: Client, bucket: string, slugPrefix: string, n: number) => {
+        const content = documents[n % documents.length]!.replace(
+          "REVISION",
+          `_Revision ${++revision} by ${slugPrefix} at ${new Date().toISOString()}._`
+        )
+        const out = await call(client, "push_web_page", {
+          bucket,
+          page_slug: `${slugPrefix}-p${n % 32}`,
+          content_type: "markdown",
+          page_content: content
+        })
+        if (out === undefined) return false
+        actions[String(out.action)] = (actions[String(out.action)] ?? 0) + 1
+        if (out.action === "created") written.push([bucket, `${slugPrefix}-p${n % 32}`])
+        return out.action !== "unchanged"
+      }
+      console.log(
+        `\npush_web_page, Markdown of ${(docBytes / 1024).toFixed(1)} KiB (8 documents, each write a new revision; ` +
+          `${warmup} s warm-up, ${seconds} s measured):`
       )
-    )
-    figures.push(
-      await drive(
-        `push_web_page, ${writers} writers, own Docks`,
-        writers,
-        warmup,
-        seconds,
-        (w, n) => push(writeClients[w]!, writerDocks[w]!, `w${w}`, n)
+      figures.push(
+        await drive(
+          "push_web_page, 1 writer",
+          1,
+          warmup,
+          seconds,
+          (_, n) => push(writeClients[0]!, writerDocks[0]!, "solo", n)
+        )
       )
-    )
-    figures.push(
-      await drive(
-        `push_web_page, ${writers} writers, one Dock`,
-        writers,
-        warmup,
-        seconds,
-        (w, n) => push(writeClients[w]!, writerDocks[0]!, `s${w}`, n)
+      figures.push(
+        await drive(
+          `push_web_page, ${writers} writers, own Docks`,
+          writers,
+          warmup,
+          seconds,
+          (w, n) => push(writeClients[w]!, writerDocks[w]!, `w${w}`, n)
+        )
       )
-    )
-    console.log(`  actions: ${JSON.stringify(actions)}`)
+      figures.push(
+        await drive(
+          `push_web_page, ${writers} writers, one Dock`,
+          writers,
+          warmup,
+          seconds,
+          (w, n) => push(writeClients[w]!, writerDocks[0]!, `s${w}`, n)
+        )
+      )
+      console.log(`  actions: ${JSON.stringify(actions)}`)
 
-    // -----------------------------------------------------------------------------------------------------------
-    // 2. get_web_page on the pages just written (and one HTML page, which every read sanitizes again).
-    // -----------------------------------------------------------------------------------------------------------
-    const readTokens = await Promise.all(
-      Array.from({ length: readers }, () => tokenOf("writer@example.com", ["mcp:read"]))
-    )
-    const readClients = await Promise.all(readTokens.map(connect))
-    const html = ordinaryHtml(pageBytes)
-    if (
-      await call(writeClients[0]!, "push_web_page", {
-        bucket: writerDocks[0]!,
-        page_slug: "html-page",
-        page_content: html
-      }) === undefined
-    ) {
-      throw new Error("push_web_page (HTML) failed")
-    }
-    console.log(`\nget_web_page, ${readers} concurrent readers (${warmup} s warm-up, ${seconds} s measured):`)
-    figures.push(
-      await drive(`get_web_page, ${readers} readers, 64 KiB Markdown`, readers, warmup, seconds, async (r, n) => {
-        const [bucket, page] = written[(r * 7919 + n * 31) % written.length]!
-        return (await call(readClients[r]!, "get_web_page", { bucket, page_slug: page })) !== undefined
-      }, `over the ${written.length} pages written`)
-    )
-    figures.push(
-      await drive(
-        `get_web_page, ${readers} readers, 64 KiB HTML`,
-        readers,
-        warmup,
-        seconds,
-        async (r) =>
-          (await call(readClients[r]!, "get_web_page", { bucket: writerDocks[0]!, page_slug: "html-page" })) !==
-            undefined,
-        "one page, sanitized again per read"
+      // -----------------------------------------------------------------------------------------------------------
+      // 2. get_web_page on the pages just written (and one HTML page, which every read sanitizes again).
+      // -----------------------------------------------------------------------------------------------------------
+      const readTokens = await Promise.all(
+        Array.from({ length: readers }, () => tokenOf("writer@example.com", ["mcp:read"]))
       )
-    )
+      const readClients = await Promise.all(readTokens.map(connect))
+      const html = ordinaryHtml(pageBytes)
+      if (
+        await call(writeClients[0]!, "push_web_page", {
+          bucket: writerDocks[0]!,
+          page_slug: "html-page",
+          page_content: html
+        }) === undefined
+      ) {
+        throw new Error("push_web_page (HTML) failed")
+      }
+      console.log(`\nget_web_page, ${readers} concurrent readers (${warmup} s warm-up, ${seconds} s measured):`)
+      figures.push(
+        await drive(`get_web_page, ${readers} readers, 64 KiB Markdown`, readers, warmup, seconds, async (r, n) => {
+          const [bucket, page] = written[(r * 7919 + n * 31) % written.length]!
+          return (await call(readClients[r]!, "get_web_page", { bucket, page_slug: page })) !== undefined
+        }, `over the ${written.length} pages written`)
+      )
+      figures.push(
+        await drive(
+          `get_web_page, ${readers} readers, 64 KiB HTML`,
+          readers,
+          warmup,
+          seconds,
+          async (r) =>
+            (await call(readClients[r]!, "get_web_page", { bucket: writerDocks[0]!, page_slug: "html-page" })) !==
+              undefined,
+          "one page, sanitized again per read"
+        )
+      )
+    }
 
     // -----------------------------------------------------------------------------------------------------------
     // 3. search_web_pages by a user who owns none of the seeded Docks (they are public and discoverable).
