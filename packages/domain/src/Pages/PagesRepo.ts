@@ -115,55 +115,90 @@ export const makePagesRepo = Effect.gen(function*() {
   }
 
   /**
-   * search_web_pages: full-text search (title A, summary B, text C) over readable pages, best first (ranked by
-   * `rank_vector`: title, summary and the start of the text), with a
+   * search_web_pages: full-text search (title A, summary B, text C) over readable pages, best first, with a
    * snippet of the text around the matches (`**` marks each match). Standalone artifacts are in no Dock and
-   * are never found.
+   * are never found. Three bounded steps, on one snapshot (repeatable read), so every step sees the same pages:
+   *
+   * 1. The candidates: the SEARCH_RANK_CANDIDATES most recently updated readable matches (all of them when
+   *    fewer match). They are looked for among the newest pages first (SEARCH_WINDOWS: the newest 1,000, then
+   *    the next 9,000, then the rest), each window one statement that stops at the candidates still missing.
+   *    A word on most pages fills the first window, so it costs a look at about a thousand pages rather than at
+   *    every page that has it; a phrase is rechecked (its positions read) only on the window's matches; a rare
+   *    word's few matches come from the GIN index in every window.
+   * 2. The ranking: `ts_rank` over `rank_vector` (title, summary and the start of the text) of the candidates,
+   *    the best `limit` kept (equal ranks: most recently updated first).
+   * 3. The snippets: `ts_headline` for those `limit` pages only.
    */
   const search = (
     principal: Principal,
     query: string,
     options: { readonly dockId: DockId | undefined; readonly ownerUsername: string | undefined; readonly limit: number }
-  ) =>
-    // The planner prices `@@` in a sequential scan far too low: it reads every page's whole (TOASTed) vector,
-    // where the GIN index answers without them (a word on 80% of 100,000 pages: 530 ms against 120 ms). Only
-    // this statement's transaction is told so.
-    sql.withTransaction(Effect.zipRight(
-      sql`set local enable_seqscan = off`,
-      sql<PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }>`
-      with matches as (
-        select p.id from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
-        where p.search @@ websearch_to_tsquery('english', ${query})
-          and ${readableBy(principal, { findable: options.dockId === undefined })}
-          ${options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`}
-          ${options.ownerUsername === undefined ? sql`` : sql`and u.username = ${options.ownerUsername.toLowerCase()}`}
+  ) => {
+    const tsquery = sql`websearch_to_tsquery('english', ${query})`
+    const inScope = sql`${readableBy(principal, { findable: options.dockId === undefined })}
+      ${options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`}
+      ${options.ownerUsername === undefined ? sql`` : sql`and u.username = ${options.ownerUsername.toLowerCase()}`}`
+    // Where each window ends: the updated_at of the 1,000th and the 10,000th newest page (of the named Dock when
+    // there is one), as text so that no microsecond is lost on the way back; null when there are fewer pages.
+    const windowEnds = sql<{ readonly ends: Array<string | null> }>`select array[${
+      sql.join(", ", false)(
+        SEARCH_WINDOWS.map((size) =>
+          sql`(select updated_at::text from parts
+            ${options.dockId === undefined ? sql`` : sql`where dock_id = ${options.dockId}`}
+            order by updated_at desc offset ${size - 1} limit 1)`
+        )
+      )
+    }] as ends`
+    /** Up to `wanted` readable matches updated in [from, before), newest first. */
+    const matchesIn = (from: string | undefined, before: string | undefined, wanted: number) =>
+      sql<{ readonly id: string }>`select p.id
+        from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+        where p.search @@ ${tsquery} and ${inScope}
+          ${from === undefined ? sql`` : sql`and p.updated_at >= ${from}::timestamptz`}
+          ${before === undefined ? sql`` : sql`and p.updated_at < ${before}::timestamptz`}
         order by p.updated_at desc, p.id
-        limit ${SEARCH_RANK_CANDIDATES}
-      ),
-      hits as (
-        select p.id, ts_rank(p.rank_vector, websearch_to_tsquery('english', ${query})) as rank, d.slug as dock_slug,
-          d.title as dock_title, u.username as owner_username
-        from matches m join parts p on p.id = m.id join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+        limit ${wanted}`
+    const ranked = (ids: ReadonlyArray<string>) =>
+      sql<PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }>`
+      with hits as (
+        select p.id, ts_rank(p.rank_vector, ${tsquery}) as rank, d.slug as dock_slug, d.title as dock_title,
+          u.username as owner_username
+        from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+        where p.id = any(${ids}::uuid[])
         order by rank desc, p.updated_at desc, p.id
         limit ${options.limit}
       )
       select ${resultColumns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
-        ts_headline('english', left(body_text, ${SNIPPET_SOURCE_CHARS}), websearch_to_tsquery('english', ${query}),
+        ts_headline('english', left(body_text, ${SNIPPET_SOURCE_CHARS}), ${tsquery},
           'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
       from parts join hits using (id)
-      order by hits.rank desc, updated_at desc, id`.pipe(
-        Effect.flatMap((rows) =>
-          Effect.map(decode(rows), (parts) =>
-            parts.map((part, index) => ({
-              part,
-              rank: Number(rows[index]!.rank),
-              snippet: rows[index]!.snippet,
-              dock: { slug: rows[index]!.dock_slug, title: rows[index]!.dock_title, owner: rows[index]!.owner_username }
-            })))
-        ),
-        Effect.orDie
-      )
-    )).pipe(Effect.orDie)
+      order by hits.rank desc, updated_at desc, id`
+    return sql.withTransaction(Effect.gen(function*() {
+      // One snapshot for the three steps: a candidate is still a readable match when it is ranked.
+      yield* sql`set transaction isolation level repeatable read, read only`
+      // The planner prices `@@` in a sequential scan far too low: it reads every page's whole (TOASTed) vector,
+      // where the GIN index answers without them. Only this transaction is told so.
+      yield* sql`set local enable_seqscan = off`
+      const [{ ends }] = yield* windowEnds
+      const candidates: Array<string> = []
+      let before: string | undefined
+      for (const end of [...ends.filter((end): end is string => end !== null), undefined]) {
+        const rows = yield* matchesIn(end, before, SEARCH_RANK_CANDIDATES - candidates.length)
+        for (const row of rows) candidates.push(row.id)
+        if (candidates.length >= SEARCH_RANK_CANDIDATES) break
+        before = end
+      }
+      if (candidates.length === 0) return []
+      const rows = yield* ranked(candidates)
+      const parts = yield* decode(rows)
+      return parts.map((part, index) => ({
+        part,
+        rank: Number(rows[index]!.rank),
+        snippet: rows[index]!.snippet,
+        dock: { slug: rows[index]!.dock_slug, title: rows[index]!.dock_title, owner: rows[index]!.owner_username }
+      }))
+    })).pipe(Effect.orDie)
+  }
 
   /**
    * Pages that wikilinks could name, in any number of Docks at once (one statement): for each Dock, the pages
@@ -263,6 +298,12 @@ export const makePagesRepo = Effect.gen(function*() {
  * more readable pages match than this, the most recently updated ones are ranked.
  */
 export const SEARCH_RANK_CANDIDATES = 5_000
+
+/**
+ * The candidates are looked for among the newest this many pages first, then among the newest of the next
+ * size, then among all (see `search`).
+ */
+export const SEARCH_WINDOWS: ReadonlyArray<number> = [1_000, 10_000]
 
 /** ts_headline reads at most this much of a page's text: snippets stay fast on 1 MiB pages. */
 const SNIPPET_SOURCE_CHARS = 100_000
