@@ -297,7 +297,7 @@ export const makePagesRepo = Effect.gen(function*() {
  * Ranking reads every candidate's vector, so a word found on most pages would cost a read of most pages: when
  * more readable pages match than this, the most recently updated ones are ranked.
  */
-export const SEARCH_RANK_CANDIDATES = 5_000
+export const SEARCH_RANK_CANDIDATES = 500
 
 /**
  * The candidates are looked for among the newest this many pages first, then among the newest of the next
