@@ -24,7 +24,9 @@
  * BENCH_SLOW_MS (p95 above which the plan is shown, 200), BENCH_SANITIZE_RUNS (7), BENCH_ERA (legacy|modern),
  * BENCH_SERVER_NODE_ARGS (extra Node options for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
  * BENCH_KEEP_DATABASE=1 (keep the seeded database for experiments with psql; its name is printed),
- * BENCH_ONLY=search (only part 3: the seeding and the searches; parts 1, 2 and 4 are skipped).
+ * BENCH_ONLY=search (only part 3: the seeding and the searches; parts 1, 2 and 4 are skipped),
+ * BENCH_DATABASE=<name> (with BENCH_ONLY=search: the searches on a database seeded and kept by an earlier run, not
+ * seeded again; to compare two versions of the code on the same pages).
  */
 import type { Client } from "@modelcontextprotocol/client"
 import { contentJobs } from "../packages/domain/src/Content/ContentJobs.ts"
@@ -316,7 +318,7 @@ const main = async () => {
       DOCK_PLAN_MAX_ARTIFACTS_PER_DOCK: "1000000000",
       DOCK_PLAN_MAX_DOCK_BYTES: "2000000000"
     }
-  }, async ({ dock, summary, psql, admin, defer }) => {
+  }, async ({ dock, summary, psql, admin, defer, reused }) => {
     const poolSize = process.env.DOCK_DB_POOL_SIZE ?? "10 (default)"
     console.log(`\n${summary}`)
     console.log(`server ready in ${(dock.readyMs / 1000).toFixed(1)} s; DOCK_DB_POOL_SIZE ${poolSize}; MCP era ${era}`)
@@ -342,28 +344,32 @@ const main = async () => {
       return result.structuredContent as Record<string, unknown>
     }
 
-    await admin("/admin/users", { email: "writer@example.com", username: "bench-writer" })
-    const searcherUser = await admin("/admin/users", { email: "searcher@example.com", username: "bench-searcher" })
-    const searcherId = String(searcherUser.id)
+    // An existing database (BENCH_DATABASE) has its users and its pages already.
+    if (reused && all) throw new Error("BENCH_DATABASE is for BENCH_ONLY=search: parts 1 and 2 write pages")
+    const searcherId = reused
+      ? await psql("select id from users where username = 'bench-searcher'")
+      : (await admin("/admin/users", { email: "writer@example.com", username: "bench-writer" }),
+        String((await admin("/admin/users", { email: "searcher@example.com", username: "bench-searcher" })).id))
 
-    // -----------------------------------------------------------------------------------------------------------
-    // Seeding for search, with SQL: vocabulary, a pool of sentences, then every page a random run of sentences.
-    // -----------------------------------------------------------------------------------------------------------
-    console.log(
-      `\nseeding ${pages} pages in ${dockCount} public, discoverable Docks of ${owners} users (vocabulary ` +
-        `${words.length}, ${sentences} sentences)…`
-    )
-    const timed = async (label: string, sql: string) => {
-      const started = performance.now()
-      const out = await psql(sql)
-      seedSeconds[label] = (performance.now() - started) / 1000
-      console.log(`  ${label}: ${seedSeconds[label]!.toFixed(1)} s`)
-      return out
-    }
     const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
-    await timed(
-      "users, Docks, words, sentences",
-      `
+    if (!reused) {
+      // -----------------------------------------------------------------------------------------------------------
+      // Seeding for search, with SQL: vocabulary, a pool of sentences, then every page a random run of sentences.
+      // -----------------------------------------------------------------------------------------------------------
+      console.log(
+        `\nseeding ${pages} pages in ${dockCount} public, discoverable Docks of ${owners} users (vocabulary ` +
+          `${words.length}, ${sentences} sentences)…`
+      )
+      const timed = async (label: string, sql: string) => {
+        const started = performance.now()
+        const out = await psql(sql)
+        seedSeconds[label] = (performance.now() - started) / 1000
+        console.log(`  ${label}: ${seedSeconds[label]!.toFixed(1)} s`)
+        return out
+      }
+      await timed(
+        "users, Docks, words, sentences",
+        `
       create unlogged table bench_vocab (rank integer primary key, word text not null);
       insert into bench_vocab select ordinality, word
         from unnest(array[${words.map(literal).join(",")}]) with ordinality as t(word, ordinality);
@@ -391,14 +397,14 @@ const main = async () => {
         ) t;
       alter table bench_sentences add primary key (id);
     `
-    )
-    // In chunks (progress shows). Planted rare words: 'quokkaline' in 1 page of 5000, 'zirconate' of 20000,
-    // 'plinthwork' of 2000.
-    const chunk = Math.min(pages, 10_000)
-    for (let lo = 1; lo <= pages; lo += chunk) {
-      const hi = Math.min(pages, lo + chunk - 1)
-      const started = performance.now()
-      await psql(`set jit = off;
+      )
+      // In chunks (progress shows). Planted rare words: 'quokkaline' in 1 page of 5000, 'zirconate' of 20000,
+      // 'plinthwork' of 2000.
+      const chunk = Math.min(pages, 10_000)
+      for (let lo = 1; lo <= pages; lo += chunk) {
+        const hi = Math.min(pages, lo + chunk - 1)
+        const started = performance.now()
+        await psql(`set jit = off;
         insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind, content,
           body_text, size_bytes, created_at, updated_at)
         select d.id, d.owner_id, 'page-' || g, 'seed-page-' || g, t.title, left(b.body, 240), 'markdown', 'web_page',
@@ -421,11 +427,14 @@ const main = async () => {
               || case when g % 2000 = 11 then ' Plinthwork needs repair.' else '' end as body
             from (select 1 + floor(random() * ${sentences})::integer as sid from generate_series(1, 10 + (g * 7919) % 50)) x
           ) b;`)
-      const spent = (performance.now() - started) / 1000
-      seedSeconds["pages"] = (seedSeconds["pages"] ?? 0) + spent
-      console.log(`  pages ${lo}-${hi}: ${spent.toFixed(1)} s (${(spent * 1e6 / (hi - lo + 1)).toFixed(0)} µs a page)`)
+        const spent = (performance.now() - started) / 1000
+        seedSeconds["pages"] = (seedSeconds["pages"] ?? 0) + spent
+        console.log(
+          `  pages ${lo}-${hi}: ${spent.toFixed(1)} s (${(spent * 1e6 / (hi - lo + 1)).toFixed(0)} µs a page)`
+        )
+      }
+      await timed("vacuum analyze", "vacuum analyze parts; vacuum analyze docks; vacuum analyze users;")
     }
-    await timed("vacuum analyze", "vacuum analyze parts; vacuum analyze docks; vacuum analyze users;")
     const [pageCount, avgBytes, tableSize] = (await psql(
       `select count(*), avg(octet_length(body_text))::integer, pg_size_pretty(pg_total_relation_size('parts')) from parts`
     )).split("|")
