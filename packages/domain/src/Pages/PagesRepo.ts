@@ -9,6 +9,7 @@ import { type DockId, isUuid, type PageId } from "../Ids.ts"
 import { PartRow } from "../Parts/PartRow.ts"
 import type { Principal } from "../Principal.ts"
 import type { PageKind, PageRecord } from "./Part.ts"
+import { highlightQuery, snippetLocators } from "./Snippets.ts"
 
 export const makePagesRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
@@ -117,17 +118,18 @@ export const makePagesRepo = Effect.gen(function*() {
   /**
    * search_web_pages: full-text search (title A, summary B, text C) over readable pages, best first, with a
    * snippet of the text around the matches (`**` marks each match). Standalone artifacts are in no Dock and
-   * are never found. Three bounded steps, on one snapshot (repeatable read), so every step sees the same pages:
+   * are never found. Three bounded steps on one snapshot (repeatable read), so that each sees the same pages:
    *
    * 1. The candidates: the SEARCH_RANK_CANDIDATES most recently updated readable matches (all of them when
-   *    fewer match). They are looked for among the newest pages first (SEARCH_WINDOWS: the newest 1,000, then
-   *    the next 9,000, then the rest), each window one statement that stops at the candidates still missing.
-   *    A word on most pages fills the first window, so it costs a look at about a thousand pages rather than at
-   *    every page that has it; a phrase is rechecked (its positions read) only on the window's matches; a rare
-   *    word's few matches come from the GIN index in every window.
+   *    fewer match), looked for among the newest pages first (SEARCH_WINDOWS: the newest 1,000, then the newest
+   *    10,000, then all), one statement a window, each stopping at the candidates still missing. A word on most
+   *    pages is found by walking the newest pages until enough have it (a few hundred vectors read), a rare
+   *    word's few pages come from the GIN index, and a phrase is rechecked (its vector read) only in the
+   *    windows it needs.
    * 2. The ranking: `ts_rank` over `rank_vector` (title, summary and the start of the text) of the candidates,
    *    the best `limit` kept (equal ranks: most recently updated first).
-   * 3. The snippets: `ts_headline` for those `limit` pages only.
+   * 3. The snippets, for those `limit` pages only: `ts_headline` over SNIPPET_WINDOW characters from just before
+   *    the first place the query's phrase, else one of its words, occurs (Snippets.ts), marking its words there.
    */
   const search = (
     principal: Principal,
@@ -135,61 +137,82 @@ export const makePagesRepo = Effect.gen(function*() {
     options: { readonly dockId: DockId | undefined; readonly ownerUsername: string | undefined; readonly limit: number }
   ) => {
     const tsquery = sql`websearch_to_tsquery('english', ${query})`
+    const byOwner = options.ownerUsername === undefined
+      ? sql``
+      : sql`and d.owner_id = (select id from users where username = ${options.ownerUsername.toLowerCase()})`
     const inScope = sql`${readableBy(principal, { findable: options.dockId === undefined })}
-      ${options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`}
-      ${options.ownerUsername === undefined ? sql`` : sql`and u.username = ${options.ownerUsername.toLowerCase()}`}`
-    // Where each window ends: the updated_at of the 1,000th and the 10,000th newest page (of the named Dock when
-    // there is one), as text so that no microsecond is lost on the way back; null when there are fewer pages.
-    const windowEnds = sql<{ readonly ends: Array<string | null> }>`select array[${
-      sql.join(", ", false)(
-        SEARCH_WINDOWS.map((size) =>
-          sql`(select updated_at::text from parts
-            ${options.dockId === undefined ? sql`` : sql`where dock_id = ${options.dockId}`}
-            order by updated_at desc offset ${size - 1} limit 1)`
-        )
-      )
-    }] as ends`
+      ${options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`} ${byOwner}`
+    /**
+     * Where the window of the newest `size` pages (of the named Dock, when there is one) ends: the updated_at of
+     * its oldest page, as text so that no microsecond is lost on the way back; null when there are fewer pages.
+     */
+    const windowEnd = (size: number) =>
+      sql`(select updated_at from parts
+        ${options.dockId === undefined ? sql`` : sql`where dock_id = ${options.dockId}`}
+        order by updated_at desc offset ${size - 1} limit 1)::text`
     /** Up to `wanted` readable matches updated in [from, before), newest first. */
-    const matchesIn = (from: string | undefined, before: string | undefined, wanted: number) =>
-      sql<{ readonly id: string }>`select p.id
-        from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+    const matchesIn = (from: string | null, before: string | null, wanted: number) =>
+      sql<{ readonly id: string }>`select p.id from parts p join docks d on d.id = p.dock_id
         where p.search @@ ${tsquery} and ${inScope}
-          ${from === undefined ? sql`` : sql`and p.updated_at >= ${from}::timestamptz`}
-          ${before === undefined ? sql`` : sql`and p.updated_at < ${before}::timestamptz`}
+          ${from === null ? sql`` : sql`and p.updated_at >= ${from}::timestamptz`}
+          ${before === null ? sql`` : sql`and p.updated_at < ${before}::timestamptz`}
         order by p.updated_at desc, p.id
         limit ${wanted}`
-    const ranked = (ids: ReadonlyArray<string>) =>
-      sql<PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }>`
-      with hits as (
-        select p.id, ts_rank(p.rank_vector, ${tsquery}) as rank, d.slug as dock_slug, d.title as dock_title,
-          u.username as owner_username
-        from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
-        where p.id = any(${ids}::uuid[])
-        order by rank desc, p.updated_at desc, p.id
-        limit ${options.limit}
-      )
-      select ${resultColumns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
-        ts_headline('english', left(body_text, ${SNIPPET_SOURCE_CHARS}), ${tsquery},
-          'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
-      from parts join hits using (id)
-      order by hits.rank desc, updated_at desc, id`
+    const ranked = (ids: ReadonlyArray<string>, written: string) => {
+      const locators = snippetLocators(written)
+      const text = sql`left(body_text, ${SNIPPET_SOURCE_CHARS})`
+      const match = (pattern: string) => sql`nullif(regexp_instr(${text}, nullif(${pattern}, ''), 1, 1, 0, 'i'), 0)`
+      return sql<
+        PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }
+      >`with hits as (
+          select p.id, ts_rank(p.rank_vector, ${tsquery}) as rank, d.slug as dock_slug, d.title as dock_title,
+            u.username as owner_username
+          from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+          where p.id = any(${ids}::uuid[])
+          order by rank desc, p.updated_at desc, p.id
+          limit ${options.limit}
+        )
+        select ${resultColumns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
+          ts_headline('english', window_text, ${highlightQuery(written)}::tsquery,
+            'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
+        from parts join hits using (id)
+          cross join lateral (
+            select greatest(1, coalesce(${match(locators.phrases)}, ${match(locators.words)}, 1) - ${SNIPPET_LEAD})
+              as start
+          ) at
+          -- from the first whole word of the window
+          cross join lateral (
+            select case when at.start = 1 then substr(${text}, 1, ${SNIPPET_WINDOW})
+              else regexp_replace(substr(${text}, at.start, ${SNIPPET_WINDOW}), '^\S*\s+', '') end as window_text
+          ) w
+        order by hits.rank desc, updated_at desc, id`
+    }
     return sql.withTransaction(Effect.gen(function*() {
       // One snapshot for the three steps: a candidate is still a readable match when it is ranked.
       yield* sql`set transaction isolation level repeatable read, read only`
-      // The planner prices `@@` in a sequential scan far too low: it reads every page's whole (TOASTed) vector,
-      // where the GIN index answers without them. Only this transaction is told so.
-      yield* sql`set local enable_seqscan = off`
-      const [{ ends }] = yield* windowEnds
+      // For this transaction only: no sequential scan, because the planner prices `@@` there far too low (it
+      // reads every page's whole TOASTed vector where the GIN index answers without them); and joins by nested
+      // loop, which keep the walk through the newest pages in order, so it stops at the last candidate needed.
+      const [first] = yield* sql<{ readonly written: string; readonly end: string | null }>`select
+        set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+        set_config('enable_mergejoin', 'off', true), ${tsquery}::text as written,
+        ${windowEnd(SEARCH_WINDOWS[0]!)} as end`
+      // Only stop words: websearch_to_tsquery's query is empty, and matches nothing.
+      if (first!.written === "") return []
       const candidates: Array<string> = []
-      let before: string | undefined
-      for (const end of [...ends.filter((end): end is string => end !== null), undefined]) {
+      let before: string | null = null
+      let end = first!.end
+      for (let window = 1;; window++) {
         const rows = yield* matchesIn(end, before, SEARCH_RANK_CANDIDATES - candidates.length)
         for (const row of rows) candidates.push(row.id)
-        if (candidates.length >= SEARCH_RANK_CANDIDATES) break
+        if (candidates.length >= SEARCH_RANK_CANDIDATES || end === null) break
         before = end
+        end = window < SEARCH_WINDOWS.length
+          ? (yield* sql<{ readonly end: string | null }>`select ${windowEnd(SEARCH_WINDOWS[window]!)} as end`)[0]!.end
+          : null
       }
       if (candidates.length === 0) return []
-      const rows = yield* ranked(candidates)
+      const rows = yield* ranked(candidates, first!.written)
       const parts = yield* decode(rows)
       return parts.map((part, index) => ({
         part,
@@ -294,19 +317,22 @@ export const makePagesRepo = Effect.gen(function*() {
 })
 
 /**
- * Ranking reads every candidate's vector, so a word found on most pages would cost a read of most pages: when
- * more readable pages match than this, the most recently updated ones are ranked.
+ * How many of the most recently updated readable matches are ranked (all of them when fewer match): ranking
+ * reads each candidate's `rank_vector`, and finding the candidates reads the vector of every page looked at, so
+ * a word on most pages would otherwise cost a read of most pages. 200 keeps a search for such a word at a few
+ * milliseconds of SQL on 100,000 pages (docs/decisions.md, "Search").
  */
-export const SEARCH_RANK_CANDIDATES = 500
+export const SEARCH_RANK_CANDIDATES = 200
 
-/**
- * The candidates are looked for among the newest this many pages first, then among the newest of the next
- * size, then among all (see `search`).
- */
+/** The windows of newest pages the candidates are looked for in, one after the other, before all pages. */
 export const SEARCH_WINDOWS: ReadonlyArray<number> = [1_000, 10_000]
 
-/** ts_headline reads at most this much of a page's text: snippets stay fast on 1 MiB pages. */
+/** A snippet's match is looked for in at most this much of a page's text. */
 const SNIPPET_SOURCE_CHARS = 100_000
+
+/** ts_headline reads this many characters of the text, starting SNIPPET_LEAD before the first match. */
+const SNIPPET_WINDOW = 600
+const SNIPPET_LEAD = 150
 
 export interface LinkCandidate {
   readonly id: string
