@@ -29,6 +29,7 @@
  * seeded again; to compare two versions of the code on the same pages).
  */
 import type { Client } from "@modelcontextprotocol/client"
+import * as Fs from "node:fs/promises"
 import { contentJobs } from "../packages/domain/src/Content/ContentJobs.ts"
 import { sanitizeHtml } from "../packages/domain/src/Content/HtmlSanitizer.ts"
 import {
@@ -46,6 +47,9 @@ import {
   withFreshServer
 } from "./support/Bench.ts"
 import { ordinaryHtml } from "./support/HtmlSamples.ts"
+
+/** USER_HZ, the unit of the CPU times in /proc/<pid>/stat: 100 on Linux. */
+const clockTicks = 100
 
 // ---------------------------------------------------------------------------------------------------------------
 // Words: ordinary English at the top ranks (stop words first, as in prose), then made-up words for the long tail.
@@ -566,14 +570,41 @@ const main = async () => {
     )
     const matches = (query: string) =>
       psql(`select count(*) from parts where search @@ websearch_to_tsquery('english', ${literal(query)})`)
+    // CPU a call costs the server process and the database's backends (from /proc, in ms): unlike latency, hardly
+    // changed by whatever else loads the machine.
+    const cpuMs = async () => {
+      const backends = (await psql("select pid from pg_stat_activity where datname = current_database()"))
+        .split("\n").filter((pid) => pid !== "")
+      const of = async (pid: string | number) => {
+        const stat = await Fs.readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined)
+        if (stat === undefined) return 0
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+        return (Number(fields[11]) + Number(fields[12])) * 1000 / clockTicks
+      }
+      const each = await Promise.all(backends.map(async (pid) => [pid, await of(pid)] as const))
+      return { server: await of(dock.child.pid!), database: new Map(each) }
+    }
+    const cpuSince = async (before: Awaited<ReturnType<typeof cpuMs>>, calls: number) => {
+      const after = await cpuMs()
+      let database = 0
+      for (const [pid, ms] of after.database) database += ms - (before.database.get(pid) ?? 0)
+      return `CPU a call: server ${((after.server - before.server) / calls).toFixed(1)} ms, PostgreSQL ${
+        (database / calls).toFixed(1)
+      } ms`
+    }
     for (const [kind, queries] of kinds) {
       const counts: Array<string> = []
       for (const query of queries) counts.push(await matches(query))
+      let calls = 0
+      const before = await cpuMs()
       const figure = await drive(`search_web_pages, ${kind}`, searchClients, 1, searchSeconds, async (c, n) => {
+        calls++
         return (await call(searchers[c]!, "search_web_pages", { query: queries[(c + n) % queries.length]! })) !==
           undefined
       }, `queries ${queries.join(", ")}; matching pages ${counts.join(", ")}`)
-      searchFigures.push(figure)
+      const cpu = await cpuSince(before, calls)
+      console.log(`    ${cpu}`)
+      searchFigures.push({ ...figure, note: cpu })
     }
     // 1 client, sequential: latency without queueing behind the other clients.
     console.log(`\nsearch_web_pages, 1 client, common word (no concurrency):`)
@@ -659,6 +690,7 @@ const main = async () => {
       Object.entries(seedSeconds).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(", ")
     }`
   )
+  for (const f of searchFigures) if (f.note.startsWith("CPU")) console.log(`${f.label}: ${f.note}`)
   console.log(
     `load average (1/5/15 min): ${loadStart} at start, ${loadAverage({ all: true })} at end; ` +
       `whole run ${((performance.now() - benchStart) / 1000).toFixed(0)} s`
