@@ -16,7 +16,7 @@ import {
   type User,
   userPrincipal
 } from "../src/index.ts"
-import { SEARCH_RANK_CANDIDATES, SEARCH_WINDOWS } from "../src/Pages/PagesRepo.ts"
+import { SEARCH_DOCK_BY_DOCK, SEARCH_RANK_CANDIDATES, SEARCH_WINDOWS } from "../src/Pages/PagesRepo.ts"
 import { DomainTest } from "../src/testing.ts"
 import { as, createDock, grant, newUser, unique } from "./support/Fixtures.ts"
 
@@ -98,126 +98,159 @@ const seed = (
 
 const word = (name: string) => `${name}${unique().replace(/[0-9]/g, "")}`
 
-layer(DomainTest, { timeout: 120_000 })("search_web_pages candidates, window by window", (it) => {
-  it.effect("every query shape gives the reference's pages in the reference's order, for every kind of caller", () =>
-    Effect.gen(function*() {
-      const alice = yield* newUser("search-owner")
-      const bob = yield* newUser("search-member")
-      const carol = yield* newUser("search-other")
-      const outsider = yield* newUser("search-outsider")
-      const open = yield* createDock(alice, { title: "Open", visibility: "public", discoverable: true })
-      const closed = yield* createDock(alice, { title: "Closed" })
-      const quiet = yield* createDock(alice, { title: "Quiet", visibility: "public" })
-      const hidden = yield* createDock(alice, { title: "Hidden", visibility: "public", discoverable: true })
-      const carols = yield* createDock(carol, { title: "Carol's" })
-      yield* grant(closed, bob, "viewer")
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`update docks set hidden_at = now() where id = ${hidden.id}`
-      const words = {
-        common: word("common"),
-        half: word("half"),
-        a: word("alpha"),
-        b: word("beta"),
-        rare: word("rare"),
-        secret: word("secret")
-      }
-      yield* seed([
-        { dock: open, owner: alice },
-        { dock: closed, owner: alice },
-        { dock: quiet, owner: alice },
-        { dock: hidden, owner: alice },
-        { dock: carols, owner: carol }
-      ], words)
+layer(DomainTest, { timeout: 120_000 })("search_web_pages candidates, Dock by Dock and window by window", (it) => {
+  it.effect(
+    "every query shape gives the reference's pages in the reference's order, for every kind of caller",
+    () =>
+      Effect.gen(function*() {
+        const alice = yield* newUser("search-owner")
+        const bob = yield* newUser("search-member")
+        const carol = yield* newUser("search-other")
+        const outsider = yield* newUser("search-outsider")
+        const open = yield* createDock(alice, { title: "Open", visibility: "public", discoverable: true })
+        const closed = yield* createDock(alice, { title: "Closed" })
+        const quiet = yield* createDock(alice, { title: "Quiet", visibility: "public" })
+        const hidden = yield* createDock(alice, { title: "Hidden", visibility: "public", discoverable: true })
+        const carols = yield* createDock(carol, { title: "Carol's" })
+        yield* grant(closed, bob, "viewer")
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`update docks set hidden_at = now() where id = ${hidden.id}`
+        const words = {
+          common: word("common"),
+          half: word("half"),
+          a: word("alpha"),
+          b: word("beta"),
+          rare: word("rare"),
+          secret: word("secret")
+        }
+        yield* seed([
+          { dock: open, owner: alice },
+          { dock: closed, owner: alice },
+          { dock: quiet, owner: alice },
+          { dock: hidden, owner: alice },
+          { dock: carols, owner: carol }
+        ], words)
 
-      // the corpus does what it is for: the common word matches more pages than are ranked, and more than
-      // the first window holds; the word on half the pages fills no window on its own
-      const [counts] = yield* sql<{ common: number; half: number; phrase: number }>`select
+        // the corpus does what it is for: the common word matches more pages than are ranked, and more than
+        // the first window holds; the word on half the pages fills no window on its own
+        const [counts] = yield* sql<{ common: number; half: number; phrase: number }>`select
         count(*) filter (where search @@ websearch_to_tsquery('english', ${words.common}))::int as common,
         count(*) filter (where search @@ websearch_to_tsquery('english', ${words.half}))::int as half,
         count(*) filter (where search @@ websearch_to_tsquery('english', ${`"${words.a} ${words.b}"`}))::int as phrase
         from parts where dock_id = any(${[open.id, closed.id, quiet.id, hidden.id, carols.id]}::uuid[])`
-      expect(counts!.common).toBeGreaterThan(SEARCH_RANK_CANDIDATES)
-      expect(counts!.common).toBeGreaterThan(SEARCH_WINDOWS[0]!)
-      expect(counts!.phrase).toBe(Math.floor((PAGES + 9) / 10))
+        expect(counts!.common).toBeGreaterThan(SEARCH_RANK_CANDIDATES)
+        expect(counts!.common).toBeGreaterThan(SEARCH_WINDOWS[0]!)
+        expect(counts!.phrase).toBe(Math.floor((PAGES + 9) / 10))
 
-      const callers: ReadonlyArray<readonly [string, Principal]> = [
-        ["owner", userPrincipal(alice)],
-        ["member", userPrincipal(bob)],
-        ["outsider", userPrincipal(outsider)],
-        ["anonymous", anonymousPrincipal],
-        ["sandbox", userPrincipal(carol, { sandbox: true, allowedBucketIds: [carols.id as DockId] })]
-      ]
-      const queries = [
-        words.common,
-        words.half,
-        `"${words.a} ${words.b}"`,
-        `${words.a} ${words.b}`,
-        words.rare,
-        `${words.common} -${words.half}`,
-        `${words.rare} OR ${words.a}`
-      ]
-      const across = { target: {}, filter: {} }
-      const inDock = (dock: Dock) => ({ target: { bucket: dock.id }, filter: { dockId: dock.id } })
-      const byOwner = { target: { owner_username: alice.username }, filter: { ownerUsername: alice.username } }
-      let compared = 0
-      const check = (
-        [name, principal]: readonly [string, Principal],
-        query: string,
-        { filter, target }: {
-          readonly target: DockTarget
-          readonly filter: { dockId?: string; ownerUsername?: string }
-        }
-      ) =>
-        Effect.gen(function*() {
-          const hits = yield* search(principal, query, target, 50)
-          const expected = yield* reference(principal, query, { ...filter, limit: 50 })
-          expect({ name, query, target, ids: hits.map((hit) => hit.id) }).toEqual({
-            name,
-            query,
-            target,
-            ids: expected
+        const callers: ReadonlyArray<readonly [string, Principal]> = [
+          ["owner", userPrincipal(alice)],
+          ["member", userPrincipal(bob)],
+          ["outsider", userPrincipal(outsider)],
+          ["anonymous", anonymousPrincipal],
+          ["sandbox", userPrincipal(carol, { sandbox: true, allowedBucketIds: [carols.id as DockId] })]
+        ]
+        const queries = [
+          words.common,
+          words.half,
+          `"${words.a} ${words.b}"`,
+          `${words.a} ${words.b}`,
+          words.rare,
+          `${words.common} -${words.half}`,
+          `${words.rare} OR ${words.a}`
+        ]
+        const across = { target: {}, filter: {} }
+        const inDock = (dock: Dock) => ({ target: { bucket: dock.id }, filter: { dockId: dock.id } })
+        const byOwner = { target: { owner_username: alice.username }, filter: { ownerUsername: alice.username } }
+        let compared = 0
+        const check = (
+          [name, principal]: readonly [string, Principal],
+          query: string,
+          { filter, target }: {
+            readonly target: DockTarget
+            readonly filter: { dockId?: string; ownerUsername?: string }
+          }
+        ) =>
+          Effect.gen(function*() {
+            const hits = yield* search(principal, query, target, 50)
+            const expected = yield* reference(principal, query, { ...filter, limit: 50 })
+            expect({ name, query, target, ids: hits.map((hit) => hit.id) }).toEqual({
+              name,
+              query,
+              target,
+              ids: expected
+            })
+            // ranked: best first
+            for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.rank).toBeGreaterThanOrEqual(hits[i]!.rank)
+            compared += expected.length
+            return hits
           })
-          // ranked: best first
-          for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.rank).toBeGreaterThanOrEqual(hits[i]!.rank)
-          compared += expected.length
-          return hits
+        const compareAll = Effect.gen(function*() {
+          for (const caller of callers) {
+            for (const query of queries) {
+              const hits = yield* check(caller, query, across)
+              // paged: a smaller limit is the top of the same order
+              expect((yield* search(caller[1], query, {}, 20)).map((hit) => hit.id)).toEqual(
+                hits.slice(0, 20).map((hit) => hit.id)
+              )
+              yield* check(caller, query, inDock(closed))
+            }
+            for (const query of [words.common, `"${words.a} ${words.b}"`, words.rare]) {
+              yield* check(caller, query, inDock(open))
+              yield* check(caller, query, inDock(quiet))
+              yield* check(caller, query, byOwner)
+            }
+          }
         })
-      for (const caller of callers) {
-        for (const query of queries) {
-          const hits = yield* check(caller, query, across)
-          // paged: a smaller limit is the top of the same order
-          expect((yield* search(caller[1], query, {}, 20)).map((hit) => hit.id)).toEqual(
-            hits.slice(0, 20).map((hit) => hit.id)
-          )
-          yield* check(caller, query, inDock(closed))
-        }
-        for (const query of [words.common, `"${words.a} ${words.b}"`, words.rare]) {
-          yield* check(caller, query, inDock(open))
-          yield* check(caller, query, inDock(quiet))
-          yield* check(caller, query, byOwner)
-        }
-      }
-      expect(compared).toBeGreaterThan(1000)
+        // every caller reads at most SEARCH_DOCK_BY_DOCK Docks: each Dock's pages are walked
+        yield* compareAll
+        expect(compared).toBeGreaterThan(1000)
 
-      // what each caller may read, directly: an outsider and an anonymous reader only the open Dock's public
-      // pages (the hidden Dock and the quiet one, not discoverable, are not searched across Docks); the member
-      // the closed Dock's pages, private ones too; the sandbox only its own Dock
-      const docksOf = (principal: Principal, query: string) =>
-        Effect.map(search(principal, query, {}, 50), (hits) => new Set(hits.map((hit) => hit.dock)))
-      for (const principal of [userPrincipal(outsider), anonymousPrincipal]) {
-        expect([...(yield* docksOf(principal, words.common))]).toEqual([open.id])
-        expect([...(yield* docksOf(principal, words.rare))]).toEqual([open.id])
-      }
-      const sandbox = userPrincipal(carol, { sandbox: true, allowedBucketIds: [carols.id as DockId] })
-      expect([...(yield* docksOf(sandbox, words.common))]).toEqual([carols.id])
-      // the words only private pages have: found by members (in the closed Dock and, for the owner, in all of
-      // theirs but the hidden one), by nobody else
-      expect([...(yield* docksOf(userPrincipal(bob), words.secret))]).toEqual([closed.id])
-      expect((yield* docksOf(userPrincipal(alice), words.secret)).size).toBe(3)
-      expect((yield* docksOf(sandbox, words.secret)).size).toBe(1)
-      for (const principal of [userPrincipal(outsider), anonymousPrincipal]) {
-        expect(yield* search(principal, words.secret, {}, 50)).toEqual([])
-        expect(yield* search(principal, words.secret, { bucket: open.id }, 50)).toEqual([])
-      }
-    }))
+        // what each caller may read, directly: an outsider and an anonymous reader only the open Dock's public
+        // pages (the hidden Dock and the quiet one, not discoverable, are not searched across Docks); the member
+        // the closed Dock's pages, private ones too; the sandbox only its own Dock
+        const docksOf = (principal: Principal, query: string) =>
+          Effect.map(search(principal, query, {}, 50), (hits) => new Set(hits.map((hit) => hit.dock)))
+        for (const principal of [userPrincipal(outsider), anonymousPrincipal]) {
+          expect([...(yield* docksOf(principal, words.common))]).toEqual([open.id])
+          expect([...(yield* docksOf(principal, words.rare))]).toEqual([open.id])
+        }
+        const sandbox = userPrincipal(carol, { sandbox: true, allowedBucketIds: [carols.id as DockId] })
+        expect([...(yield* docksOf(sandbox, words.common))]).toEqual([carols.id])
+        // the words only private pages have: found by members (in the closed Dock and, for the owner, in all of
+        // theirs but the hidden one), by nobody else
+        expect([...(yield* docksOf(userPrincipal(bob), words.secret))]).toEqual([closed.id])
+        expect((yield* docksOf(userPrincipal(alice), words.secret)).size).toBe(3)
+        expect((yield* docksOf(sandbox, words.secret)).size).toBe(1)
+        for (const principal of [userPrincipal(outsider), anonymousPrincipal]) {
+          expect(yield* search(principal, words.secret, {}, 50)).toEqual([])
+          expect(yield* search(principal, words.secret, { bucket: open.id }, 50)).toEqual([])
+        }
+        // with more public, discoverable Docks (three pages each, among the newest), every caller but the sandbox
+        // reads more than SEARCH_DOCK_BY_DOCK: the newest pages of all are walked, window by window
+        const more = yield* Effect.forEach(
+          Array.from({ length: SEARCH_DOCK_BY_DOCK }, (_, i) => i),
+          (i) => createDock(carol, { title: `More ${i}`, visibility: "public", discoverable: true })
+        )
+        yield* sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+          content, body_text, size_bytes, created_at, updated_at)
+        select d, ${carol.id}, 'more-' || n, ${`more-${unique()}-`} || row_number() over (), 'More ' || n, '', 'html',
+          'web_page', body, body, octet_length(body), timestamptz '2026-01-02', timestamptz '2026-01-02' - n * interval '1 second'
+        from unnest(${more.map((dock) => dock.id)}::uuid[]) d, generate_series(1, 3) n,
+          lateral (select ${words.common} || ' ' || ${words.half} || ' ' || ${words.a} || ' ' || ${words.b} as body) b`
+        compared = 0
+        yield* compareAll
+        expect(compared).toBeGreaterThan(1000)
+
+        // and still never a Dock or a private page the caller cannot read
+        const outsiders = new Set([open.id, ...more.map((dock) => dock.id)])
+        for (const principal of [userPrincipal(outsider), anonymousPrincipal]) {
+          for (const query of [words.common, words.half, words.secret]) {
+            for (const dock of yield* docksOf(principal, query)) expect(outsiders).toContain(dock)
+          }
+          expect(yield* search(principal, words.secret, {}, 50)).toEqual([])
+        }
+        expect([...(yield* docksOf(sandbox, words.common))]).toEqual([carols.id])
+      }),
+    300_000
+  )
 })

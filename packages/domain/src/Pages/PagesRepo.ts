@@ -101,19 +101,28 @@ export const makePagesRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /**
-   * Pages the caller may read: in a Dock that is not hidden and is public or theirs (owned or a member of), a
-   * sandbox caller's only in its sandbox, and a page marked private only for the Dock's members. With
-   * `findable`, public Docks of others count only when they are discoverable (cross-Dock search).
-   */
-  const readableBy = (principal: Principal, options: { readonly findable: boolean } = { findable: false }) => {
-    const member = sql`(d.owner_id = ${principal.userId}
+  /** The caller owns Dock `d` or is one of its members. */
+  const memberOf = (principal: Principal) =>
+    sql`(d.owner_id = ${principal.userId}
       or exists(select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${principal.userId}))`
-    const docks = principal.sandbox
-      ? sql`d.id = any(${[...(principal.allowedBucketIds ?? [])]}::uuid[])`
-      : sql`(${member} or (d.visibility = 'public' ${options.findable ? sql`and d.discoverable` : sql``}))`
-    return sql`d.hidden_at is null and ${docks} and (p.visibility is distinct from 'private' or ${member})`
-  }
+
+  /**
+   * Docks `d` whose pages the caller may read (those not marked private, and those too for members): not hidden,
+   * and public or theirs (owned or a member of); a sandbox caller's only its sandbox. With `findable`, public
+   * Docks of others count only when they are discoverable (cross-Dock search).
+   */
+  const readableDock = (principal: Principal, options: { readonly findable: boolean }) =>
+    sql`d.hidden_at is null and ${
+      principal.sandbox
+        ? sql`d.id = any(${[...(principal.allowedBucketIds ?? [])]}::uuid[])`
+        : sql`(${memberOf(principal)} or (d.visibility = 'public' ${
+          options.findable ? sql`and d.discoverable` : sql``
+        }))`
+    }`
+
+  /** Pages `p` (in Docks `d`) the caller may read: in a readable Dock, and not private unless a member's. */
+  const readableBy = (principal: Principal, options: { readonly findable: boolean } = { findable: false }) =>
+    sql`${readableDock(principal, options)} and (p.visibility is distinct from 'private' or ${memberOf(principal)})`
 
   /**
    * search_web_pages: full-text search (title A, summary B, text C) over readable pages, best first, with a
@@ -121,11 +130,14 @@ export const makePagesRepo = Effect.gen(function*() {
    * are never found. Three bounded steps on one snapshot (repeatable read), so that each sees the same pages:
    *
    * 1. The candidates: the SEARCH_RANK_CANDIDATES most recently updated readable matches (all of them when
-   *    fewer match), looked for among the newest pages first (SEARCH_WINDOWS: the newest 1,000, then the newest
-   *    10,000, then all), one statement a window, each stopping at the candidates still missing. A word on most
-   *    pages is found by walking the newest pages until enough have it (a few hundred vectors read), a rare
-   *    word's few pages come from the GIN index, and a phrase is rechecked (its vector read) only in the
-   *    windows it needs.
+   *    fewer match). Each way of finding them reads the vector of a page only when it needs to:
+   *    - at most SEARCH_DOCK_BY_DOCK readable Docks (a named Dock, a sandbox, a caller with few Docks and few
+   *      public ones around): each Dock's pages newest first, merged, stopping at the last candidate needed;
+   *    - more: the newest pages of all first (SEARCH_WINDOWS: the newest 1,000, then the newest 10,000, then
+   *      all), one statement a window, each stopping at the candidates still missing.
+   *    A word on most pages is found by walking the newest pages until enough have it (a few hundred vectors
+   *    read); a rare word's few pages come from the GIN index; a phrase is rechecked (its vector read) only on
+   *    the pages walked.
    * 2. The ranking: `ts_rank` over `rank_vector` (title, summary and the start of the text) of the candidates,
    *    the best `limit` kept (equal ranks: most recently updated first).
    * 3. The snippets, for those `limit` pages only: `ts_headline` over SNIPPET_WINDOW characters from just before
@@ -137,23 +149,40 @@ export const makePagesRepo = Effect.gen(function*() {
     options: { readonly dockId: DockId | undefined; readonly ownerUsername: string | undefined; readonly limit: number }
   ) => {
     const tsquery = sql`websearch_to_tsquery('english', ${query})`
+    const findable = { findable: options.dockId === undefined }
     const byOwner = options.ownerUsername === undefined
       ? sql``
       : sql`and d.owner_id = (select id from users where username = ${options.ownerUsername.toLowerCase()})`
-    const inScope = sql`${readableBy(principal, { findable: options.dockId === undefined })}
-      ${options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`} ${byOwner}`
+    const byDock = options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`
+    /** The Docks searched (one more than SEARCH_DOCK_BY_DOCK at most), each with whether the caller is a member. */
+    const docksSearched = sql`coalesce((select json_agg(json_build_array(r.id, r.member)) from (
+        select d.id, ${memberOf(principal)} as member from docks d
+        where ${readableDock(principal, findable)} ${byDock} ${byOwner}
+        order by d.id limit ${SEARCH_DOCK_BY_DOCK + 1}
+      ) r), '[]')`
+    /** Up to SEARCH_RANK_CANDIDATES readable matches in these Docks, newest first: each Dock's, merged. */
+    const matchesByDock = (docks: ReadonlyArray<readonly [string, boolean]>) =>
+      sql<{ readonly id: string }>`select id from (${
+        sql.join(" union all ", false)(docks.map(([dockId, member]) =>
+          sql`(select p.id, p.updated_at from parts p
+            where p.dock_id = ${dockId} ${member ? sql`` : sql`and p.visibility is distinct from 'private'`}
+              and p.search @@ ${tsquery}
+            order by p.updated_at desc, p.id
+            limit ${SEARCH_RANK_CANDIDATES})`
+        ))
+      }) c
+        order by c.updated_at desc, c.id
+        limit ${SEARCH_RANK_CANDIDATES}`
     /**
-     * Where the window of the newest `size` pages (of the named Dock, when there is one) ends: the updated_at of
-     * its oldest page, as text so that no microsecond is lost on the way back; null when there are fewer pages.
+     * Where the window of the newest `size` pages ends: the updated_at of its oldest page, as text so that no
+     * microsecond is lost on the way back; null when there are fewer pages.
      */
     const windowEnd = (size: number) =>
-      sql`(select updated_at from parts
-        ${options.dockId === undefined ? sql`` : sql`where dock_id = ${options.dockId}`}
-        order by updated_at desc offset ${size - 1} limit 1)::text`
+      sql`(select updated_at from parts order by updated_at desc offset ${size - 1} limit 1)::text`
     /** Up to `wanted` readable matches updated in [from, before), newest first. */
     const matchesIn = (from: string | null, before: string | null, wanted: number) =>
       sql<{ readonly id: string }>`select p.id from parts p join docks d on d.id = p.dock_id
-        where p.search @@ ${tsquery} and ${inScope}
+        where p.search @@ ${tsquery} and ${readableBy(principal, findable)} ${byDock} ${byOwner}
           ${from === null ? sql`` : sql`and p.updated_at >= ${from}::timestamptz`}
           ${before === null ? sql`` : sql`and p.updated_at < ${before}::timestamptz`}
         order by p.updated_at desc, p.id
@@ -193,23 +222,32 @@ export const makePagesRepo = Effect.gen(function*() {
       // For this transaction only: no sequential scan, because the planner prices `@@` there far too low (it
       // reads every page's whole TOASTed vector where the GIN index answers without them); and joins by nested
       // loop, which keep the walk through the newest pages in order, so it stops at the last candidate needed.
-      const [first] = yield* sql<{ readonly written: string; readonly end: string | null }>`select
+      const [first] = yield* sql<{
+        readonly written: string
+        readonly end: string | null
+        readonly docks: ReadonlyArray<readonly [string, boolean]>
+      }>`select
         set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
         set_config('enable_mergejoin', 'off', true), ${tsquery}::text as written,
-        ${windowEnd(SEARCH_WINDOWS[0]!)} as end`
-      // Only stop words: websearch_to_tsquery's query is empty, and matches nothing.
-      if (first!.written === "") return []
+        ${windowEnd(SEARCH_WINDOWS[0]!)} as end, ${docksSearched} as docks`
+      // Only stop words (websearch_to_tsquery's query is empty, and matches nothing), or no Dock to search.
+      if (first!.written === "" || first!.docks.length === 0) return []
       const candidates: Array<string> = []
-      let before: string | null = null
-      let end = first!.end
-      for (let window = 1;; window++) {
-        const rows = yield* matchesIn(end, before, SEARCH_RANK_CANDIDATES - candidates.length)
-        for (const row of rows) candidates.push(row.id)
-        if (candidates.length >= SEARCH_RANK_CANDIDATES || end === null) break
-        before = end
-        end = window < SEARCH_WINDOWS.length
-          ? (yield* sql<{ readonly end: string | null }>`select ${windowEnd(SEARCH_WINDOWS[window]!)} as end`)[0]!.end
-          : null
+      if (first!.docks.length <= SEARCH_DOCK_BY_DOCK) {
+        for (const row of yield* matchesByDock(first!.docks)) candidates.push(row.id)
+      } else {
+        let before: string | null = null
+        let end = first!.end
+        for (let window = 1;; window++) {
+          const rows = yield* matchesIn(end, before, SEARCH_RANK_CANDIDATES - candidates.length)
+          for (const row of rows) candidates.push(row.id)
+          if (candidates.length >= SEARCH_RANK_CANDIDATES || end === null) break
+          before = end
+          end = window < SEARCH_WINDOWS.length
+            ? (yield* sql<{ readonly end: string | null }>`select ${windowEnd(SEARCH_WINDOWS[window]!)} as end`)[0]!
+              .end
+            : null
+        }
       }
       if (candidates.length === 0) return []
       const rows = yield* ranked(candidates, first!.written)
@@ -319,10 +357,16 @@ export const makePagesRepo = Effect.gen(function*() {
 /**
  * How many of the most recently updated readable matches are ranked (all of them when fewer match): ranking
  * reads each candidate's `rank_vector`, and finding the candidates reads the vector of every page looked at, so
- * a word on most pages would otherwise cost a read of most pages. 200 keeps a search for such a word at a few
+ * a word on most pages would otherwise cost a read of most pages. 100 keeps a search for such a word at a few
  * milliseconds of SQL on 100,000 pages (docs/decisions.md, "Search").
  */
-export const SEARCH_RANK_CANDIDATES = 200
+export const SEARCH_RANK_CANDIDATES = 100
+
+/**
+ * With at most this many readable Docks to search, each Dock's pages are walked (merged, newest first); with more,
+ * the newest pages of all (see `search`).
+ */
+export const SEARCH_DOCK_BY_DOCK = 32
 
 /** The windows of newest pages the candidates are looked for in, one after the other, before all pages. */
 export const SEARCH_WINDOWS: ReadonlyArray<number> = [1_000, 10_000]
