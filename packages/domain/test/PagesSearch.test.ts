@@ -269,6 +269,8 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages candidates, Dock by Do
       yield* insert("deep", `${filler(400)} and then the ${w} shows up, late. ${filler(400)}`)
       // the phrase's first word alone first, the phrase later
       yield* insert("phrase", `${a} alone here. ${filler(300)} Now ${a} ${b} together. ${filler(100)}`)
+      // the match 150 characters into a long word, where the window starts
+      yield* insert("cut", `${filler(50)} ${"abcdefghij".repeat(30)} then the ${w} here. ${filler(20)}`)
       // a word whose stem is not a prefix of it (study: studi)
       yield* insert("stem", `${filler(300)} one more study of ${w}. ${filler(50)}`)
       const snippets = (query: string) =>
@@ -279,6 +281,9 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages candidates, Dock by Do
       const deep = yield* snippets(w)
       expect(deep["deep"]).toContain(`the **${w}** shows up`)
       expect(deep["deep"]).not.toMatch(/^filler0 filler1 filler2/)
+      // the window starts at a whole word: the long one it begins inside is left out, not cut
+      expect(deep["cut"]).toContain(`then the **${w}** here`)
+      expect(deep["cut"]).not.toContain("ghij")
       expect(deep["stem"]).toContain(`**${w}**`)
       const phrase = yield* snippets(`"${a} ${b}"`)
       expect(phrase["phrase"]).toContain(`**${a}** **${b}** together`)

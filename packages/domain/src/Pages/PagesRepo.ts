@@ -231,7 +231,7 @@ export const makePagesRepo = Effect.gen(function*() {
           -- from the first whole word of the window
           cross join lateral (
             select case when at.start = 1 then substr(${text}, 1, ${SNIPPET_WINDOW})
-              else regexp_replace(substr(${text}, at.start, ${SNIPPET_WINDOW}), '^\S*\s+', '') end as window_text
+              else regexp_replace(substr(${text}, at.start, ${SNIPPET_WINDOW}), '^\\S*\\s+', '') end as window_text
           ) w
         order by hits.rank desc, updated_at desc, id`
     }
