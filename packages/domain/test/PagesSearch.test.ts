@@ -253,4 +253,41 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages candidates, Dock by Do
       }),
     300_000
   )
+
+  it.effect("a snippet is cut from around the first match, however deep in the text, with the query's words marked", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("search-snippets")
+      const dock = yield* createDock(owner, { title: "Snippets" })
+      const [w, a, b] = [word("deep"), word("alpha"), word("beta")]
+      const filler = (n: number) => Array.from({ length: n }, (_, i) => `filler${i % 7}`).join(" ")
+      const sql = yield* SqlClient.SqlClient
+      const insert = (slug: string, body: string) =>
+        sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+            content, body_text, size_bytes, created_at, updated_at)
+          values (${dock.id}, ${owner.id}, ${slug}, ${`${slug}-${unique()}`}, ${slug}, '', 'html', 'web_page', ${body},
+            ${body}, ${body.length}, now(), now())`
+      yield* insert("deep", `${filler(400)} and then the ${w} shows up, late. ${filler(400)}`)
+      // the phrase's first word alone first, the phrase later
+      yield* insert("phrase", `${a} alone here. ${filler(300)} Now ${a} ${b} together. ${filler(100)}`)
+      // the match 150 characters into a long word, where the window starts
+      yield* insert("cut", `${filler(50)} ${"abcdefghij".repeat(30)} then the ${w} here. ${filler(20)}`)
+      // a word whose stem is not a prefix of it (study: studi)
+      yield* insert("stem", `${filler(300)} one more study of ${w}. ${filler(50)}`)
+      const snippets = (query: string) =>
+        Effect.flatMap(Pages, (pages) => pages.search(query, { target: { bucket: dock.id }, limit: 10 })).pipe(
+          as(userPrincipal(owner)),
+          Effect.map((hits) => Object.fromEntries(hits.map((hit) => [hit.part.slug, hit.snippet])))
+        )
+      const deep = yield* snippets(w)
+      expect(deep["deep"]).toContain(`the **${w}** shows up`)
+      expect(deep["deep"]).not.toMatch(/^filler0 filler1 filler2/)
+      // the window starts at a whole word: the long one it begins inside is left out, not cut
+      expect(deep["cut"]).toContain(`then the **${w}** here`)
+      expect(deep["cut"]).not.toContain("ghij")
+      expect(deep["stem"]).toContain(`**${w}**`)
+      const phrase = yield* snippets(`"${a} ${b}"`)
+      expect(phrase["phrase"]).toContain(`**${a}** **${b}** together`)
+      const studies = yield* snippets(`studies ${w}`)
+      expect(studies["stem"]).toContain(`**study** of **${w}**`)
+    }))
 })

@@ -131,28 +131,42 @@ export const makePagesRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** The caller owns Dock `d` or is one of its members. */
-  const memberOf = (principal: Principal) =>
-    sql`(d.owner_id = ${principal.userId}
-      or exists(select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${principal.userId}))`
+  /**
+   * The caller owns Dock `d` or is one of its members; `memberDocks`, when given, are the Docks the caller is a
+   * member of, read beforehand (a plain list is what lets the planner price the Dock check fairly in search).
+   */
+  const memberOf = (principal: Principal, memberDocks?: ReadonlyArray<string>) =>
+    sql`(d.owner_id = ${principal.userId} or ${
+      memberDocks === undefined
+        ? sql`exists(select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${principal.userId})`
+        : sql`d.id = any(${memberDocks}::uuid[])`
+    })`
 
   /**
    * Docks `d` whose pages the caller may read (those not marked private, and those too for members): not hidden,
    * and public or theirs (owned or a member of); a sandbox caller's only its sandbox. With `findable`, public
    * Docks of others count only when they are discoverable (cross-Dock search).
    */
-  const readableDock = (principal: Principal, options: { readonly findable: boolean }) =>
+  const readableDock = (
+    principal: Principal,
+    options: { readonly findable: boolean; readonly memberDocks?: ReadonlyArray<string> }
+  ) =>
     sql`d.hidden_at is null and ${
       principal.sandbox
         ? sql`d.id = any(${[...(principal.allowedBucketIds ?? [])]}::uuid[])`
-        : sql`(${memberOf(principal)} or (d.visibility = 'public' ${
+        : sql`(${memberOf(principal, options.memberDocks)} or (d.visibility = 'public' ${
           options.findable ? sql`and d.discoverable` : sql``
         }))`
     }`
 
   /** Pages `p` (in Docks `d`) the caller may read: in a readable Dock, and not private unless a member's. */
-  const readableBy = (principal: Principal, options: { readonly findable: boolean } = { findable: false }) =>
-    sql`${readableDock(principal, options)} and (p.visibility is distinct from 'private' or ${memberOf(principal)})`
+  const readableBy = (
+    principal: Principal,
+    options: { readonly findable: boolean; readonly memberDocks?: ReadonlyArray<string> } = { findable: false }
+  ) =>
+    sql`${readableDock(principal, options)} and (p.visibility is distinct from 'private' or ${
+      memberOf(principal, options.memberDocks)
+    })`
 
   /**
    * search_web_pages: full-text search (title A, summary B, text C) over readable pages, best first, with a
@@ -210,9 +224,14 @@ export const makePagesRepo = Effect.gen(function*() {
     const windowEnd = (size: number) =>
       sql`(select updated_at from parts order by updated_at desc offset ${size - 1} limit 1)::text`
     /** Up to `wanted` readable matches updated in [from, before), newest first. */
-    const matchesIn = (from: string | null, before: string | null, wanted: number) =>
+    const matchesIn = (
+      memberDocks: ReadonlyArray<string>,
+      from: string | null,
+      before: string | null,
+      wanted: number
+    ) =>
       sql<{ readonly id: string }>`select p.id from parts p join docks d on d.id = p.dock_id
-        where p.search @@ ${tsquery} and ${readableBy(principal, findable)} ${byDock} ${byOwner}
+        where p.search @@ ${tsquery} and ${readableBy(principal, { ...findable, memberDocks })} ${byDock} ${byOwner}
           ${from === null ? sql`` : sql`and p.updated_at >= ${from}::timestamptz`}
           ${before === null ? sql`` : sql`and p.updated_at < ${before}::timestamptz`}
         order by p.updated_at desc, p.id
@@ -242,7 +261,7 @@ export const makePagesRepo = Effect.gen(function*() {
           -- from the first whole word of the window
           cross join lateral (
             select case when at.start = 1 then substr(${text}, 1, ${SNIPPET_WINDOW})
-              else regexp_replace(substr(${text}, at.start, ${SNIPPET_WINDOW}), '^\S*\s+', '') end as window_text
+              else regexp_replace(substr(${text}, at.start, ${SNIPPET_WINDOW}), '^\\S*\\s+', '') end as window_text
           ) w
         order by hits.rank desc, updated_at desc, id`
     }
@@ -256,10 +275,12 @@ export const makePagesRepo = Effect.gen(function*() {
         readonly written: string
         readonly end: string | null
         readonly docks: ReadonlyArray<readonly [string, boolean]>
+        readonly member_docks: ReadonlyArray<string>
       }>`select
         set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
         set_config('enable_mergejoin', 'off', true), ${tsquery}::text as written,
-        ${windowEnd(SEARCH_WINDOWS[0]!)} as end, ${docksSearched} as docks`
+        ${windowEnd(SEARCH_WINDOWS[0]!)} as end, ${docksSearched} as docks,
+        array(select dock_id from dock_members where user_id = ${principal.userId}) as member_docks`
       // Only stop words (websearch_to_tsquery's query is empty, and matches nothing), or no Dock to search.
       if (first!.written === "" || first!.docks.length === 0) return []
       const candidates: Array<string> = []
@@ -269,7 +290,7 @@ export const makePagesRepo = Effect.gen(function*() {
         let before: string | null = null
         let end = first!.end
         for (let window = 1;; window++) {
-          const rows = yield* matchesIn(end, before, SEARCH_RANK_CANDIDATES - candidates.length)
+          const rows = yield* matchesIn(first!.member_docks, end, before, SEARCH_RANK_CANDIDATES - candidates.length)
           for (const row of rows) candidates.push(row.id)
           if (candidates.length >= SEARCH_RANK_CANDIDATES || end === null) break
           before = end

@@ -126,9 +126,11 @@ const wordPattern = (lexeme: string) =>
 
 /** A phrase as it may appear in text: its words in order, with as many words between them as its gaps allow. */
 const phrasePattern = (term: Term) =>
-  term.lexemes.map((lexeme, i) =>
-    i === 0 ? wordPattern(lexeme) : `\\W+(?:\\w+\\W+){0,${term.gaps[i - 1]! - 1}}${wordPattern(lexeme)}`
-  ).join("")
+  term.lexemes.map((lexeme, i) => {
+    if (i === 0) return wordPattern(lexeme)
+    const between = term.gaps[i - 1]! - 1
+    return `\\W+${between > 0 ? `(?:\\w+\\W+){0,${between}}` : ""}${wordPattern(lexeme)}`
+  }).join("")
 
 /**
  * Regular expressions (PostgreSQL's, matched without case) for where a page's snippet starts: its phrases, then
