@@ -1,6 +1,5 @@
 /** Entry point of `npm run dock -- …`. */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { cli } from "./Cli.ts"
 
