@@ -44,6 +44,20 @@ export default tseslint.config(
     }
   },
   {
+    // The command line imports the wire contract (@dock/domain/api) only, so that --help and the admin commands
+    // start without the server, the database or the MCP SDK; `serve` and `migrate` import the rest when they run
+    // (commands/Server.ts, by dynamic import, which this rule leaves alone).
+    files: ["packages/cli/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: ["@dock/domain", "@dock/mcp", "@dock/server", "@dock/migrations"].map((name) => ({
+          name,
+          message: "The CLI imports @dock/domain/api; the rest is loaded by `serve` and `migrate` when they run."
+        }))
+      }]
+    }
+  },
+  {
     // Plain Node scripts (the content worker's loader, conformance helpers) run as JavaScript.
     files: ["**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } }

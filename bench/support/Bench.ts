@@ -104,20 +104,44 @@ export interface Database {
   readonly version: string
 }
 
-/** A new, uniquely named database `dock_bench_<label>_…` on pgServer(); undefined when the server is not reachable. */
+/**
+ * A new, uniquely named database `dock_bench_<label>_…` on pgServer(); undefined when the server is not reachable.
+ * With BENCH_TEMPLATE_DATABASE it is a copy of that database (one kept by an earlier run), so runs of two versions
+ * of the code measure the same data.
+ */
 export const createDatabase = async (label: string): Promise<Database | undefined> => {
   const server = pgServer()
   const name = `dock_bench_${label}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  const template = process.env["BENCH_TEMPLATE_DATABASE"]
+  if (template !== undefined && !/^[a-z0-9_]+$/.test(template)) throw new Error("BENCH_TEMPLATE_DATABASE: a name")
   let version: string
   try {
     version = await psqlAt(server, "show server_version")
-    await psqlAt(server, `create database ${name}`)
+    await psqlAt(server, `create database ${name}${template === undefined ? "" : ` template ${template}`}`)
   } catch {
     return undefined
   }
   const url = new URL(server)
   url.pathname = `/${name}`
   return { server, name, url: url.toString(), host: url.host, version }
+}
+
+/** The database `name` on pgServer(), which must exist; undefined when the server is not reachable. */
+const existingDatabase = async (name: string): Promise<Database | undefined> => {
+  const server = pgServer()
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  try {
+    return {
+      server,
+      name,
+      url: url.toString(),
+      host: url.host,
+      version: await psqlAt(url.toString(), "show server_version")
+    }
+  } catch {
+    return undefined
+  }
 }
 
 export const dropDatabase = (database: Database) =>
@@ -168,6 +192,8 @@ export interface FreshServer {
   readonly database: Database
   /** "PostgreSQL <version> at <host>, fresh database <name> (dropped at the end)". */
   readonly summary: string
+  /** Whether the database is an existing one (BENCH_DATABASE) rather than a fresh one. */
+  readonly reused: boolean
   /** `sql` run by psql on the fresh database. */
   readonly psql: (sql: string) => Promise<string>
   /** POST to an admin route with the admin token; the answer's JSON, which must come with 201. */
@@ -180,8 +206,9 @@ export interface FreshServer {
  * `body` with the Dock server (this checkout's sources, a child process) on a new database from createDatabase
  * and a fresh data directory, both named after `label`; exits with 1 when PostgreSQL is not reachable. At the end,
  * whether `body` succeeded or not, every deferred cleanup runs (newest first), then the server stops and the
- * database is dropped (kept with BENCH_KEEP_DATABASE=1, for experiments with psql; its name is printed). When
- * `body` fails, the end of the server's output is shown.
+ * database is dropped (kept with BENCH_KEEP_DATABASE=1, for experiments with psql; its name is printed). With
+ * BENCH_DATABASE=<name> that existing database is used instead, as it is, and kept. When `body` fails, the end of
+ * the server's output is shown.
  */
 export const withFreshServer = async <A>(
   label: string,
@@ -193,7 +220,9 @@ export const withFreshServer = async <A>(
   },
   body: (server: FreshServer) => Promise<A>
 ): Promise<A> => {
-  const database = await createDatabase(label)
+  // BENCH_DATABASE=<name>: an existing database (one kept with BENCH_KEEP_DATABASE=1), used as it is and kept.
+  const reused = process.env["BENCH_DATABASE"]
+  const database = reused === undefined ? await createDatabase(label) : await existingDatabase(reused)
   if (database === undefined) {
     console.error(`PostgreSQL at ${pgServer()} is not reachable: nothing measured`)
     process.exit(1)
@@ -202,7 +231,7 @@ export const withFreshServer = async <A>(
   const dataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), `dock-bench-${label}-`))
   const cleanups: Array<() => Promise<unknown>> = [
     async () =>
-      process.env["BENCH_KEEP_DATABASE"] === "1"
+      process.env["BENCH_KEEP_DATABASE"] === "1" || reused !== undefined
         ? console.log(`kept database ${database.name}`)
         : dropDatabase(database),
     () => Fs.rm(dataDir, { recursive: true, force: true })
@@ -238,8 +267,10 @@ export const withFreshServer = async <A>(
     return await body({
       dock,
       database,
-      summary:
-        `PostgreSQL ${database.version} at ${database.host}, fresh database ${database.name} (dropped at the end)`,
+      summary: reused === undefined
+        ? `PostgreSQL ${database.version} at ${database.host}, fresh database ${database.name} (dropped at the end)`
+        : `PostgreSQL ${database.version} at ${database.host}, existing database ${database.name} (BENCH_DATABASE, kept)`,
+      reused: reused !== undefined,
       psql: (sql) => psqlAt(database.url, sql),
       admin,
       defer: (cleanup) => void cleanups.unshift(cleanup)

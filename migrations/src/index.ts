@@ -10,6 +10,9 @@ import searchRank from "./0005_search_rank.ts"
 import microDb from "./0006_micro_db.ts"
 import images from "./0007_images.ts"
 import historyUsage from "./0008_history_usage.ts"
+import searchRecent from "./0009_search_recent.ts"
+import microDbCells from "./0010_micro_db_cells.ts"
+import requestCounters from "./0011_request_counters.ts"
 
 export interface Migration {
   readonly id: number
@@ -25,5 +28,8 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 5, name: "search_rank", sql: searchRank },
   { id: 6, name: "micro_db", sql: microDb },
   { id: 7, name: "images", sql: images },
-  { id: 8, name: "history_usage", sql: historyUsage }
+  { id: 8, name: "history_usage", sql: historyUsage },
+  { id: 9, name: "search_recent", sql: searchRecent },
+  { id: 10, name: "micro_db_cells", sql: microDbCells },
+  { id: 11, name: "request_counters", sql: requestCounters }
 ]

@@ -3,7 +3,7 @@
  * token. Where the URL and token come from: flags, then DOCK_BASE_URL / DOCK_ADMIN_TOKEN, then
  * DOCK_DATA_DIR/admin-token (the file a development server writes).
  */
-import { DockApi } from "@dock/domain"
+import { DockApi } from "@dock/domain/api"
 import { FetchHttpClient, FileSystem, HttpApiClient, HttpClient, HttpClientRequest, Path } from "@effect/platform"
 import { Config, Data, Effect, Option, Redacted } from "effect"
 import { optionalText } from "./Environment.ts"

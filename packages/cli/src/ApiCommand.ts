@@ -3,7 +3,7 @@
  * and its answer printed as one JSON document (`--json`) or as text. Every failure becomes one `CliFailure`
  * line; the commands themselves only say what to call and how the answer reads.
  */
-import { isDockError } from "@dock/domain"
+import { isDockError } from "@dock/domain/api"
 import { Command, Options } from "@effect/cli"
 import { HttpClientError } from "@effect/platform"
 import { Console, Effect, Option } from "effect"

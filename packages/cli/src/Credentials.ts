@@ -3,7 +3,7 @@
  * are not lost. JSON, file mode 0600. Default `$XDG_CONFIG_HOME/dock/credentials.json` (or ~/.config/…), or
  * DOCK_CREDENTIALS_FILE.
  */
-import type { AnonymousRegistration, VerifiedEmailRegistration } from "@dock/domain"
+import type { AnonymousRegistration, VerifiedEmailRegistration } from "@dock/domain/api"
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option } from "effect"
 import * as Os from "node:os"

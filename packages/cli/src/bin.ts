@@ -1,5 +1,6 @@
 /** Entry point of `npm run dock -- …`. */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect } from "effect"
 import { cli } from "./Cli.ts"
 

@@ -26,7 +26,8 @@ export const WriteRulesLive = Layer.effect(
         key: `token-writes:${principal.tokenId}`,
         limit: principal.sandbox ? limits.sandboxWritesPerMinute : limits.tokenWritesPerMinute,
         window: Duration.minutes(1),
-        message: principal.sandbox ? "Too many writes from this sandbox token" : "Too many writes from this token"
+        message: principal.sandbox ? "Too many writes from this sandbox token" : "Too many writes from this token",
+        durable: false
       })
     })
 

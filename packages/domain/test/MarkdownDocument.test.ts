@@ -4,8 +4,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
 import { FRONT_MATTER_MAX_BYTES, splitFrontMatter } from "../src/Content/FrontMatter.ts"
-import { deriveSummary, isSafeUrl, renderMarkdown, wikilinkParts } from "../src/Content/MarkdownRender.ts"
+import { isSafeUrl, renderMarkdown } from "../src/Content/MarkdownRender.ts"
 import { FIELD_ITEM_MAX_CHARS, FIELD_LIST_MAX_ITEMS, pageFields } from "../src/Content/PageFields.ts"
+import { deriveSummary } from "../src/Content/Text.ts"
+import { wikilinkParts } from "../src/Pages/Links.ts"
 
 const split = (source: string, required = true) => splitFrontMatter(source, { required })
 const splitError = (source: string, required = true) => Effect.flip(split(source, required))

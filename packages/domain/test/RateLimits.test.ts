@@ -113,6 +113,24 @@ layer(DomainTest)("RateLimits", (it) => {
       }
     }))
 
+  it.effect("counts per-minute rates (durable: false) apart, as exactly: 10 of 50 parallel hits pass", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(MIDNIGHT)
+      const sql = yield* SqlClient.SqlClient
+      const key = `fast-${unique()}`
+      const fast = { ...limit(key, 10), durable: false }
+      const results = yield* Effect.all(Array.from({ length: 50 }, () => Effect.either(hit(fast))), {
+        concurrency: "unbounded"
+      })
+      expect(results.filter((result) => result._tag === "Right")).toHaveLength(10)
+      expect(yield* Effect.flatMap(RateLimits, (limits) => limits.count(key, Duration.minutes(1), false))).toBe(50)
+      // In the UNLOGGED table only: the durable counter of the same key is untouched.
+      expect(yield* count(key)).toBe(0)
+      const table = yield* sql<{ relpersistence: string }>`select relpersistence from pg_class
+        where relname = 'request_counters'`
+      expect(table).toEqual([{ relpersistence: "u" }])
+    }))
+
   it.effect("rolls a refused hit back with its transaction", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(MIDNIGHT)

@@ -3,15 +3,15 @@
 // the supported media types, the size bound, titles and origins, and the extension table of `dock sources add`.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
+import { extractSourceText } from "../src/Content/SourceText.ts"
+import { SOURCE_CONTENT_MAX_BYTES, SOURCE_TITLE_MAX } from "../src/Sources/Source.ts"
 import {
-  extractSourceText,
   fileNameOf,
   mediaTypeForFileName,
   sourceMediaType,
   sourceOrigin,
   sourceTitle
-} from "../src/Content/SourceText.ts"
-import { SOURCE_CONTENT_MAX_BYTES, SOURCE_TITLE_MAX } from "../src/Sources/Source.ts"
+} from "../src/Sources/SourceFields.ts"
 
 const text = (mediaType: "text/plain" | "text/markdown" | "text/html", content: string) =>
   Effect.map(extractSourceText(mediaType, content), (extracted) => extracted.text)

@@ -1,10 +1,20 @@
 // Tokens over a real database: the secret shown once and stored as SHA-256, scopes, the principal behind a
-// bearer value, revocation and expiry on the very next call, and last-use bookkeeping at minute resolution.
+// bearer value, revocation and expiry on the very next call, last-use bookkeeping at minute resolution, and the
+// request counted in the bearer check itself (exact under a parallel burst, nothing counted for a refused token).
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import { createHash } from "node:crypto"
-import { Accounts, type DockId, type NewToken, newToken, type TokenId, Tokens, type User } from "../src/index.ts"
+import {
+  Accounts,
+  type DockId,
+  type NewToken,
+  newToken,
+  type TokenId,
+  tokenRequestRate,
+  Tokens,
+  type User
+} from "../src/index.ts"
 import { DomainTest } from "../src/testing.ts"
 
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
@@ -276,6 +286,50 @@ layer(DomainTest)("Tokens", (it) => {
       yield* tokens.revoke(created.id)
       yield* Effect.flip(authenticate(created.token))
       expect((yield* tokenRow(created.id)).last_used_at).toBeNull()
+    }))
+
+  it.effect("counts the request in the bearer check: exactly the limit of 30 parallel checks pass", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0 + 30_000) // half a minute before the window ends
+      const sql = yield* SqlClient.SqlClient
+      const tokens = yield* Tokens
+      const user = yield* newUser
+      const created = yield* createToken(user)
+      const rate = tokenRequestRate(1, { tokenRequestsPerMinute: 7 })
+      const results = yield* Effect.all(
+        Array.from({ length: 30 }, () => Effect.either(tokens.authenticate(created.token, rate))),
+        { concurrency: "unbounded" }
+      )
+      expect(results.filter((result) => result._tag === "Right")).toHaveLength(7)
+      for (const result of results) {
+        if (result._tag === "Right") expect(result.right.tokenId).toBe(created.id)
+        else expect(result.left).toMatchObject({ code: "rate_limited", retry_after_seconds: 30 })
+      }
+      // In the UNLOGGED per-minute counters, one row for the window; nothing in the durable ones.
+      const key = `token-requests:${created.id}`
+      expect(yield* sql<{ count: number }>`select count from request_counters where key = ${key}`).toEqual([{
+        count: 30
+      }])
+      expect(yield* sql`select 1 from rate_limit_counters where key = ${key}`).toEqual([])
+      // The next minute starts afresh.
+      yield* TestClock.adjust("30 seconds")
+      expect((yield* tokens.authenticate(created.token, rate)).tokenId).toBe(created.id)
+    }))
+
+  it.effect("counts nothing for a token that does not authenticate, and nothing with a limit of 0", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const sql = yield* SqlClient.SqlClient
+      const tokens = yield* Tokens
+      const user = yield* newUser
+      const revoked = yield* createToken(user)
+      yield* tokens.revoke(revoked.id)
+      const rate = tokenRequestRate(1, { tokenRequestsPerMinute: 5 })
+      expect((yield* Effect.flip(tokens.authenticate(revoked.token, rate))).code).toBe("unauthorized")
+      const unlimited = yield* createToken(user)
+      yield* tokens.authenticate(unlimited.token, tokenRequestRate(1, { tokenRequestsPerMinute: 0 }))
+      const keys = [`token-requests:${revoked.id}`, `token-requests:${unlimited.id}`]
+      expect(yield* sql`select key from request_counters where key in ${sql.in(keys)}`).toEqual([])
     }))
 
   it.effect("answers not_found when revoking an unknown or malformed id", () =>

@@ -1,8 +1,10 @@
 /**
- * The one dispatcher: an MCP handler (both protocol eras, stateless) whose per-request server registers every
- * catalogue entry, checks the tool's scope, runs its Effect as the caller (CurrentPrincipal) on the
- * application's runtime, and turns the outcome into a tool result. Domain failures become `isError` results
- * whose `structuredContent` is the error body; only unknown tools are JSON-RPC errors (the SDK's own).
+ * The one dispatcher: an MCP handler (both protocol eras, stateless) that checks the tool's scope, runs its Effect
+ * as the caller (CurrentPrincipal) on the application's runtime, and turns the outcome into a tool result. Domain
+ * failures become `isError` results whose `structuredContent` is the error body; only unknown tools are JSON-RPC
+ * errors. Everything about the catalogue (the `tools/list` answer, its JSON Schemas, the decoders and encoders,
+ * the lookup by name) is built once per handler; a request gets only the SDK's protocol object, which the SDK
+ * requires fresh for every exchange, with the two handlers that read from what was built.
  */
 import {
   CurrentPrincipal,
@@ -17,7 +19,15 @@ import {
   Unauthorized,
   ValidationError
 } from "@dock/domain"
-import { type CallToolResult, createMcpHandler, type McpHttpHandler, McpServer } from "@modelcontextprotocol/server"
+import {
+  type CallToolResult,
+  createMcpHandler,
+  type McpHttpHandler,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type Tool as ListedTool
+} from "@modelcontextprotocol/server"
 import { Cause, Effect, Exit, Option, ParseResult, Runtime, Schema } from "effect"
 import { ALL_ISSUES_MAX_VALUES, inspectArguments, ISSUES_MAX } from "./Arguments.ts"
 import { callerOf } from "./CallerAuth.ts"
@@ -87,17 +97,37 @@ export const makeMcpHandler = <R>(
 ): McpHttpHandler => {
   const run = Runtime.runPromiseExit(runtime)
   const gate = makeCallGate(options.toolCallsInFlightPerCaller)
-  // Schemas are built once; every request's server shares them.
-  const registered = tools.map((entry) => ({
-    entry,
-    input: mcpSchema(entry.input, { validate: false }),
-    decodeAll: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "all" }),
-    decodeFirst: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "first" }),
-    output: mcpSchema(Schema.Union(entry.output, ErrorBodySchema)),
-    encode: Schema.encode(entry.output)
+  const registered = new Map(tools.map((entry) => {
+    // The SDK is given JSON Schemas only: it validates nothing (results are encoded by their own Schema).
+    const output = mcpSchema(Schema.Union(entry.output, ErrorBodySchema), { validate: false })
+    return [entry.name, {
+      entry,
+      decodeAll: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "all" }),
+      decodeFirst: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "first" }),
+      /** The advertised output schema, which the SDK's result projection is given (as McpServer gives it). */
+      outputJson: output["~standard"].jsonSchema.output({ target: "draft-2020-12" }),
+      encode: Schema.encode(entry.output)
+    }] as const
   }))
+  type Registered = typeof registered extends Map<string, infer R> ? R : never
+  // The tools/list answer: what McpServer lists for a registered tool (our input schemas accept anything while
+  // advertising the real JSON Schema: the dispatcher validates, so a bad argument gets the one error body).
+  const listed: { tools: Array<ListedTool> } = {
+    tools: tools.map((entry) => {
+      const json = mcpSchema(entry.input, { validate: false })["~standard"].jsonSchema.input({
+        target: "draft-2020-12"
+      })
+      return {
+        name: entry.name,
+        description: entry.description,
+        inputSchema: json as ListedTool["inputSchema"],
+        annotations: { ...entry.annotations, openWorldHint: false },
+        outputSchema: registered.get(entry.name)!.outputJson as ListedTool["outputSchema"]
+      }
+    })
+  }
 
-  const call = (entry: (typeof registered)[number], args: unknown, principal: Principal, signal: AbortSignal) =>
+  const call = (entry: Registered, args: unknown, principal: Principal, signal: AbortSignal) =>
     run(
       Effect.gen(function*() {
         yield* scopeCheck(entry.entry, principal)
@@ -130,22 +160,21 @@ export const makeMcpHandler = <R>(
   return createMcpHandler(
     (context) => {
       const { principal, key: caller } = callerOf(context.authInfo)
-      const mcp = new McpServer(server, { capabilities: { tools: { listChanged: false } } })
-      for (const entry of registered) {
-        mcp.registerTool(
-          entry.entry.name,
-          {
-            description: entry.entry.description,
-            inputSchema: entry.input,
-            outputSchema: entry.output,
-            annotations: { ...entry.entry.annotations, openWorldHint: false }
-          },
-          (args, extra) =>
-            gate.run(caller, extra.mcpReq.signal, () => call(entry, args, principal, extra.mcpReq.signal)).then((
-              outcome
-            ) => outcome instanceof RateLimited ? result(errorBody(outcome), true) : outcome)
+      const mcp = new Server(server, { capabilities: { tools: { listChanged: false } } })
+      mcp.setRequestHandler("tools/list", () => listed)
+      mcp.setRequestHandler("tools/call", async (request, extra) => {
+        const entry = registered.get(request.params.name)
+        // As McpServer answers an unknown tool: the one JSON-RPC error of tools/call.
+        if (entry === undefined) {
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${request.params.name} not found`)
+        }
+        const signal = extra.mcpReq.signal
+        const outcome = await gate.run(caller, signal, () => call(entry, request.params.arguments, principal, signal))
+        return mcp.projectCallToolResult(
+          outcome instanceof RateLimited ? result(errorBody(outcome), true) : outcome,
+          entry.outputJson
         )
-      }
+      })
       return mcp
     },
     {

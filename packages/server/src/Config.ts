@@ -17,6 +17,8 @@ export interface ServerConfig {
   readonly env: DockEnv
   readonly dataDir: string
   readonly database: Database.DatabaseOptions
+  /** DOCK_CACHE_DIR (default $XDG_CACHE_HOME/dock or ~/.cache/dock): the embedded database's template. */
+  readonly cacheDir: string
   /** DOCK_STATEMENT_TIMEOUT: how long one SQL statement may run (0 = no limit). */
   readonly statementTimeout: Duration.Duration
   readonly secret: Option.Option<Redacted.Redacted>
@@ -119,6 +121,7 @@ const raw = Config.all({
   ),
   statementTimeout: duration("DOCK_STATEMENT_TIMEOUT", Database.DEFAULT_STATEMENT_TIMEOUT),
   dataDir: Config.nonEmptyString("DOCK_DATA_DIR").pipe(Config.withDefault("./.dock")),
+  cacheDir: Database.cacheDirConfig,
   secret: optionalSecret("DOCK_SECRET"),
   adminToken: optionalSecret("DOCK_ADMIN_TOKEN"),
   smtpUrl: optionalSecret("DOCK_SMTP_URL"),
@@ -183,6 +186,7 @@ export const ServerConfig: Config.Config<ServerConfig> = raw.pipe(Config.mapOrFa
       onNone: (): Database.DatabaseOptions => ({ _tag: "Embedded", dataDir: Path.resolve(c.dataDir) }),
       onSome: (url): Database.DatabaseOptions => ({ _tag: "Postgres", url, poolSize: c.poolSize })
     }),
+    cacheDir: c.cacheDir,
     statementTimeout: c.statementTimeout,
     secret: c.secret,
     adminToken: c.adminToken,

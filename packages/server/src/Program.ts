@@ -2,7 +2,7 @@
  * Starting the server from the environment: read and validate the configuration, fill development secrets,
  * install the logger, then run until SIGTERM/SIGINT. Used by `main.ts` (npm start, Deno) and `dock serve`.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Console, Data, Effect, Layer } from "effect"
 import { loadConfig, type ServerConfig } from "./Config.ts"
 import { loggerLayer } from "./Logging.ts"

@@ -15,7 +15,7 @@ import {
   PublicBaseUrl
 } from "@dock/domain"
 import { HttpLayerRouter, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { SqlClient, SqlError } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
@@ -91,7 +91,10 @@ export interface ServerOptions {
 }
 
 export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) => {
-  const database = options.database ?? Database.layer(config.database, { statementTimeout: config.statementTimeout })
+  const database = options.database ?? Database.layer(config.database, {
+    statementTimeout: config.statementTimeout,
+    templateDir: config.cacheDir
+  })
   const infrastructure = Layer.mergeAll(
     Layer.provideMerge(MigrationsLive, database),
     Layer.succeed(Limits, config.limits),
@@ -139,6 +142,10 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.provideMerge(serving),
     Layer.merge(sandboxSweepJob(config.jobInterval)),
     Layer.provide(DomainLive),
-    Layer.provide(infrastructure)
+    Layer.provide(infrastructure),
+    // No tracer exporter is configured, so every span (each request's, each Effect.fn call's, each statement's)
+    // was built only to be dropped: about a seventh of an MCP call's CPU (docs/decisions.md, "The MCP hot path").
+    // The span names stay in the code for the day an exporter is added along with this switch.
+    Layer.provide(Layer.setTracerEnabled(false))
   )
 }

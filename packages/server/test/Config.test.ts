@@ -4,6 +4,7 @@ import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it, vi } from "@effect/vitest"
 import { Duration, Effect, Option, Redacted } from "effect"
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { loggerLayer, redactSecrets } from "../src/Logging.ts"
 import { ADMIN_TOKEN_FILE, resolveSecrets, SECRET_FILE } from "../src/Secrets.ts"
@@ -46,6 +47,13 @@ describe("ServerConfig", () => {
       const config = yield* configFrom({ DOCK_DATA_DIR: "some/relative/dir" })
       expect(config.dataDir).toBe(Path.resolve("some/relative/dir"))
       expect(config.database).toEqual({ _tag: "Embedded", dataDir: Path.resolve("some/relative/dir") })
+    }))
+
+  it.effect("DOCK_CACHE_DIR holds the embedded database template; by default the user's cache directory", () =>
+    Effect.gen(function*() {
+      expect((yield* configFrom({ DOCK_CACHE_DIR: "some/cache" })).cacheDir).toBe(Path.resolve("some/cache"))
+      expect((yield* configFrom({ XDG_CACHE_HOME: "/var/cache/someone" })).cacheDir).toBe("/var/cache/someone/dock")
+      expect((yield* configFrom({})).cacheDir).toBe(Path.join(Os.homedir(), ".cache", "dock"))
     }))
 
   it.effect("a bad PORT fails naming PORT", () =>

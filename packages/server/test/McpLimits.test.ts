@@ -231,7 +231,7 @@ layer(LimitedServerLive, { excludeTestServices: true })("MCP fair limits", (it) 
       const three = yield* postRpc(server.url, "/mcp", batch([1, 2, 3]), bearer(token))
       expect(three.status, three.text).toBe(200)
       expect(answers(three)).toHaveLength(3)
-      const counted = yield* server.sql<{ count: number }>`select sum(count)::int as count from rate_limit_counters
+      const counted = yield* server.sql<{ count: number }>`select sum(count)::int as count from request_counters
         where key like 'token-requests:%'`
       expect(counted[0]?.count).toBe(3)
       // 3 + 3 > 5: the whole second batch is refused, as three separate requests would partly be.

@@ -1,5 +1,5 @@
 /** `dock register` and `dock claim`: an agent's anonymous registration and a person's claim of it (public API). */
-import type { AnonymousRegistration } from "@dock/domain"
+import type { AnonymousRegistration } from "@dock/domain/api"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
 import { present, publicCommand } from "../ApiCommand.ts"

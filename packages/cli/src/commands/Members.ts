@@ -1,5 +1,5 @@
 /** `dock members`: grant, list and remove collaborators on a Dock (admin API). */
-import type { Member } from "@dock/domain"
+import type { Member } from "@dock/domain/api"
 import { Command, Options } from "@effect/cli"
 import { adminCommand } from "../ApiCommand.ts"
 import { dockOption, userOption } from "./Options.ts"

@@ -1,5 +1,5 @@
 /** `dock sandboxes`: list anonymous sandboxes and sweep expired ones (admin API). */
-import type { SandboxSummary } from "@dock/domain"
+import type { SandboxSummary } from "@dock/domain/api"
 import { Command, Options } from "@effect/cli"
 import { adminCommand, present } from "../ApiCommand.ts"
 

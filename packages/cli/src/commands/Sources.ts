@@ -1,5 +1,5 @@
 /** `dock sources`: add a file's text to a Dock, list and archive sources (admin API). */
-import { mediaTypeForFileName, type Source, SOURCE_CONTENT_MAX_BYTES } from "@dock/domain"
+import { mediaTypeForFileName, type Source, SOURCE_CONTENT_MAX_BYTES } from "@dock/domain/api"
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option } from "effect"

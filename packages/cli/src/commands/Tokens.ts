@@ -1,5 +1,5 @@
 /** `dock tokens`: create, list and revoke MCP tokens (admin API). */
-import type { TokenInfo } from "@dock/domain"
+import type { TokenInfo } from "@dock/domain/api"
 import { Args, Command, Options } from "@effect/cli"
 import { adminCommand, present } from "../ApiCommand.ts"
 

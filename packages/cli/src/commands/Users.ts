@@ -1,5 +1,5 @@
 /** `dock users`: create and list users (admin API). */
-import type { User } from "@dock/domain"
+import type { User } from "@dock/domain/api"
 import { Command, Options } from "@effect/cli"
 import { adminCommand, present } from "../ApiCommand.ts"
 

@@ -12,11 +12,23 @@ export interface Run {
   readonly stderr: string
 }
 
-export const dock = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+/** `nodeArgs`: Node options after the ones that run the sources (e.g. another `--import`). */
+export const dock = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  nodeArgs: ReadonlyArray<string> = []
+) =>
   Effect.async<Run>((resume) => {
     execFile(
       process.execPath,
-      ["--conditions=dock-source", "--import", "tsx", Path.join(REPO_ROOT, "packages/cli/src/bin.ts"), ...args],
+      [
+        "--conditions=dock-source",
+        "--import",
+        "tsx",
+        ...nodeArgs,
+        Path.join(REPO_ROOT, "packages/cli/src/bin.ts"),
+        ...args
+      ],
       {
         cwd: REPO_ROOT,
         env: { ...process.env, DOCK_ADMIN_TOKEN: "", DOCK_BASE_URL: "", DOCK_CREDENTIALS_FILE: "", ...env },

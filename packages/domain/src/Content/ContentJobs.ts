@@ -5,8 +5,8 @@
  * is `{ _tag, message, details }`, made an error class again on the calling side).
  */
 import { Effect } from "effect"
-import { InvalidFrontMatter, InvalidSlug, ValidationError } from "../Errors.ts"
 import type { SourceMediaType } from "../Sources/Source.ts"
+import type { ContentJobNames } from "./ContentWorkers.ts"
 import { splitFrontMatter } from "./FrontMatter.ts"
 import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
 import { renderMarkdown, type Wikilink } from "./MarkdownRender.ts"
@@ -26,22 +26,6 @@ const refused = <T extends ContentRefusal["_tag"]>(error: ContentRefusal & { rea
     _tag: "Refused" as const,
     refusal: { _tag: error._tag, message: error.message, details: error.details }
   })
-
-interface RefusalErrors {
-  readonly InvalidFrontMatter: InvalidFrontMatter
-  readonly InvalidSlug: InvalidSlug
-  readonly ValidationError: ValidationError
-}
-
-/** The calling thread's side: a refusal made its error class again, with its code and message unchanged. */
-export const refusalError = <T extends ContentRefusal["_tag"]>(
-  { _tag, ...error }: ContentRefusal & { readonly _tag: T }
-): RefusalErrors[T] =>
-  (_tag === "InvalidSlug"
-    ? new InvalidSlug(error)
-    : _tag === "InvalidFrontMatter"
-    ? new InvalidFrontMatter(error)
-    : new ValidationError(error)) as RefusalErrors[T]
 
 /** What a Markdown push keeps from its document: front matter, its known fields, and the rendered text. */
 export interface MarkdownPage {
@@ -113,7 +97,8 @@ export const contentJobs = {
     })
     return sanitizeHtml(rendered.html).html
   }
-}
+  // The calling thread's list of the jobs names exactly these (a missing or an extra one fails to compile).
+} satisfies Record<ContentJobNames, (input: never) => unknown>
 
 export type ContentJobs = typeof contentJobs
 export type ContentJobName = keyof ContentJobs

@@ -8,16 +8,37 @@
  */
 import { Context, Duration, Effect, Layer } from "effect"
 import { Worker } from "node:worker_threads"
-import { Unavailable, ValidationError } from "../Errors.ts"
+import { InvalidFrontMatter, InvalidSlug, Unavailable, ValidationError } from "../Errors.ts"
 import { Limits } from "../Limits.ts"
-import {
-  type ContentJobInput,
-  type ContentJobMessage,
-  type ContentJobName,
-  type ContentJobOutput,
-  contentJobs,
-  type ContentWorkerMessage
+// Types only: the job table (ContentJobs.ts) loads the parsers and the sanitizer, which only the workers need.
+import type {
+  ContentJobInput,
+  ContentJobMessage,
+  ContentJobName,
+  ContentJobOutput,
+  ContentRefusal,
+  ContentWorkerMessage
 } from "./ContentJobs.ts"
+
+/** The jobs by name (ContentJobs.ts checks its table against this list), for the counters of `stats`. */
+export const CONTENT_JOB_NAMES = ["sanitizeHtml", "htmlPage", "markdownPage", "sourceText", "renderMarkdown"] as const
+export type ContentJobNames = (typeof CONTENT_JOB_NAMES)[number]
+
+interface RefusalErrors {
+  readonly InvalidFrontMatter: InvalidFrontMatter
+  readonly InvalidSlug: InvalidSlug
+  readonly ValidationError: ValidationError
+}
+
+/** A job's refusal of its content made its error class again, with its code and message unchanged. */
+export const refusalError = <T extends ContentRefusal["_tag"]>(
+  { _tag, ...error }: ContentRefusal & { readonly _tag: T }
+): RefusalErrors[T] =>
+  (_tag === "InvalidSlug"
+    ? new InvalidSlug(error)
+    : _tag === "InvalidFrontMatter"
+    ? new InvalidFrontMatter(error)
+    : new ValidationError(error)) as RefusalErrors[T]
 
 /**
  * Each worker's V8 heap. Rendering 1 MiB of ordinary Markdown peaks near 270 MB here; a job that needs more
@@ -120,7 +141,7 @@ interface Slot {
 }
 
 const noStats = (): Record<ContentJobName, number> =>
-  Object.fromEntries(Object.keys(contentJobs).map((name) => [name, 0])) as Record<ContentJobName, number>
+  Object.fromEntries(CONTENT_JOB_NAMES.map((name) => [name, 0])) as Record<ContentJobName, number>
 
 /** A pool of `workers` threads, started by its first job; `close` terminates them all. */
 export const makeContentWorkers = (options: ContentWorkerOptions) => {

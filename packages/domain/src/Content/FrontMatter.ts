@@ -5,6 +5,7 @@
 import { Effect } from "effect"
 import { CST, type Document, isAlias, isMap, isScalar, isSeq, Lexer, LineCounter, parseDocument } from "yaml"
 import { InvalidFrontMatter } from "../Errors.ts"
+import { FORBIDDEN_KEYS } from "./Text.ts"
 
 /** The YAML between the fences, in UTF-8 bytes. */
 export const FRONT_MATTER_MAX_BYTES = 64 * 1024
@@ -13,9 +14,6 @@ export const FRONT_MATTER_MAX_DEPTH = 64
 /** Alias dereferences (nested expansions included) and values produced: an alias bomb hits one of them. */
 export const FRONT_MATTER_MAX_ALIASES = 100
 export const FRONT_MATTER_MAX_VALUES = 100_000
-/** Keys that could reach an object's prototype if anything downstream merged front matter naively. */
-export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"])
-
 export interface SplitDocument {
   readonly frontMatter: Record<string, unknown>
   readonly body: string

@@ -35,16 +35,6 @@ export interface RenderedMarkdown {
   readonly warnings: ReadonlyArray<string>
 }
 
-/** `[[owner/dock/page-slug]]` points into another Dock; anything else names a page in the same Dock. */
-export const wikilinkParts = (
-  target: string
-): { readonly page: string } | { readonly owner: string; readonly dock: string; readonly page: string } => {
-  const parts = target.split("/")
-  return parts.length === 3 && parts.every((part) => part.trim() !== "")
-    ? { owner: parts[0]!.trim(), dock: parts[1]!.trim(), page: parts[2]!.trim() }
-    : { page: target }
-}
-
 const LINK_SCHEMES: ReadonlySet<string> = new Set(["http", "https", "mailto"])
 const IMAGE_SCHEMES: ReadonlySet<string> = new Set(["http", "https"])
 const DATA_IMAGE = /^data:image\/(?:png|jpeg|jpg|gif|webp)[;,]/i
@@ -374,23 +364,4 @@ const plainTextBlocks = (tree: Root): Array<TextBlock> => {
   visit(tree)
   flush()
   return blocks
-}
-
-/**
- * A summary from plain text: the first paragraph (text up to the first blank line), whitespace collapsed,
- * cut at a word boundary to at most `max` characters with "…" when it is longer.
- */
-export const deriveSummary = (text: string, max = 280): string => {
-  const paragraph = text
-    .split(/\n[ \t]*\n/)
-    .map((block) => block.replace(/\s+/g, " ").trim())
-    .find((block) => block !== "") ?? ""
-  if (paragraph.length <= max) return paragraph
-  let cut = paragraph.slice(0, Math.max(0, max - 1))
-  const space = cut.lastIndexOf(" ")
-  // Cut at the last word boundary unless that throws away more than half (one very long word).
-  if (space > max / 2) cut = cut.slice(0, space)
-  // Never end on half a surrogate pair.
-  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1)
-  return `${cut.replace(/[\s,;:.\-–—]+$/, "")}…`
 }

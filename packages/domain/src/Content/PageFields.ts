@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { InvalidFrontMatter, InvalidSlug } from "../Errors.ts"
 import { isSlug, SLUG_MAX } from "../Slug.ts"
-import { FORBIDDEN_KEYS } from "./FrontMatter.ts"
+import { FORBIDDEN_KEYS } from "./Text.ts"
 
 const invalid = (message: string, details: Record<string, unknown>) => new InvalidFrontMatter({ message, details })
 

@@ -7,10 +7,13 @@ import { SqlClient, SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Either, Layer, Redacted } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { copyTemplate, removeTemplate, saveTemplate } from "./EmbeddedTemplate.ts"
+
+export { cacheDirConfig } from "./EmbeddedTemplate.ts"
 
 export type DatabaseOptions =
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted; readonly poolSize: number }
@@ -32,7 +35,29 @@ export const DEFAULT_STATEMENT_TIMEOUT = Duration.seconds(10)
 export interface DatabaseSettings {
   /** 0 turns the timeout off. */
   readonly statementTimeout?: Duration.Duration
+  /**
+   * Embedded in a directory only: the cache directory whose template a fresh data directory is copied from instead
+   * of running initdb (EmbeddedTemplate.ts), saved there by the first cold start. Without it, each runs initdb.
+   */
+  readonly templateDir?: string
 }
+
+/**
+ * Postgres settings of the embedded database, sized for a small service. PGlite runs Postgres's defaults inside
+ * one WASM heap, which never shrinks: 128 MB of shared buffers are touched at start (over a third of the idle
+ * process), and a large sort or index build keeps what it grew to. The data directory is a real directory, so a
+ * read that misses the small buffer pool is served from the OS page cache.
+ */
+export const EMBEDDED_SETTINGS: ReadonlyArray<readonly [name: string, value: string]> = [
+  ["shared_buffers", "16MB"],
+  ["max_connections", "10"],
+  ["maintenance_work_mem", "16MB"]
+]
+
+const embeddedStartParams = [
+  ...PGlite.defaultStartParams,
+  ...EMBEDDED_SETTINGS.flatMap(([name, value]) => ["-c", `${name}=${value}`])
+]
 
 /** The URL with `statement_timeout` added: node-postgres sends it in the startup message of every connection. */
 const withStatementTimeout = (url: Redacted.Redacted, milliseconds: number): Redacted.Redacted => {
@@ -48,22 +73,56 @@ const withStatementTimeout = (url: Redacted.Redacted, milliseconds: number): Red
 
 const sqlError = (message: string) => (cause: unknown) => new SqlError.SqlError({ cause, message })
 
+const startPglite = (pgdata: string | null) =>
+  Effect.tryPromise({
+    try: async () => {
+      const db = new PGlite({ ...(pgdata === null ? {} : { dataDir: pgdata }), startParams: embeddedStartParams })
+      await db.waitReady
+      return db
+    },
+    catch: sqlError(`Could not open the embedded database${pgdata === null ? "" : ` in ${pgdata}`}`)
+  })
+
+/**
+ * PGlite in `dataDir/pgdata`, or in memory: an existing database as it is; a new directory as a copy of the
+ * template in `templateDir` when there is one, else through initdb, after which it becomes the template. A
+ * template PGlite cannot start from is removed and replaced the same way.
+ */
+const openEmbedded = (dataDir: string | null, templateDir: string | undefined) =>
+  Effect.gen(function*() {
+    if (dataDir === null) return yield* startPglite(null)
+    yield* Effect.tryPromise({
+      try: () => Fs.mkdir(dataDir, { recursive: true, mode: 0o700 }),
+      catch: sqlError(`Could not create the data directory ${dataDir}`)
+    })
+    const pgdata = Path.join(dataDir, "pgdata")
+    // Only a database directory that does not exist yet is made from the template; one that PGlite left half
+    // made is left to PGlite, as before.
+    const fresh = !(yield* Effect.promise(() => Fs.stat(pgdata).then(() => true, () => false)))
+    if (!fresh || templateDir === undefined) return yield* startPglite(pgdata)
+    if (yield* copyTemplate(templateDir, pgdata)) {
+      const started = yield* Effect.either(startPglite(pgdata))
+      if (Either.isRight(started)) return started.right
+      yield* Effect.logWarning("The embedded database template did not start: removed it, running initdb", started.left)
+      yield* removeTemplate(templateDir)
+      yield* Effect.promise(() => Fs.rm(pgdata, { recursive: true, force: true }))
+    }
+    const db = yield* startPglite(pgdata)
+    yield* saveTemplate(templateDir, pgdata, () => db.exec("checkpoint"))
+    return db
+  })
+
 /** Starts PGlite and its socket server for the lifetime of the scope; returns the socket directory. */
-const embeddedServer = (dataDir: string | null, statementTimeoutMs: number) =>
+const embeddedServer = (dataDir: string | null, statementTimeoutMs: number, templateDir: string | undefined) =>
   Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: async () => {
-          if (dataDir !== null) await Fs.mkdir(dataDir, { recursive: true, mode: 0o700 })
-          const db = dataDir === null ? new PGlite() : new PGlite(Path.join(dataDir, "pgdata"))
-          await db.waitReady
-          // PGlite is one session shared by the socket's one connection, so a session setting applies to every
-          // query. (PGlite runs in WASM without timers: it shows the setting but cannot cancel a statement.)
-          await db.exec(`set statement_timeout = ${statementTimeoutMs}`)
-          return db
-        },
-        catch: sqlError(`Could not open the embedded database${dataDir === null ? "" : ` in ${dataDir}`}`)
-      }),
+      Effect.tap(openEmbedded(dataDir, templateDir), (db) =>
+        // PGlite is one session shared by the socket's one connection, so a session setting applies to every
+        // query. (PGlite runs in WASM without timers: it shows the setting but cannot cancel a statement.)
+        Effect.tryPromise({
+          try: () => db.exec(`set statement_timeout = ${statementTimeoutMs}`),
+          catch: sqlError("Could not configure the embedded database")
+        })),
       (db) => Effect.promise(() => db.close()).pipe(Effect.timeoutOption("5 seconds"))
     )
     // A fresh 0700 directory keeps the socket unreachable for other local users.
@@ -105,7 +164,11 @@ export const layer = (
     case "InMemory":
       return Layer.unwrapScoped(
         Effect.map(
-          embeddedServer(options._tag === "Embedded" ? options.dataDir : null, statementTimeoutMs),
+          embeddedServer(
+            options._tag === "Embedded" ? options.dataDir : null,
+            statementTimeoutMs,
+            settings.templateDir
+          ),
           (socketDir) =>
             PgClient.layer({
               ...clientDefaults,

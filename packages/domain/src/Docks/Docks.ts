@@ -3,6 +3,7 @@
  * forOperator, createOwned and storedById serve flows that act for no caller (operator, account creation,
  * registration) and check nothing.
  */
+import type { Statement } from "@effect/sql"
 import { Context, type Effect } from "effect"
 import type { Option } from "effect"
 import type {
@@ -30,6 +31,18 @@ export interface ResolvedDock {
   readonly access: DockAccess
   readonly role: Role | null
   readonly sandbox: boolean
+}
+
+/**
+ * A row of another capability that a read needs from the Dock it resolves (get_web_page's page), read in the
+ * resolver's own statement so that the Dock and the row cost one round trip: a subquery of at most one row over
+ * the Dock whose id is `dockId`, its columns named so as not to clash with the Dock's (`page_id`, …), and how its
+ * columns (null when it found nothing) decode. The policy still decides on the Dock first: the row of a Dock the
+ * caller may not read is never decoded.
+ */
+export interface Along<A> {
+  readonly from: (dockId: Statement.Fragment) => Statement.Fragment
+  readonly decode: (row: Readonly<Record<string, unknown>>) => Effect.Effect<A>
 }
 
 /** A change to a Dock's own fields (update_bucket). */
@@ -110,6 +123,15 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
    * is set, unexpired and still readable), else the caller's default Dock; with none of these, `bad_request`.
    */
   readonly forRead: (target: DockTarget) => Effect.Effect<ResolvedDock, NotFound | BadRequest, CurrentPrincipal>
+  /** `forRead`, and what `along` reads beside that Dock, in the same statement (one round trip for both). */
+  readonly forReadAlong: <A>(
+    target: DockTarget,
+    along: Along<A>
+  ) => Effect.Effect<
+    { readonly dock: ResolvedDock; readonly along: A },
+    NotFound | BadRequest,
+    CurrentPrincipal
+  >
   /**
    * The Dock an untargeted write means: the target when one is named, else the caller's default Dock (a sandbox
    * token's sandbox); with neither, `not_found`.

@@ -39,6 +39,7 @@ import {
 } from "./Dock.ts"
 import { makeDockDetailsRepo } from "./DockDetailsRepo.ts"
 import {
+  type Along,
   type DockListFilter,
   type DockPatch,
   Docks,
@@ -49,12 +50,14 @@ import {
   type ResolvedDock,
   type WritableFilter
 } from "./Docks.ts"
-import { type DocksRepo, type DockWithGrant, makeDocksRepo } from "./DocksRepo.ts"
+import { type AlongFrom, type DocksRepo, type DockWithGrant, makeDocksRepo } from "./DocksRepo.ts"
 
 /** A resolved Dock and the row it came from (fields only this layer's rules read). */
 interface Found {
   readonly row: DockRow
   readonly resolved: ResolvedDock
+  /** The lookup's raw row when it read `along` beside the Dock (Docks.forReadAlong). */
+  readonly along?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** How long a set_grounding_bucket choice lasts without being set again. */
@@ -150,34 +153,43 @@ export const DocksLive = Layer.effect(
     const writeRules = yield* WriteRules
 
     /**
-     * The one resolver's lookup, one statement for the row and the caller's grant: by id, by owner/slug, or a
-     * bare slug among own, collaborations, then public.
+     * The one resolver's lookup, one statement for the row and the caller's grant (and what `along` reads beside
+     * it): by id, by owner/slug, or a bare slug among own, collaborations, then public.
      */
-    const findRow = (ref: DockRef, principal: Principal): Effect.Effect<Option.Option<DockWithGrant>, BadRequest> => {
+    const findRow = (
+      ref: DockRef,
+      principal: Principal,
+      along?: AlongFrom
+    ): Effect.Effect<Option.Option<DockWithGrant>, BadRequest> => {
       const userId = principal.userId
       switch (ref._tag) {
         case "ByPath":
-          return repo.findByPathWithGrant(userId, ref.owner.toLowerCase(), ref.slug)
+          return repo.findByPathWithGrant(userId, ref.owner.toLowerCase(), ref.slug, along)
         case "ById":
-          return Schema.is(DockId)(ref.id) ? repo.findByIdWithGrant(userId, ref.id) : Effect.succeedNone
+          return Schema.is(DockId)(ref.id) ? repo.findByIdWithGrant(userId, ref.id, along) : Effect.succeedNone
         case "BySlug":
-          return Effect.flatMap(repo.findBySlugForCaller(userId, ref.slug), (all) => {
-            // A sandbox token weighs only its sandbox, so an ambiguity cannot reveal other users' Docks to it.
-            const matches = principal.sandbox
-              ? all.filter((match) => (principal.allowedBucketIds ?? []).includes(match.dock.id))
-              : all
-            const best = matches.filter((match) => match.tier === matches[0]?.tier)
-            if (best.length > 1) {
-              return Effect.fail(
-                new BadRequest({
-                  message:
-                    `Several Docks you can read have the slug "${ref.slug}"; name one as owner_username/${ref.slug}`,
-                  details: { candidates: best.map((match) => `${match.dock.owner_username}/${match.dock.slug}`) }
-                })
-              )
+          // A sandbox token weighs only its sandbox, so an ambiguity cannot reveal other users' Docks to it.
+          return Effect.flatMap(
+            repo.findBySlugForCaller(
+              userId,
+              principal.sandbox ? principal.allowedBucketIds ?? [] : null,
+              ref.slug,
+              along
+            ),
+            (matches) => {
+              const best = matches.filter((match) => match.tier === matches[0]?.tier)
+              if (best.length > 1) {
+                return Effect.fail(
+                  new BadRequest({
+                    message:
+                      `Several Docks you can read have the slug "${ref.slug}"; name one as owner_username/${ref.slug}`,
+                    details: { candidates: best.map((match) => `${match.dock.owner_username}/${match.dock.slug}`) }
+                  })
+                )
+              }
+              return Effect.succeed(Option.fromNullable(best[0]))
             }
-            return Effect.succeed(Option.fromNullable(best[0]))
-          })
+          )
       }
     }
 
@@ -197,7 +209,7 @@ export const DocksLive = Layer.effect(
      * The one read rule of every lookup: the resolved Dock when the caller may read the row, else undefined.
      * The row stays beside it for this layer's own rules (fields the Dock object does not show).
      */
-    const resolution = (principal: Principal, { dock: row, grant }: DockWithGrant): Found | undefined => {
+    const resolution = (principal: Principal, { along, dock: row, grant }: DockWithGrant): Found | undefined => {
       const access: DockAccess = { dockId: row.id, ownerId: row.owner_id, visibility: row.visibility, grant }
       if (!canRead(principal, access)) return undefined
       // A sandbox token sees its sandbox and nothing else (public Docks are readable anonymously instead).
@@ -208,7 +220,7 @@ export const DocksLive = Layer.effect(
         role: roleOf(principal, access),
         sandbox: row.sandbox
       }
-      return { row, resolved }
+      return { row, resolved, along }
     }
 
     const notFound = () => new NotFound({ message: "Dock not found" })
@@ -243,16 +255,17 @@ export const DocksLive = Layer.effect(
     const writtenRow = (id: DockId) => repo.findById(id).pipe(Effect.map(Option.getOrThrow))
 
     /** The Dock a reference names, or not_found when it is missing or not readable. */
-    const readable = (ref: DockRef) =>
+    const readable = (ref: DockRef, along?: AlongFrom) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const found = yield* findRow(ref, principal)
+        const found = yield* findRow(ref, principal, along)
         const readable = Option.isSome(found) ? resolution(principal, found.value) : undefined
         if (readable === undefined) return yield* notFound()
         return readable
       })
 
-    const findTarget = (target: DockTarget) =>
+    /** With `along`, read beside the Dock when one form names it (several forms are looked up one by one). */
+    const findTarget = (target: DockTarget, along?: AlongFrom) =>
       Effect.gen(function*() {
         if (target.owner_username !== undefined && target.bucket_slug === undefined) {
           return yield* new BadRequest({
@@ -260,7 +273,8 @@ export const DocksLive = Layer.effect(
             details: { fields: ["owner_username"] }
           })
         }
-        const found = yield* Effect.forEach(targetRefs(target), readable)
+        const refs = targetRefs(target)
+        const found = yield* Effect.forEach(refs, (ref) => readable(ref, refs.length === 1 ? along : undefined))
         if (found.length === 0) return Option.none<Found>()
         const ids = new Set(found.map(({ row }) => row.id))
         if (ids.size > 1) {
@@ -287,11 +301,11 @@ export const DocksLive = Layer.effect(
      * The token's grounding Dock while it is set, unexpired and still readable, else the caller's default Dock
      * while it exists and is readable: both looked up in one statement.
      */
-    const readFallback = (principal: Principal) =>
+    const readFallback = (principal: Principal, along?: AlongFrom) =>
       Effect.gen(function*() {
         if (principal.tokenId === null && principal.userId === null) return undefined
         const now = new Date(yield* Clock.currentTimeMillis)
-        const found = yield* repo.findReadFallbacksWithGrant(principal.userId, principal.tokenId, now)
+        const found = yield* repo.findReadFallbacksWithGrant(principal.userId, principal.tokenId, now, along)
         return found.map((row) => resolution(principal, row)).find((readable) => readable !== undefined)
       })
 
@@ -303,12 +317,12 @@ export const DocksLive = Layer.effect(
         return Option.isSome(found) ? resolution(principal, found.value) : undefined
       })
 
-    const readTarget = (target: DockTarget) =>
+    const readTarget = (target: DockTarget, along?: AlongFrom) =>
       Effect.gen(function*() {
-        const found = yield* findTarget(target)
+        const found = yield* findTarget(target, along)
         if (Option.isSome(found)) return found.value
         const principal = yield* CurrentPrincipal
-        const fallback = yield* readFallback(principal)
+        const fallback = yield* readFallback(principal, along)
         if (fallback === undefined) {
           return yield* new BadRequest({
             message: "Name the Dock with `bucket` (a Dock id, owner_username/dock_slug or slug), or set one with " +
@@ -345,6 +359,13 @@ export const DocksLive = Layer.effect(
     const forRead = Effect.fn("Docks.forRead")(function*(target: DockTarget) {
       return (yield* readTarget(target)).resolved
     })
+    const forReadAlong = <A>(target: DockTarget, along: Along<A>) =>
+      Effect.gen(function*() {
+        const found = yield* readTarget(target, along.from)
+        // A target naming its Dock in several forms was looked up without it: read it now, by the Dock's id.
+        const row = found.along ?? (yield* repo.alongOf(found.row.id, along.from))
+        return { dock: found.resolved, along: yield* along.decode(row) }
+      }).pipe(Effect.withSpan("Docks.forReadAlong"))
     const forWrite = Effect.fn("Docks.forWrite")(function*(target: DockTarget) {
       return (yield* writeTarget(target)).resolved
     })
@@ -682,6 +703,7 @@ export const DocksLive = Layer.effect(
       find,
       named,
       forRead,
+      forReadAlong,
       forWrite,
       byId,
       readableAt,

@@ -10,11 +10,19 @@ import { DockId, UserId } from "../Ids.ts"
 import type { Role } from "../Policy.ts"
 import { DockRow } from "./Dock.ts"
 
-/** A Dock row with the caller's collaborator grant on it (null: none). */
+/** A Dock row with the caller's collaborator grant on it (null: none), and the row read beside it, if asked. */
 export interface DockWithGrant {
   readonly dock: DockRow
   readonly grant: Role | null
+  /** The raw row of the lookup, whose `along` columns a caller of Docks.forReadAlong decodes. */
+  readonly along?: Readonly<Record<string, unknown>> | undefined
 }
+
+/** A lookup's row as the driver gives it: the Dock's columns (decoded as DockRow), the grant, and any others. */
+type RawDock = Readonly<Record<string, unknown>> & { readonly member_role: Role | null }
+
+/** What a lookup reads beside each candidate Dock (Docks.Along's subquery over the Dock whose id `dockId` is). */
+export type AlongFrom = (dockId: Statement.Fragment) => Statement.Fragment
 
 export interface InsertDock {
   readonly owner_id: UserId
@@ -61,44 +69,70 @@ export const makeDocksRepo = Effect.gen(function*() {
 
   /**
    * A Dock row with the caller's grant on it, in one statement: the docks row, its owner and the caller's
-   * dock_members row (a null user has no grant). `where` picks the Dock.
+   * dock_members row (a null user has no grant), and with `along` the row it reads beside the Dock. `where` picks
+   * the Dock.
    */
-  const withGrant = (userId: UserId | null, where: Statement.Fragment) =>
-    sql<DockRow & { member_role: Role | null }>`select ${dockColumns}, m.role as member_role
+  const withGrant = (userId: UserId | null, where: Statement.Fragment, along?: AlongFrom) =>
+    sql<RawDock>`select ${dockColumns}, m.role as member_role ${alongColumns(along)}
       from docks d join users u on u.id = d.owner_id
         left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
-      where d.hidden_at is null and ${where}`.pipe(Effect.flatMap(decodeWithGrant))
+        ${alongJoin(along, sql`d.id`)}
+      where d.hidden_at is null and ${where}`.pipe(Effect.flatMap((rows) => decodeWithGrant(rows, along)))
 
-  const decodeWithGrant = (rows: ReadonlyArray<DockRow & { member_role: Role | null }>) =>
+  const alongColumns = (along: AlongFrom | undefined) => (along === undefined ? sql`` : sql`, along.*`)
+
+  /** The subquery `along` reads beside each Dock, for the Dock whose id is `dockId`; with `gate`, only where it holds. */
+  const alongJoin = (along: AlongFrom | undefined, dockId: Statement.Fragment, gate?: Statement.Fragment) =>
+    along === undefined
+      ? sql``
+      : gate === undefined
+      ? sql`left join lateral (${along(dockId)}) along on true`
+      : sql`left join lateral (select * from (${along(dockId)}) a where ${gate}) along on true`
+
+  const decodeWithGrant = (
+    rows: ReadonlyArray<RawDock>,
+    along?: AlongFrom
+  ) =>
     Effect.forEach(
       rows,
       (row) =>
         Effect.map(
           Schema.decodeUnknown(DockRow)(row),
-          (dock): DockWithGrant => ({ dock, grant: row.member_role ?? null })
+          (dock): DockWithGrant => ({
+            dock,
+            grant: row.member_role ?? null,
+            ...(along === undefined ? {} : { along: row })
+          })
         )
     )
 
   const first = (rows: ReadonlyArray<DockWithGrant>) => Option.fromNullable(rows[0])
 
-  const findByIdWithGrant = (userId: UserId | null, id: DockId) =>
-    withGrant(userId, sql`d.id = ${id}`).pipe(Effect.map(first))
+  const findByIdWithGrant = (userId: UserId | null, id: DockId, along?: AlongFrom) =>
+    withGrant(userId, sql`d.id = ${id}`, along).pipe(Effect.map(first))
 
-  const findByPathWithGrant = (userId: UserId | null, owner: string, slug: string) =>
-    withGrant(userId, sql`u.username = ${owner} and d.slug = ${slug}`).pipe(Effect.map(first))
+  const findByPathWithGrant = (userId: UserId | null, owner: string, slug: string, along?: AlongFrom) =>
+    withGrant(userId, sql`u.username = ${owner} and d.slug = ${slug}`, along).pipe(Effect.map(first))
 
   /**
    * The Docks an untargeted read falls back to, in one statement and in order: the token's grounding Dock while
-   * it is set and unexpired, then the user's default Dock; each with the caller's grant.
+   * it is set and unexpired, then the user's default Dock; each with the caller's grant (and what `along` reads
+   * beside it: for both, since which one the caller may read is the policy's to say).
    */
-  const findReadFallbacksWithGrant = (userId: UserId | null, tokenId: string | null, now: Date) =>
-    sql<DockRow & { member_role: Role | null }>`select ${dockColumns}, m.role as member_role
+  const findReadFallbacksWithGrant = (userId: UserId | null, tokenId: string | null, now: Date, along?: AlongFrom) =>
+    sql<RawDock>`select ${dockColumns}, m.role as member_role ${alongColumns(along)}
       from (select g.dock_id, 1 as rank from grounding g where g.token_id = ${tokenId} and g.expires_at > ${now}
           union all select me.default_dock_id, 2 from users me where me.id = ${userId}) f
         join docks d on d.id = f.dock_id join users u on u.id = d.owner_id
         left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
+        ${alongJoin(along, sql`d.id`)}
       where d.hidden_at is null
-      order by f.rank`.pipe(Effect.flatMap(decodeWithGrant))
+      order by f.rank`.pipe(Effect.flatMap((rows) => decodeWithGrant(rows, along)))
+
+  /** What `along` reads beside one Dock named by id, alone (a target naming the Dock in several forms). */
+  const alongOf = (dockId: DockId, along: AlongFrom) =>
+    sql<Record<string, unknown>>`select along.* from (select ${dockId}::uuid as id) d ${alongJoin(along, sql`d.id`)}`
+      .pipe(Effect.map((rows) => rows[0] ?? {}))
 
   /** The user's default Dock, with the user's grant on it. */
   const findDefaultWithGrant = (userId: UserId) =>
@@ -106,21 +140,36 @@ export const makeDocksRepo = Effect.gen(function*() {
       Effect.map(first)
     )
 
-  /** Docks with this slug the caller may read, ranked: 1 own, 2 collaboration, 3 public, with the caller's grant. */
-  const findBySlugForCaller = (userId: UserId | null, slug: string) =>
-    sql<DockRow & { tier: number; member_role: Role | null }>`select ${dockColumns}, m.role as member_role,
-        case when d.owner_id = ${userId} then 1 when m.user_id is not null then 2 else 3 end as tier
-      from docks d join users u on u.id = d.owner_id
-        left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
-      where d.slug = ${slug} and d.hidden_at is null
-        and (d.owner_id = ${userId} or m.user_id is not null or d.visibility = 'public')
-      order by tier`.pipe(
+  /**
+   * Docks with this slug the caller may read, ranked: 1 own, 2 collaboration, 3 public, with the caller's grant; a
+   * sandbox caller's only among `sandboxDocks`. `along` is read beside the one Dock the resolver can pick (the only
+   * one of the best rank): many public Docks may share a slug, and their rows are not read.
+   */
+  const findBySlugForCaller = (
+    userId: UserId | null,
+    sandboxDocks: ReadonlyArray<DockId> | null,
+    slug: string,
+    along?: AlongFrom
+  ) =>
+    sql<RawDock & { tier: number }>`select c.* ${alongColumns(along)} from (
+        select ${dockColumns}, m.role as member_role, t.tier,
+          t.tier = min(t.tier) over () and count(*) over (partition by t.tier) = 1 as chosen
+        from docks d join users u on u.id = d.owner_id
+          left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
+          cross join lateral (select case when d.owner_id = ${userId} then 1 when m.user_id is not null then 2
+            else 3 end as tier) t
+        where d.slug = ${slug} and d.hidden_at is null
+          and (d.owner_id = ${userId} or m.user_id is not null or d.visibility = 'public')
+          ${sandboxDocks === null ? sql`` : sql`and d.id = any(${[...sandboxDocks]}::uuid[])`}
+      ) c ${alongJoin(along, sql`c.id`, sql`c.chosen`)}
+      order by c.tier`.pipe(
       Effect.flatMap((rows) =>
         Effect.forEach(rows, (row) =>
           Effect.map(Schema.decodeUnknown(DockRow)(row), (dock) => ({
             dock,
             grant: row.member_role ?? null,
-            tier: Number(row.tier)
+            tier: Number(row.tier),
+            ...(along === undefined ? {} : { along: row })
           })))
       )
     )
@@ -253,12 +302,19 @@ export const makeDocksRepo = Effect.gen(function*() {
   return {
     findById: (id: DockId) => Effect.orDie(findById(id)),
     findByPath: (owner: string, slug: string) => Effect.orDie(findByPath({ owner, slug })),
-    findBySlugForCaller: (userId: UserId | null, slug: string) => Effect.orDie(findBySlugForCaller(userId, slug)),
-    findByIdWithGrant: (userId: UserId | null, id: DockId) => Effect.orDie(findByIdWithGrant(userId, id)),
-    findByPathWithGrant: (userId: UserId | null, owner: string, slug: string) =>
-      Effect.orDie(findByPathWithGrant(userId, owner, slug)),
-    findReadFallbacksWithGrant: (userId: UserId | null, tokenId: string | null, now: Date) =>
-      Effect.orDie(findReadFallbacksWithGrant(userId, tokenId, now)),
+    findBySlugForCaller: (
+      userId: UserId | null,
+      sandboxDocks: ReadonlyArray<DockId> | null,
+      slug: string,
+      along?: AlongFrom
+    ) => Effect.orDie(findBySlugForCaller(userId, sandboxDocks, slug, along)),
+    findByIdWithGrant: (userId: UserId | null, id: DockId, along?: AlongFrom) =>
+      Effect.orDie(findByIdWithGrant(userId, id, along)),
+    findByPathWithGrant: (userId: UserId | null, owner: string, slug: string, along?: AlongFrom) =>
+      Effect.orDie(findByPathWithGrant(userId, owner, slug, along)),
+    findReadFallbacksWithGrant: (userId: UserId | null, tokenId: string | null, now: Date, along?: AlongFrom) =>
+      Effect.orDie(findReadFallbacksWithGrant(userId, tokenId, now, along)),
+    alongOf: (dockId: DockId, along: AlongFrom) => Effect.orDie(alongOf(dockId, along)),
     findDefaultWithGrant: (userId: UserId) => Effect.orDie(findDefaultWithGrant(userId)),
     findByPathsWithGrant: (
       userId: UserId | null,

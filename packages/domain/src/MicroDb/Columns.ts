@@ -3,8 +3,7 @@
  * conversions a type change may make. Pure: no I/O. The rules are documented in docs/micro-db.md.
  */
 import { Schema } from "effect"
-import { FORBIDDEN_KEYS } from "../Content/FrontMatter.ts"
-import { utf8Bytes } from "../Content/Text.ts"
+import { FORBIDDEN_KEYS, utf8Bytes } from "../Content/Text.ts"
 
 export const ColumnType = Schema.Literal(
   "text",

@@ -49,7 +49,7 @@ export class MicroDb extends Context.Tag("@dock/domain/MicroDb")<MicroDb, {
     table: string,
     query: RowsQuery
   ) => Effect.Effect<
-    { readonly rows: ReadonlyArray<MicroDbRow>; readonly total: number },
+    { readonly rows: ReadonlyArray<MicroDbRow>; readonly total?: number },
     ReadError | ValidationError,
     CurrentPrincipal
   >

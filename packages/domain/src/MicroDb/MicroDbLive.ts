@@ -49,7 +49,8 @@ import {
   TABLE_DESCRIPTION_MAX,
   TABLE_NAME_MAX,
   type TableInput,
-  type TablePatch
+  type TablePatch,
+  TOTAL_COUNTED_UP_TO
 } from "./Table.ts"
 
 /** The Dock a Micro DB write changes: the caller's access to it and its content side (the caps). */
@@ -765,10 +766,23 @@ export const MicroDbLive = Layer.effect(
       const sort = compileSort(pg, table.columns, query.sort ?? [])
       const problems = [...("errors" in filters ? filters.errors : []), ...("errors" in sort ? sort.errors : [])]
       if ("errors" in filters || "errors" in sort) return yield* invalid("Invalid query", problems)
-      const rows = yield* repo.query(table.id, filters.where, sort.orderBy, query)
-      // Without a filter the table's kept count is the total; with one, the matching rows are counted.
-      const total = (query.filter ?? []).length === 0 ? table.row_count : yield* repo.count(table.id, filters.where)
-      return { rows: rows.map(toRow), total }
+      // Without a filter the table's kept count is the total; with one, the matches up to the page's end are
+      // numbered, and when the page is full they are counted up to a bound.
+      const filtered = filters.conditions.length > 0
+      const { counted, inPage, rows } = yield* repo.query(
+        table.id,
+        { conditions: filters.conditions, keys: sort.keys },
+        query,
+        filtered ? TOTAL_COUNTED_UP_TO : undefined
+      )
+      const total = !filtered
+        ? table.row_count
+        : inPage < query.offset + query.limit
+        ? inPage
+        : counted !== null && counted <= TOTAL_COUNTED_UP_TO
+        ? counted
+        : undefined
+      return { rows: rows.map(toRow), ...(total === undefined ? {} : { total }) }
     })
 
     return {

@@ -4,6 +4,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { DockId, isUuid, type RowId, TableId } from "../Ids.ts"
 import { MicroDbColumn } from "./Columns.ts"
+import { CELL_TEXT_CHARS, type CellKind, type Condition, type SortKey } from "./Query.ts"
 
 export class TableRow extends Schema.Class<TableRow>("TableRow")({
   id: TableId,
@@ -25,6 +26,12 @@ export interface StoredRow {
   readonly size_bytes: number
   readonly created_at: Date
   readonly updated_at: Date
+}
+
+/** A checked query: its filters as conditions and its sort keys (Query.ts). */
+export interface RowsPlan {
+  readonly conditions: ReadonlyArray<Condition>
+  readonly keys: ReadonlyArray<SortKey>
 }
 
 export const makeMicroDbRepo = Effect.gen(function*() {
@@ -144,21 +151,162 @@ export const makeMicroDbRepo = Effect.gen(function*() {
 
   const deleteRow = (id: RowId) => sql`delete from micro_db_rows where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
-  /** One page of a table's rows matching `where`, in `orderBy` order. */
-  const query = (
-    tableId: TableId,
-    where: Statement.Fragment,
-    orderBy: Statement.Fragment,
-    page: { readonly limit: number; readonly offset: number }
-  ) =>
-    sql<StoredRow>`select ${rowColumns} from micro_db_rows r
-      where r.table_id = ${tableId} and ${where}
-      order by ${orderBy}
-      limit ${page.limit} offset ${page.offset}`.pipe(Effect.orDie)
+  const and = (fragments: ReadonlyArray<Statement.Fragment>) => fragments.length === 0 ? sql`true` : sql.and(fragments)
+  const direction = (key: SortKey) => key.direction === "desc" ? sql`desc` : sql`asc`
+  /** The value of the cell called `alias` (one of these fixed names, never a caller's text). */
+  const valueOf = (alias: "k" | "c" | "d", kind: CellKind) => sql`${sql(alias)}.${sql(kind)}`
+  type Tests = {
+    readonly kind: CellKind
+    readonly tests: ReadonlyArray<(value: Statement.Fragment) => Statement.Fragment>
+  }
+  type Page = { readonly limit: number; readonly offset: number }
+  type Found = { readonly rows: ReadonlyArray<StoredRow>; readonly inPage: number; readonly counted: number | null }
 
-  const count = (tableId: TableId, where: Statement.Fragment) =>
-    sql<{ total: string }>`select count(*)::bigint as total from micro_db_rows r
-      where r.table_id = ${tableId} and ${where}`.pipe(Effect.map((rows) => Number(rows[0]!.total)), Effect.orDie)
+  /**
+   * How many of the first sort key's cells a walk reads (with the ties of the last) before it leaves the query to
+   * the planner: a walk that found too few matches in them meets a narrow filter, which finds its rows faster.
+   */
+  const walkLength = (want: number) => Math.max(10_000, 4 * want)
+
+  /**
+   * One page of a table's rows matching the plan, in its order. Its matches are numbered up to the page's end
+   * (`place`); when fewer matched than that, `inPage` is all of them; otherwise, with a `bound`, `counted` is how
+   * many match, counted up to bound + 1 (from the first filter's cells when every filter has them: no row is read).
+   *
+   * When the first sort key's column has cells, the page is a walk of that column's index in order (filters on the
+   * column bound it, the others are checked on each row met) that stops at the page's end; rows without a value
+   * come after it, in the order of the other keys. A walk that meets too few matches in walkLength cells gives way
+   * to the planner's choice (finding the rows through the filters' cells and sorting them). Otherwise the matches
+   * are found through the filters' cells (or the table's insertion order) and sorted.
+   */
+  const query = (tableId: TableId, plan: RowsPlan, page: Page, bound: number | undefined): Effect.Effect<Found> => {
+    const want = page.offset + page.limit
+    const cells = new Map<string, Tests>()
+    for (const { cell } of plan.conditions) {
+      if (cell !== undefined) {
+        cells.set(cell.slug, { kind: cell.kind, tests: [...(cells.get(cell.slug)?.tests ?? []), cell.test] })
+      }
+    }
+    const onRows = plan.conditions.filter((condition) => condition.cell === undefined).map(({ row }) => row)
+    const hasCell = (slug: string, { kind, tests }: Tests, seq: Statement.Fragment) =>
+      sql`exists (select 1 from micro_db_cells c where c.table_id = ${tableId} and c.slug = ${slug}
+        and c.row_seq = ${seq} and ${and(tests.map((test) => test(valueOf("c", kind))))})`
+    /** Every condition about the row whose seq is `seq` (but those on `except`): cells where there are. */
+    const where = (seq: Statement.Fragment, except?: string) =>
+      and([
+        ...onRows,
+        ...[...cells].filter(([slug]) => slug !== except).map(([slug, tests]) => hasCell(slug, tests, seq))
+      ])
+    const [driver] = cells
+    const count = bound === undefined
+      ? sql`null::int`
+      : onRows.length === 0 && driver !== undefined
+      ? sql`(select count(*)::int from (select 1 from micro_db_cells d
+          where d.table_id = ${tableId} and d.slug = ${driver[0]}
+            and ${and(driver[1].tests.map((test) => test(valueOf("d", driver[1].kind))))}
+            and ${where(sql`d.row_seq`, driver[0])}
+          limit ${bound + 1}) x)`
+      : sql`(select count(*)::int from (select 1 from micro_db_rows r where r.table_id = ${tableId} and ${
+        where(sql`r.seq`)
+      } limit ${bound + 1}) x)`
+    /** The page of `m` (seq, place) with its rows, the count of `m` and, when `m` is full, the bounded count. */
+    const pageOf = (matches: Statement.Fragment, retry: Statement.Fragment = sql`false`) =>
+      sql<StoredRow & { in_page: number; counted: number | null; retry: boolean; id: RowId | null }>`with ${matches}
+        select c.in_page, c.counted, c.retry, ${rowColumns}
+        from (
+          select n.in_page, ${retry} as retry,
+            case when n.in_page < ${want} or ${retry} then null else ${count} end as counted
+          from (select count(*)::int as in_page from m) n
+        ) c
+        left join (select seq, place from m where place > ${page.offset} order by place limit ${page.limit}) p on true
+        left join micro_db_rows r on r.table_id = ${tableId} and r.seq = p.seq
+        order by p.place`.pipe(Effect.orDie)
+    const found = (rows: ReadonlyArray<StoredRow & { in_page: number; counted: number | null; id: RowId | null }>) => ({
+      rows: rows.filter((row) => row.id !== null) as ReadonlyArray<StoredRow>,
+      inPage: rows[0]!.in_page,
+      counted: rows[0]!.counted
+    })
+
+    const [first, ...rest] = plan.keys
+    const restOrder = rest.map((key) => sql`${key.expression} ${direction(key)} nulls last`)
+    if (first?.cell === undefined) {
+      const order = sql.csv([
+        ...plan.keys.map((key) => sql`${key.expression} ${direction(key)} nulls last`),
+        sql`r.seq`
+      ])
+      if (bound === undefined) {
+        // Nothing to count: the page itself, straight (a deep offset walks the first index once).
+        return sql<StoredRow>`select ${rowColumns} from micro_db_rows r
+          where r.table_id = ${tableId} and ${where(sql`r.seq`)}
+          order by ${order}
+          limit ${page.limit} offset ${page.offset}`.pipe(
+          Effect.map((rows) => ({ rows, inPage: page.offset + rows.length, counted: null })),
+          Effect.orDie
+        )
+      }
+      return pageOf(sql`m as materialized (
+        select r.seq, row_number() over (order by ${order}) as place
+        from micro_db_rows r
+        where r.table_id = ${tableId} and ${where(sql`r.seq`)}
+        order by ${order}
+        limit ${want})`).pipe(Effect.map(found))
+    }
+
+    const { kind, slug } = first.cell
+    const value = valueOf("k", kind)
+    const pushed = cells.get(slug)
+    const cellsOfKey = sql`micro_db_cells k where k.table_id = ${tableId} and k.slug = ${slug} and ${value} is not null
+      and ${and((pushed?.tests ?? []).map((test) => test(value)))}`
+    // A cell keeps the start of a long string: equal starts are ordered by the whole values, read only for them.
+    const whole = kind === "txt"
+      ? sql`, case when length(k.txt) >= ${CELL_TEXT_CHARS} then (select x.data ->> ${slug}::text
+          from micro_db_rows x where x.table_id = ${tableId} and x.seq = k.row_seq) end collate "C" as whole`
+      : sql``
+    const order = sql.csv([
+      sql`k.key ${direction(first)}`,
+      ...(kind === "txt" ? [sql`k.whole ${direction(first)}`] : []),
+      ...restOrder,
+      sql`k.row_seq`
+    ])
+    const withRow = rest.length > 0 || onRows.length > 0
+      ? sql`join micro_db_rows r on r.table_id = ${tableId} and r.seq = k.row_seq`
+      : sql``
+    /** The rows without a value of the key after `v` (a filter on the key's column leaves none). */
+    const withoutValue = (walked: Statement.Fragment) => {
+      if (pushed !== undefined) return sql`m as (select seq, place from v)`
+      const order = sql.csv([...restOrder, sql`r.seq`])
+      return sql`n as materialized (
+          select r.seq, (select count(*) from v) + row_number() over (order by ${order}) as place
+          from micro_db_rows r
+          where r.table_id = ${tableId} and r.data -> ${slug}::text is null and ${where(sql`r.seq`)}
+            and (select count(*) from v) < ${want} and ${walked}
+          order by ${order}
+          limit ${want}),
+        m as (select seq, place from v union all select seq, place from n where place <= ${want})`
+    }
+    /** The key's cells in order, each row's other filters checked (by lookups or by gathering them: the planner's). */
+    const matching = (keys: Statement.Fragment) =>
+      sql`v as materialized (
+        select k.row_seq as seq, row_number() over (order by ${order}) as place
+        from ${keys} k
+        ${withRow}
+        where ${where(sql`k.row_seq`, slug)}
+        order by ${order}
+        limit ${want})`
+    const length = walkLength(want)
+    const firstCells = sql`(select k.row_seq, ${value} as key ${whole} from ${cellsOfKey}
+      order by ${value} ${direction(first)} fetch first ${length} rows with ties)`
+    // The walk: the first walkLength cells of the key (and the ties of the last) at most.
+    const walk = sql`${matching(firstCells)},
+      walked as (select count(*) < ${length} as complete from ${firstCells} x),
+      ${withoutValue(sql`(select complete from walked)`)}`
+    const gaveUp = sql`((select count(*) from v) < ${want} and not (select complete from walked))`
+    const planned = sql`${matching(sql`(select k.row_seq, ${value} as key ${whole} from ${cellsOfKey})`)},
+      ${withoutValue(sql`true`)}`
+    return pageOf(walk, gaveUp).pipe(
+      Effect.flatMap((rows) => rows[0]!.retry ? Effect.map(pageOf(planned), found) : Effect.succeed(found(rows)))
+    )
+  }
 
   /** Every row of a table in insertion order (snapshots, schema conversions). */
   const allRows = (tableId: TableId) =>
@@ -271,7 +419,6 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     updateRow,
     deleteRow,
     query,
-    count,
     allRows,
     rowsOfDock,
     valuesTaken,

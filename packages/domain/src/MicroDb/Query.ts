@@ -2,6 +2,8 @@
  * query_micro_db_rows' filters and sorts, checked against a table's columns and turned into SQL fragments. Column
  * slugs and values only ever reach SQL as bound parameters; what a comparison means follows the column's type
  * (numbers numerically, dates and datetimes as their ISO text, which orders chronologically, text by code point).
+ * Comparisons on numbers, booleans and strings are answered by the table's cells (migration 10: each scalar value
+ * typed, in btree order), the others by the row's JSON; both give the same answer.
  */
 import type { Statement } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
@@ -53,6 +55,46 @@ type Sql = PgClient.PgClient
 const STRING_TYPES: ReadonlySet<ColumnType> = new Set(["text", "long_text", "url", "email", "select"])
 const ORDERED_TYPES: ReadonlySet<ColumnType> = new Set([...STRING_TYPES, "number", "integer", "date", "datetime"])
 const NUMERIC_TYPES: ReadonlySet<ColumnType> = new Set(["number", "integer"])
+
+/**
+ * How many characters of a string its cell keeps (migration 10 cuts at the same place). A value compared with a
+ * shorter string compares as its cell does, so only filter values this long or longer go to the row's JSON.
+ */
+export const CELL_TEXT_CHARS = 200
+
+/** Which of a cell's columns holds a column's values: `num` (numbers; booleans as 0 and 1) or `txt` (strings). */
+export type CellKind = "num" | "txt"
+
+const cellKindOf = (type: ColumnType): CellKind | undefined =>
+  NUMERIC_TYPES.has(type) || type === "boolean"
+    ? "num"
+    : STRING_TYPES.has(type) || type === "date" || type === "datetime"
+    ? "txt"
+    : undefined
+
+/** A checked value as its cell holds it, or undefined for a string longer than cells keep. */
+const cellValue = (kind: CellKind, value: unknown): string | undefined => {
+  if (kind === "num") return typeof value === "boolean" ? (value ? "1" : "0") : String(value)
+  return String(value).length < CELL_TEXT_CHARS ? String(value) : undefined
+}
+
+const cellParameter = (sql: Sql, kind: CellKind, value: string): Fragment =>
+  kind === "num" ? sql`${value}::numeric` : sql`${value}::text`
+
+/**
+ * One filter as SQL: a test on the value of a column's cell (`c.num`, `c.txt`: the repo finds the cell by the row's
+ * seq, so counting and ordering need not read rows), or a condition on the row's JSON (`r.data`).
+ */
+export type Condition =
+  | { readonly row: Fragment; readonly cell?: never }
+  | { readonly cell: { readonly slug: string; readonly kind: CellKind; readonly test: (value: Fragment) => Fragment } }
+
+/** One sort key: its expression on the row's JSON, and the column's cells when it has them. */
+export interface SortKey {
+  readonly expression: Fragment
+  readonly direction: "asc" | "desc"
+  readonly cell?: { readonly slug: string; readonly kind: CellKind }
+}
 
 /** Which ops each type has (docs/micro-db.md). */
 const opsOf = (type: ColumnType | "id"): ReadonlySet<FilterOp> => {
@@ -131,16 +173,20 @@ const isMissing = (sql: Sql, target: Target): Fragment =>
   target.kind === "system" ? sql`false` : sql`r.data -> ${target.column.slug}::text is null`
 
 /**
- * The filters as one SQL condition (AND), or the problems with them. Every problem is reported, each naming the
- * filter's index and column.
+ * The filters as conditions (combined with AND), or the problems with them. Every problem is reported, each naming
+ * the filter's index and column. `eq`, the ranges and `in` on a column with cells are conditions on its cell; the
+ * other ops (and values longer than a cell keeps) read the row's JSON.
  */
 export const compileFilters = (
   sql: Sql,
   columns: ReadonlyArray<MicroDbColumn>,
   filters: ReadonlyArray<MicroDbFilter>
-): { readonly where: Fragment } | { readonly errors: ReadonlyArray<FieldError> } => {
+): { readonly conditions: ReadonlyArray<Condition> } | { readonly errors: ReadonlyArray<FieldError> } => {
   const errors: Array<FieldError> = []
-  const clauses: Array<Fragment> = []
+  const conditions: Array<Condition> = []
+  const onRow = (row: Fragment) => conditions.push({ row })
+  const onCell = (slug: string, kind: CellKind, test: (value: Fragment) => Fragment) =>
+    conditions.push({ cell: { slug, kind, test } })
   filters.forEach((filter, index) => {
     const fail = (message: string) => errors.push({ column: filter.column, message: `filter[${index}]: ${message}` })
     const target = targetOf(columns, filter.column)
@@ -158,7 +204,7 @@ export const compileFilters = (
       case "is_null":
       case "is_not_null": {
         if (filter.value !== undefined && filter.value !== null) return fail(`${filter.op} takes no value`)
-        return clauses.push(filter.op === "is_null" ? isMissing(sql, target) : sql`not (${isMissing(sql, target)})`)
+        return onRow(filter.op === "is_null" ? isMissing(sql, target) : sql`not (${isMissing(sql, target)})`)
       }
       case "in":
       case "not_in": {
@@ -173,6 +219,18 @@ export const compileFilters = (
           if (!checked.ok) return fail(checked.message)
           values.push(type === "multi_select" ? (checked.value as Array<unknown>)[0] : checked.value)
         }
+        const kind = target.kind === "column" ? cellKindOf(type as ColumnType) : undefined
+        const cellValues = kind === undefined ? [] : values.map((value) => cellValue(kind, value))
+        if (filter.op === "in" && kind !== undefined && cellValues.every((value) => value !== undefined)) {
+          const list = kind === "num"
+            ? sql`${cellValues as Array<string>}::numeric[]`
+            : sql`${cellValues as Array<string>}::text[]`
+          return onCell(
+            (target as { column: MicroDbColumn }).column.slug,
+            kind,
+            (value) => sql`${value} = any(${list})`
+          )
+        }
         const any = target.kind === "column" && type === "multi_select"
           ? sql`exists (select 1 from jsonb_array_elements_text(r.data -> ${target.column.slug}::text) e
               where e = any(${values as Array<string>}::text[]))`
@@ -183,14 +241,14 @@ export const compileFilters = (
           : target.name === "id"
           ? sql`r.id = any(${values as Array<string>}::uuid[])`
           : sql`${expression} = any(${values as Array<string>}::timestamptz[])`
-        return clauses.push(filter.op === "in" ? any : sql`not coalesce(${any}, false)`)
+        return onRow(filter.op === "in" ? any : sql`not coalesce(${any}, false)`)
       }
       default:
         break
     }
     if (filter.value === undefined || filter.value === null) return fail(`${filter.op} needs a value`)
     if (filter.op === "contains" && type === "json") {
-      return clauses.push(
+      return onRow(
         sql`r.data -> ${(target as { column: MicroDbColumn }).column.slug}::text @> ${
           JSON.stringify(filter.value)
         }::jsonb`
@@ -200,44 +258,55 @@ export const compileFilters = (
       if (type === "multi_select") {
         const checked = valueFor(target, [filter.value])
         if (!checked.ok) return fail(checked.message)
-        return clauses.push(equalsSubset(sql, target, checked.value))
+        return onRow(equalsSubset(sql, target, checked.value))
       }
       if (typeof filter.value !== "string") return fail(`${filter.op} takes a string`)
       const pattern = filter.op === "contains" ? `%${escapeLike(filter.value)}%` : `${escapeLike(filter.value)}%`
-      return clauses.push(sql`(r.data ->> ${(target as { column: MicroDbColumn }).column.slug}::text) ilike ${pattern}`)
+      return onRow(sql`(r.data ->> ${(target as { column: MicroDbColumn }).column.slug}::text) ilike ${pattern}`)
     }
     const checked = valueFor(target, filter.value)
     if (!checked.ok) return fail(checked.message)
+    const kind = target.kind === "column" ? cellKindOf(type as ColumnType) : undefined
+    const cell = kind === undefined ? undefined : cellValue(kind, checked.value)
+    if (kind !== undefined && cell !== undefined && filter.op !== "neq") {
+      const parameter = cellParameter(sql, kind, cell)
+      const op = { eq: sql`=`, gt: sql`>`, gte: sql`>=`, lt: sql`<`, lte: sql`<=` }[filter.op]
+      return onCell(
+        (target as { column: MicroDbColumn }).column.slug,
+        kind,
+        (value) => sql`${value} ${op} ${parameter}`
+      )
+    }
     switch (filter.op) {
       case "eq":
-        return clauses.push(equals(sql, target, checked.value))
+        return onRow(equals(sql, target, checked.value))
       case "neq":
-        return clauses.push(sql`not coalesce(${equals(sql, target, checked.value)}, false)`)
+        return onRow(sql`not coalesce(${equals(sql, target, checked.value)}, false)`)
       case "gt":
-        return clauses.push(sql`${expression} > ${parameterOf(sql, target, checked.value)}`)
+        return onRow(sql`${expression} > ${parameterOf(sql, target, checked.value)}`)
       case "gte":
-        return clauses.push(sql`${expression} >= ${parameterOf(sql, target, checked.value)}`)
+        return onRow(sql`${expression} >= ${parameterOf(sql, target, checked.value)}`)
       case "lt":
-        return clauses.push(sql`${expression} < ${parameterOf(sql, target, checked.value)}`)
+        return onRow(sql`${expression} < ${parameterOf(sql, target, checked.value)}`)
       case "lte":
-        return clauses.push(sql`${expression} <= ${parameterOf(sql, target, checked.value)}`)
+        return onRow(sql`${expression} <= ${parameterOf(sql, target, checked.value)}`)
     }
   })
-  return errors.length > 0 ? { errors } : { where: clauses.length === 0 ? sql`true` : sql.and(clauses) }
+  return errors.length > 0 ? { errors } : { conditions }
 }
 
 /** A multi_select value holds every option of `options` (containment: the GIN index answers it). */
 const equalsSubset = (sql: Sql, target: Target, options: unknown): Fragment =>
   sql`r.data @> ${JSON.stringify({ [(target as { column: MicroDbColumn }).column.slug]: options })}::jsonb`
 
-/** The sort keys as an ORDER BY list (rows without a value last), ending with insertion order; or the problems. */
+/** The sort keys (rows without a value last; ties, then, in insertion order), or the problems. */
 export const compileSort = (
   sql: Sql,
   columns: ReadonlyArray<MicroDbColumn>,
   sorts: ReadonlyArray<MicroDbSort>
-): { readonly orderBy: Fragment } | { readonly errors: ReadonlyArray<FieldError> } => {
+): { readonly keys: ReadonlyArray<SortKey> } | { readonly errors: ReadonlyArray<FieldError> } => {
   const errors: Array<FieldError> = []
-  const keys: Array<Fragment> = []
+  const keys: Array<SortKey> = []
   if (sorts.length > MAX_SORT_KEYS) errors.push({ column: "sort", message: `at most ${MAX_SORT_KEYS} sort keys` })
   sorts.forEach((sort, index) => {
     const target = targetOf(columns, sort.column)
@@ -245,8 +314,12 @@ export const compileSort = (
       errors.push({ column: sort.column, message: `sort[${index}]: unknown column` })
       return
     }
-    keys.push(sql`${expressionOf(sql, target)} ${sort.direction === "desc" ? sql`desc` : sql`asc`} nulls last`)
+    const kind = target.kind === "column" ? cellKindOf(target.column.type) : undefined
+    keys.push({
+      expression: expressionOf(sql, target),
+      direction: sort.direction,
+      ...(kind === undefined ? {} : { cell: { slug: (target as { column: MicroDbColumn }).column.slug, kind } })
+    })
   })
-  keys.push(sql`r.seq`)
-  return errors.length > 0 ? { errors } : { orderBy: sql.csv(keys) }
+  return errors.length > 0 ? { errors } : { keys }
 }

@@ -36,6 +36,11 @@ export const TABLE_NAME_MAX = 200
 export const TABLE_DESCRIPTION_MAX = 2_000
 export const SHELL_TITLE_MAX = 300
 export const SHELL_SUMMARY_MAX = 2_000
+/**
+ * A filtered query whose page is full counts its matches up to this many: `total` is left out when more match
+ * (a short page tells its total anyway). Counting every match would read every one of them.
+ */
+export const TOTAL_COUNTED_UP_TO = 1_000
 /** At most this many offending rows are listed when a schema change is refused. */
 export const LISTED_INVALID_ROWS = 50
 

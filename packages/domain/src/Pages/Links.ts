@@ -8,7 +8,6 @@
  * (`[[Getting Started]]` → `getting-started`). `[[owner/dock/text]]` applies the same rules in that Dock.
  */
 import { Effect, Schema } from "effect"
-import { wikilinkParts } from "../Content/MarkdownRender.ts"
 import type { Dock } from "../Docks/Dock.ts"
 import type { Docks } from "../Docks/Docks.ts"
 import { ValidationError } from "../Errors.ts"
@@ -17,6 +16,16 @@ import { type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { slugify } from "../Slug.ts"
 import type { LinkCandidate, PagesRepo } from "./PagesRepo.ts"
+
+/** `[[owner/dock/page-slug]]` points into another Dock; anything else names a page in the same Dock. */
+export const wikilinkParts = (
+  target: string
+): { readonly page: string } | { readonly owner: string; readonly dock: string; readonly page: string } => {
+  const parts = target.split("/")
+  return parts.length === 3 && parts.every((part) => part.trim() !== "")
+    ? { owner: parts[0]!.trim(), dock: parts[1]!.trim(), page: parts[2]!.trim() }
+    : { page: target }
+}
 
 /** A page at one end of a link: enough to name it, open it, or read it with get_web_page. */
 export const LinkedPage = Schema.Struct({

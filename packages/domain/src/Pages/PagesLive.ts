@@ -208,9 +208,35 @@ export const PagesLive = Layer.effect(
         return { part: toPart(row, baseUrl), action: "created" as const, warnings: prepared.warnings }
       })
 
+    /** The names a call gives its page: one string, or `web_page` and/or `page_slug`. */
+    const pageRefs = (page: string | PageNames) =>
+      typeof page === "string"
+        ? [page]
+        : [page.web_page, page.page_slug].filter((ref): ref is string => ref !== undefined)
+
+    /** The row found for `ref`, when the caller may read it (private pages for members only) and it is of the kind asked. */
+    const readableRow = <Row extends PartRow>(
+      access: DockAccess,
+      page: string | PageNames,
+      ref: string,
+      row: Row | undefined
+    ) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        const kinds = typeof page === "string" ? undefined : page.kinds
+        if (
+          row === undefined || (row.visibility === "private" && roleOf(principal, access) === null) ||
+          (kinds !== undefined && !kinds.includes(row.page_kind))
+        ) {
+          const what = kinds?.length === 1 && kinds[0] === "markdown_file" ? "Markdown file" : "page"
+          return yield* new NotFound({ message: `No ${what} "${ref}" in this Dock` })
+        }
+        return row
+      })
+
     /**
      * A page of a Dock the caller reads (private pages for members only). Named twice, it must be one page.
-     * `find` reads it (get_web_page reads its record fields in the same statement).
+     * `find` reads it (with its record fields for get_web_page).
      */
     const pageIn = <Row extends PartRow>(
       access: DockAccess,
@@ -218,25 +244,15 @@ export const PagesLive = Layer.effect(
       find: (dockId: DockId, ref: string) => Effect.Effect<Row | undefined>
     ) =>
       Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const refs = typeof page === "string"
-          ? [page]
-          : [page.web_page, page.page_slug].filter((ref): ref is string => ref !== undefined)
+        const refs = pageRefs(page)
         if (refs.length === 0) return yield* new BadRequest({ message: "Name the page with `web_page` or `page_slug`" })
         const rows = yield* Effect.forEach(refs, (ref) =>
-          Effect.gen(function*() {
-            const row = yield* find(access.dockId, ref)
-            const kinds = typeof page === "string" ? undefined : page.kinds
-            if (
-              row === undefined || (row.visibility === "private" && roleOf(principal, access) === null) ||
-              (kinds !== undefined && !kinds.includes(row.page_kind))
-            ) {
-              const what = kinds?.length === 1 && kinds[0] === "markdown_file" ? "Markdown file" : "page"
-              return yield* new NotFound({ message: `No ${what} "${ref}" in this Dock` })
-            }
-            return row
-          }))
-        if (new Set(rows.map((row) => row.id)).size > 1) {
+          Effect.flatMap(find(access.dockId, ref), (row) => readableRow(access, page, ref, row)))
+        if (
+          new Set(rows.map((row) =>
+            row.id
+          )).size > 1
+        ) {
           return yield* new BadRequest({ message: "web_page and page_slug name different pages" })
         }
         return rows[0]!
@@ -249,9 +265,24 @@ export const PagesLive = Layer.effect(
         return { row: yield* pageIn(resolved.access, page, parts.findInDock), resolved, access: resolved.access }
       })
 
+    /**
+     * The page of `read` with its record fields. Named once (the usual call), it is read beside its Dock in the
+     * resolver's statement: the Dock and the page in one round trip, the page's row read once.
+     */
+    const pageWithRecord = (target: DockTarget, page: string | PageNames) => {
+      const refs = pageRefs(page)
+      if (refs.length !== 1) {
+        return Effect.flatMap(docks.forRead(target), ({ access }) => pageIn(access, page, repo.findWithRecord))
+      }
+      const ref = refs[0]!
+      return Effect.flatMap(
+        docks.forReadAlong(target, repo.withRecordAlong(ref)),
+        ({ along, dock }) => readableRow(dock.access, page, ref, along)
+      )
+    }
+
     const read = Effect.fn("Pages.read")(function*(target: DockTarget, page: string | PageNames) {
-      const { access } = yield* docks.forRead(target)
-      const { record, ...row } = yield* pageIn(access, page, repo.findWithRecord)
+      const { record, ...row } = yield* pageWithRecord(target, page)
       // Native reads sanitize stored HTML again: a stricter configuration applies to old content too.
       const content = row.content_type === "html" ? yield* sanitizedHtml(row) : row.content
       return { part: toPart({ ...row, content } as PartRow, baseUrl, true), record }

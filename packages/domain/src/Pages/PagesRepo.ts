@@ -2,13 +2,16 @@
  * What the page tools read: lists, versions, search, links and the browser routes' lookups. SQL in, typed rows
  * out; SqlError is a defect here. Private to Pages/. Every write of a page goes through the Parts port.
  */
+import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
+import type { Along } from "../Docks/Docks.ts"
 import { type DockId, isUuid, type PageId } from "../Ids.ts"
 import { PartRow } from "../Parts/PartRow.ts"
 import type { Principal } from "../Principal.ts"
 import type { PageKind, PageRecord } from "./Part.ts"
+import { highlightQuery, snippetLocators } from "./Snippets.ts"
 
 export const makePagesRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
@@ -20,41 +23,69 @@ export const makePagesRepo = Effect.gen(function*() {
     visibility, '' as content, claim_count, version, size_bytes, updated_at`
   const decode = Schema.decodeUnknown(Schema.Array(PartRow))
 
+  /** A stored page with the record fields get_web_page shows, as read (`body_text`, `front_matter`, …). */
+  const withRecord = (rows: ReadonlyArray<Record<string, unknown>>) =>
+    Effect.map(decode(rows), (parts) =>
+      parts.map((part, index): PartRow & { readonly record: PageRecord } => {
+        const row = rows[index] as {
+          body_text: string
+          front_matter: Record<string, unknown>
+          tags: Array<string>
+          entities: Array<string>
+          concepts: Array<string>
+          source_ids: Array<string>
+          links: Array<string>
+        }
+        return {
+          ...part,
+          record: {
+            text: row.body_text,
+            frontMatter: row.front_matter,
+            tags: row.tags,
+            entities: row.entities,
+            concepts: row.concepts,
+            sourceIds: row.source_ids,
+            links: row.links
+          }
+        }
+      }))
+
+  const pageWhere = (dockId: Statement.Fragment, ref: string) =>
+    isUuid(ref.trim())
+      ? sql`dock_id = ${dockId} and id = ${ref.trim().toLowerCase()}`
+      : sql`dock_id = ${dockId} and slug = ${ref.trim()}`
+
   /** A page of a Dock by its UUID or its slug, with the record fields get_web_page shows, in one read. */
-  const findWithRecord = (dockId: DockId, ref: string) => {
-    const byId = isUuid(ref.trim())
-    return sql<{
-      body_text: string
-      front_matter: Record<string, unknown>
-      tags: Array<string>
-      entities: Array<string>
-      concepts: Array<string>
-      source_ids: Array<string>
-      links: Array<string>
-    }>`select ${columns}, body_text, front_matter, tags, entities, concepts, source_ids, links from parts
-      where dock_id = ${dockId} and ${byId ? sql`id = ${ref.trim().toLowerCase()}` : sql`slug = ${ref.trim()}`}`.pipe(
-      Effect.flatMap((rows) =>
-        Effect.map(decode(rows), (parts) =>
-          parts.map((part, index): PartRow & { readonly record: PageRecord } => {
-            const row = rows[index]!
-            return {
-              ...part,
-              record: {
-                text: row.body_text,
-                frontMatter: row.front_matter,
-                tags: row.tags,
-                entities: row.entities,
-                concepts: row.concepts,
-                sourceIds: row.source_ids,
-                links: row.links
-              }
-            }
-          }))
-      ),
+  const findWithRecord = (dockId: DockId, ref: string) =>
+    sql`select ${columns}, body_text, front_matter, tags, entities, concepts, source_ids, links from parts
+      where ${pageWhere(sql`${dockId}`, ref)}`.pipe(
+      Effect.flatMap(withRecord),
       Effect.map((rows) => rows[0]),
       Effect.orDie
     )
-  }
+
+  /**
+   * `findWithRecord` read beside the Dock in the resolver's own statement (Docks.forReadAlong): the same columns,
+   * each named `page_…` beside the Dock's; undefined when the Dock has no such page.
+   */
+  const withRecordAlong = (ref: string): Along<(PartRow & { readonly record: PageRecord }) | undefined> => ({
+    from: (dockId) =>
+      sql`select id as page_id, dock_id as page_dock_id, owner_id as page_owner_id, slug as page_slug,
+          public_slug as page_public_slug, title as page_title, summary as page_summary,
+          content_type as page_content_type, page_kind as page_page_kind, visibility as page_visibility,
+          content as page_content, claim_count as page_claim_count, version as page_version,
+          size_bytes as page_size_bytes, updated_at as page_updated_at, body_text as page_body_text,
+          front_matter as page_front_matter, tags as page_tags, entities as page_entities,
+          concepts as page_concepts, source_ids as page_source_ids, links as page_links
+        from parts where ${pageWhere(dockId, ref)}`,
+    decode: (row) => {
+      if (row["page_id"] == null) return Effect.succeed(undefined)
+      const page = Object.fromEntries(
+        Object.entries(row).flatMap(([key, value]) => key.startsWith("page_") ? [[key.slice(5), value]] : [])
+      )
+      return withRecord([page]).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+    }
+  })
 
   const listInDock = (
     dockId: DockId,
@@ -101,69 +132,185 @@ export const makePagesRepo = Effect.gen(function*() {
     )
 
   /**
-   * Pages the caller may read: in a Dock that is not hidden and is public or theirs (owned or a member of), a
-   * sandbox caller's only in its sandbox, and a page marked private only for the Dock's members. With
-   * `findable`, public Docks of others count only when they are discoverable (cross-Dock search).
+   * The caller owns Dock `d` or is one of its members; `memberDocks`, when given, are the Docks the caller is a
+   * member of, read beforehand (a plain list is what lets the planner price the Dock check fairly in search).
    */
-  const readableBy = (principal: Principal, options: { readonly findable: boolean } = { findable: false }) => {
-    const member = sql`(d.owner_id = ${principal.userId}
-      or exists(select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${principal.userId}))`
-    const docks = principal.sandbox
-      ? sql`d.id = any(${[...(principal.allowedBucketIds ?? [])]}::uuid[])`
-      : sql`(${member} or (d.visibility = 'public' ${options.findable ? sql`and d.discoverable` : sql``}))`
-    return sql`d.hidden_at is null and ${docks} and (p.visibility is distinct from 'private' or ${member})`
-  }
+  const memberOf = (principal: Principal, memberDocks?: ReadonlyArray<string>) =>
+    sql`(d.owner_id = ${principal.userId} or ${
+      memberDocks === undefined
+        ? sql`exists(select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${principal.userId})`
+        : sql`d.id = any(${memberDocks}::uuid[])`
+    })`
 
   /**
-   * search_web_pages: full-text search (title A, summary B, text C) over readable pages, best first (ranked by
-   * `rank_vector`: title, summary and the start of the text), with a
+   * Docks `d` whose pages the caller may read (those not marked private, and those too for members): not hidden,
+   * and public or theirs (owned or a member of); a sandbox caller's only its sandbox. With `findable`, public
+   * Docks of others count only when they are discoverable (cross-Dock search).
+   */
+  const readableDock = (
+    principal: Principal,
+    options: { readonly findable: boolean; readonly memberDocks?: ReadonlyArray<string> }
+  ) =>
+    sql`d.hidden_at is null and ${
+      principal.sandbox
+        ? sql`d.id = any(${[...(principal.allowedBucketIds ?? [])]}::uuid[])`
+        : sql`(${memberOf(principal, options.memberDocks)} or (d.visibility = 'public' ${
+          options.findable ? sql`and d.discoverable` : sql``
+        }))`
+    }`
+
+  /** Pages `p` (in Docks `d`) the caller may read: in a readable Dock, and not private unless a member's. */
+  const readableBy = (
+    principal: Principal,
+    options: { readonly findable: boolean; readonly memberDocks?: ReadonlyArray<string> } = { findable: false }
+  ) =>
+    sql`${readableDock(principal, options)} and (p.visibility is distinct from 'private' or ${
+      memberOf(principal, options.memberDocks)
+    })`
+
+  /**
+   * search_web_pages: full-text search (title A, summary B, text C) over readable pages, best first, with a
    * snippet of the text around the matches (`**` marks each match). Standalone artifacts are in no Dock and
-   * are never found.
+   * are never found. Three bounded steps on one snapshot (repeatable read), so that each sees the same pages:
+   *
+   * 1. The candidates: the SEARCH_RANK_CANDIDATES most recently updated readable matches (all of them when
+   *    fewer match). Each way of finding them reads the vector of a page only when it needs to:
+   *    - at most SEARCH_DOCK_BY_DOCK readable Docks (a named Dock, a sandbox, a caller with few Docks and few
+   *      public ones around): each Dock's pages newest first, merged, stopping at the last candidate needed;
+   *    - more: the newest pages of all first (SEARCH_WINDOWS: the newest 1,000, then the newest 10,000, then
+   *      all), one statement a window, each stopping at the candidates still missing.
+   *    A word on most pages is found by walking the newest pages until enough have it (a few hundred vectors
+   *    read); a rare word's few pages come from the GIN index; a phrase is rechecked (its vector read) only on
+   *    the pages walked.
+   * 2. The ranking: `ts_rank` over `rank_vector` (title, summary and the start of the text) of the candidates,
+   *    the best `limit` kept (equal ranks: most recently updated first).
+   * 3. The snippets, for those `limit` pages only: `ts_headline` over SNIPPET_WINDOW characters from just before
+   *    the first place the query's phrase, else one of its words, occurs (Snippets.ts), marking its words there.
    */
   const search = (
     principal: Principal,
     query: string,
     options: { readonly dockId: DockId | undefined; readonly ownerUsername: string | undefined; readonly limit: number }
-  ) =>
-    // The planner prices `@@` in a sequential scan far too low: it reads every page's whole (TOASTed) vector,
-    // where the GIN index answers without them (a word on 80% of 100,000 pages: 530 ms against 120 ms). Only
-    // this statement's transaction is told so.
-    sql.withTransaction(Effect.zipRight(
-      sql`set local enable_seqscan = off`,
-      sql<PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }>`
-      with matches as (
-        select p.id from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
-        where p.search @@ websearch_to_tsquery('english', ${query})
-          and ${readableBy(principal, { findable: options.dockId === undefined })}
-          ${options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`}
-          ${options.ownerUsername === undefined ? sql`` : sql`and u.username = ${options.ownerUsername.toLowerCase()}`}
+  ) => {
+    const tsquery = sql`websearch_to_tsquery('english', ${query})`
+    const findable = { findable: options.dockId === undefined }
+    const byOwner = options.ownerUsername === undefined
+      ? sql``
+      : sql`and d.owner_id = (select id from users where username = ${options.ownerUsername.toLowerCase()})`
+    const byDock = options.dockId === undefined ? sql`` : sql`and d.id = ${options.dockId}`
+    /** The Docks searched (one more than SEARCH_DOCK_BY_DOCK at most), each with whether the caller is a member. */
+    const docksSearched = sql`coalesce((select json_agg(json_build_array(r.id, r.member)) from (
+        select d.id, ${memberOf(principal)} as member from docks d
+        where ${readableDock(principal, findable)} ${byDock} ${byOwner}
+        order by d.id limit ${SEARCH_DOCK_BY_DOCK + 1}
+      ) r), '[]')`
+    /** Up to SEARCH_RANK_CANDIDATES readable matches in these Docks, newest first: each Dock's, merged. */
+    const matchesByDock = (docks: ReadonlyArray<readonly [string, boolean]>) =>
+      sql<{ readonly id: string }>`select id from (${
+        sql.join(" union all ", false)(docks.map(([dockId, member]) =>
+          sql`(select p.id, p.updated_at from parts p
+            where p.dock_id = ${dockId} ${member ? sql`` : sql`and p.visibility is distinct from 'private'`}
+              and p.search @@ ${tsquery}
+            order by p.updated_at desc, p.id
+            limit ${SEARCH_RANK_CANDIDATES})`
+        ))
+      }) c
+        order by c.updated_at desc, c.id
+        limit ${SEARCH_RANK_CANDIDATES}`
+    /**
+     * Where the window of the newest `size` pages ends: the updated_at of its oldest page, as text so that no
+     * microsecond is lost on the way back; null when there are fewer pages.
+     */
+    const windowEnd = (size: number) =>
+      sql`(select updated_at from parts order by updated_at desc offset ${size - 1} limit 1)::text`
+    /** Up to `wanted` readable matches updated in [from, before), newest first. */
+    const matchesIn = (
+      memberDocks: ReadonlyArray<string>,
+      from: string | null,
+      before: string | null,
+      wanted: number
+    ) =>
+      sql<{ readonly id: string }>`select p.id from parts p join docks d on d.id = p.dock_id
+        where p.search @@ ${tsquery} and ${readableBy(principal, { ...findable, memberDocks })} ${byDock} ${byOwner}
+          ${from === null ? sql`` : sql`and p.updated_at >= ${from}::timestamptz`}
+          ${before === null ? sql`` : sql`and p.updated_at < ${before}::timestamptz`}
         order by p.updated_at desc, p.id
-        limit ${SEARCH_RANK_CANDIDATES}
-      ),
-      hits as (
-        select p.id, ts_rank(p.rank_vector, websearch_to_tsquery('english', ${query})) as rank, d.slug as dock_slug,
-          d.title as dock_title, u.username as owner_username
-        from matches m join parts p on p.id = m.id join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
-        order by rank desc, p.updated_at desc, p.id
-        limit ${options.limit}
-      )
-      select ${resultColumns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
-        ts_headline('english', left(body_text, ${SNIPPET_SOURCE_CHARS}), websearch_to_tsquery('english', ${query}),
-          'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
-      from parts join hits using (id)
-      order by hits.rank desc, updated_at desc, id`.pipe(
-        Effect.flatMap((rows) =>
-          Effect.map(decode(rows), (parts) =>
-            parts.map((part, index) => ({
-              part,
-              rank: Number(rows[index]!.rank),
-              snippet: rows[index]!.snippet,
-              dock: { slug: rows[index]!.dock_slug, title: rows[index]!.dock_title, owner: rows[index]!.owner_username }
-            })))
-        ),
-        Effect.orDie
-      )
-    )).pipe(Effect.orDie)
+        limit ${wanted}`
+    const ranked = (ids: ReadonlyArray<string>, written: string) => {
+      const locators = snippetLocators(written)
+      const text = sql`left(body_text, ${SNIPPET_SOURCE_CHARS})`
+      const match = (pattern: string) => sql`nullif(regexp_instr(${text}, nullif(${pattern}, ''), 1, 1, 0, 'i'), 0)`
+      return sql<
+        PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }
+      >`with hits as (
+          select p.id, ts_rank(p.rank_vector, ${tsquery}) as rank, d.slug as dock_slug, d.title as dock_title,
+            u.username as owner_username
+          from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+          where p.id = any(${ids}::uuid[])
+          order by rank desc, p.updated_at desc, p.id
+          limit ${options.limit}
+        )
+        select ${resultColumns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
+          ts_headline('english', window_text, ${highlightQuery(written)}::tsquery,
+            'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
+        from parts join hits using (id)
+          cross join lateral (
+            select greatest(1, coalesce(${match(locators.phrases)}, ${match(locators.words)}, 1) - ${SNIPPET_LEAD})
+              as start
+          ) at
+          -- from the first whole word of the window
+          cross join lateral (
+            select case when at.start = 1 then substr(${text}, 1, ${SNIPPET_WINDOW})
+              else regexp_replace(substr(${text}, at.start, ${SNIPPET_WINDOW}), '^\\S*\\s+', '') end as window_text
+          ) w
+        order by hits.rank desc, updated_at desc, id`
+    }
+    return sql.withTransaction(Effect.gen(function*() {
+      // One snapshot for the three steps: a candidate is still a readable match when it is ranked.
+      yield* sql`set transaction isolation level repeatable read, read only`
+      // For this transaction only: no sequential scan, because the planner prices `@@` there far too low (it
+      // reads every page's whole TOASTed vector where the GIN index answers without them); and joins by nested
+      // loop, which keep the walk through the newest pages in order, so it stops at the last candidate needed.
+      const [first] = yield* sql<{
+        readonly written: string
+        readonly end: string | null
+        readonly docks: ReadonlyArray<readonly [string, boolean]>
+        readonly member_docks: ReadonlyArray<string>
+      }>`select
+        set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+        set_config('enable_mergejoin', 'off', true), ${tsquery}::text as written,
+        ${windowEnd(SEARCH_WINDOWS[0]!)} as end, ${docksSearched} as docks,
+        array(select dock_id from dock_members where user_id = ${principal.userId}) as member_docks`
+      // Only stop words (websearch_to_tsquery's query is empty, and matches nothing), or no Dock to search.
+      if (first!.written === "" || first!.docks.length === 0) return []
+      const candidates: Array<string> = []
+      if (first!.docks.length <= SEARCH_DOCK_BY_DOCK) {
+        for (const row of yield* matchesByDock(first!.docks)) candidates.push(row.id)
+      } else {
+        let before: string | null = null
+        let end = first!.end
+        for (let window = 1;; window++) {
+          const rows = yield* matchesIn(first!.member_docks, end, before, SEARCH_RANK_CANDIDATES - candidates.length)
+          for (const row of rows) candidates.push(row.id)
+          if (candidates.length >= SEARCH_RANK_CANDIDATES || end === null) break
+          before = end
+          end = window < SEARCH_WINDOWS.length
+            ? (yield* sql<{ readonly end: string | null }>`select ${windowEnd(SEARCH_WINDOWS[window]!)} as end`)[0]!
+              .end
+            : null
+        }
+      }
+      if (candidates.length === 0) return []
+      const rows = yield* ranked(candidates, first!.written)
+      const parts = yield* decode(rows)
+      return parts.map((part, index) => ({
+        part,
+        rank: Number(rows[index]!.rank),
+        snippet: rows[index]!.snippet,
+        dock: { slug: rows[index]!.dock_slug, title: rows[index]!.dock_title, owner: rows[index]!.owner_username }
+      }))
+    })).pipe(Effect.orDie)
+  }
 
   /**
    * Pages that wikilinks could name, in any number of Docks at once (one statement): for each Dock, the pages
@@ -252,6 +399,7 @@ export const makePagesRepo = Effect.gen(function*() {
     versionAuthor,
     findViewable,
     findWithRecord,
+    withRecordAlong,
     listInDock,
     versions,
     versionContent
@@ -259,13 +407,28 @@ export const makePagesRepo = Effect.gen(function*() {
 })
 
 /**
- * Ranking reads every candidate's vector, so a word found on most pages would cost a read of most pages: when
- * more readable pages match than this, the most recently updated ones are ranked.
+ * How many of the most recently updated readable matches are ranked (all of them when fewer match): ranking
+ * reads each candidate's `rank_vector`, and finding the candidates reads the vector of every page looked at, so
+ * a word on most pages would otherwise cost a read of most pages. 100 keeps a search for such a word at a few
+ * milliseconds of SQL on 100,000 pages (docs/decisions.md, "Search").
  */
-export const SEARCH_RANK_CANDIDATES = 5_000
+export const SEARCH_RANK_CANDIDATES = 100
 
-/** ts_headline reads at most this much of a page's text: snippets stay fast on 1 MiB pages. */
+/**
+ * With at most this many readable Docks to search, each Dock's pages are walked (merged, newest first); with more,
+ * the newest pages of all (see `search`).
+ */
+export const SEARCH_DOCK_BY_DOCK = 32
+
+/** The windows of newest pages the candidates are looked for in, one after the other, before all pages. */
+export const SEARCH_WINDOWS: ReadonlyArray<number> = [1_000, 10_000]
+
+/** A snippet's match is looked for in at most this much of a page's text. */
 const SNIPPET_SOURCE_CHARS = 100_000
+
+/** ts_headline reads this many characters of the text, starting SNIPPET_LEAD before the first match. */
+const SNIPPET_WINDOW = 600
+const SNIPPET_LEAD = 150
 
 export interface LinkCandidate {
   readonly id: string

@@ -5,10 +5,8 @@
  * and sanitizing run in the content workers, under their deadline.
  */
 import { Effect } from "effect"
-import { refusalError } from "../Content/ContentJobs.ts"
-import { ContentWorkers } from "../Content/ContentWorkers.ts"
-import { deriveSummary } from "../Content/MarkdownRender.ts"
-import { utf8Bytes } from "../Content/Text.ts"
+import { ContentWorkers, refusalError } from "../Content/ContentWorkers.ts"
+import { deriveSummary, utf8Bytes } from "../Content/Text.ts"
 import { type InvalidFrontMatter, InvalidSlug, type Unavailable, ValidationError } from "../Errors.ts"
 import { isSlug, SLUG_MAX } from "../Slug.ts"
 import { checkWikilinkCount } from "./Links.ts"

@@ -1,18 +1,13 @@
 /**
  * Fixed-window rate limits kept in PostgreSQL, so every instance counts the same hits. A hit is one atomic
- * upsert; inside a transaction it also holds the counter's row lock until commit, which makes caps exact under
- * parallel requests (a refused hit rolls back with its transaction).
+ * upsert of the window's row, which every instance increments under that row's lock: the count each hit reads
+ * back is exact, and the verdict (`refusalOf`) is taken on it. Inside a transaction the hit also holds the row
+ * lock until commit (a refused hit rolls back with its transaction). Per-minute rates live in an UNLOGGED table:
+ * as exact, without a WAL flush per hit (docs/decisions.md, "The MCP hot path").
  */
-import { Clock, Duration, Effect, Layer } from "effect"
-import { RateLimited } from "../Errors.ts"
-import { describeDuration } from "../Limits.ts"
-import { type RateLimit, RateLimits } from "./RateLimits.ts"
+import { Clock, type Duration, Effect, Layer } from "effect"
+import { type RateLimit, RateLimits, refusalOf, windowStartOf } from "./RateLimits.ts"
 import { makeRateLimitsRepo } from "./RateLimitsRepo.ts"
-
-const windowStart = (now: number, window: Duration.Duration) => {
-  const size = Duration.toMillis(window)
-  return Math.floor(now / size) * size
-}
 
 export const RateLimitsLive = Layer.effect(
   RateLimits,
@@ -22,20 +17,14 @@ export const RateLimitsLive = Layer.effect(
     const hit = Effect.fn("RateLimits.hit")(function*(limit: RateLimit) {
       if (limit.limit <= 0) return
       const now = yield* Clock.currentTimeMillis
-      const start = windowStart(now, limit.window)
-      const count = yield* repo.addHits(limit.key, new Date(start), limit.hits ?? 1)
-      if (count > limit.limit) {
-        const retryAfter = Math.max(1, Math.ceil((start + Duration.toMillis(limit.window) - now) / 1000))
-        return yield* new RateLimited({
-          message: `${limit.message}: at most ${limit.limit} per ${describeDuration(limit.window)}`,
-          retry_after_seconds: retryAfter,
-          details: { limit: limit.limit, window: describeDuration(limit.window) }
-        })
-      }
+      const start = new Date(windowStartOf(now, limit.window))
+      const count = yield* repo.addHits(limit.key, start, limit.hits ?? 1, limit.durable ?? true)
+      const refusal = refusalOf(limit, count, now)
+      if (refusal !== undefined) return yield* refusal
     })
 
-    const count = Effect.fn("RateLimits.count")(function*(key: string, window: Duration.Duration) {
-      return yield* repo.countInWindow(key, new Date(windowStart(yield* Clock.currentTimeMillis, window)))
+    const count = Effect.fn("RateLimits.count")(function*(key: string, window: Duration.Duration, durable = true) {
+      return yield* repo.countInWindow(key, new Date(windowStartOf(yield* Clock.currentTimeMillis, window)), durable)
     })
 
     const prune = Effect.fn("RateLimits.prune")(function*(before: Date) {

@@ -1,8 +1,9 @@
 /** The Tokens port: issuing, listing, revoking and authenticating MCP bearer tokens. */
 import { Context, type Effect } from "effect"
-import type { NotFound, Unauthorized, ValidationError } from "../Errors.ts"
+import type { NotFound, RateLimited, Unauthorized, ValidationError } from "../Errors.ts"
 import type { DockId, UserId } from "../Ids.ts"
 import type { Principal, Scope } from "../Principal.ts"
+import type { PerTokenRate } from "../RateLimits/RateLimits.ts"
 import type { CreatedToken, TokenInfo, TokenKind } from "./Token.ts"
 
 export interface NewToken {
@@ -22,7 +23,15 @@ export class Tokens extends Context.Tag("@dock/domain/Tokens")<Tokens, {
   readonly revoke: (id: string) => Effect.Effect<TokenInfo, NotFound>
   /**
    * The principal behind a bearer secret. Malformed values fail before any database work; unknown, revoked
-   * and expired tokens fail alike. Records `last_used_at` at most once a minute.
+   * and expired tokens fail alike. Records `last_used_at` at most once a minute. With `rate`, the request is
+   * counted against the token's rate in the same statement (the whole bearer check is one round trip, and never a
+   * durable write but for that once-a-minute time); past it, rate_limited.
+   *
+   * Nothing about a token is remembered between requests: each check reads the token's row, so a revocation or
+   * an expiry takes effect on the very next request, on every instance.
    */
-  readonly authenticate: (secret: string) => Effect.Effect<Principal, Unauthorized>
+  readonly authenticate: (
+    secret: string,
+    rate?: PerTokenRate
+  ) => Effect.Effect<Principal, Unauthorized | RateLimited>
 }>() {}

@@ -3,6 +3,7 @@ import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
 import { NotFound, Unauthorized, ValidationError } from "../Errors.ts"
 import { TokenId, type UserId } from "../Ids.ts"
 import type { Principal, Scope } from "../Principal.ts"
+import { forToken, type PerTokenRate, refusalOf, windowStartOf } from "../RateLimits/RateLimits.ts"
 import { isWellFormedToken, newToken, sha256 } from "../Secrets.ts"
 import { CreatedToken, LABEL_MAX, TokenInfo } from "./Token.ts"
 import { type NewToken, Tokens } from "./Tokens.ts"
@@ -82,16 +83,26 @@ export const TokensLive = Layer.effect(
 
     const invalid = () => new Unauthorized({ message: "The bearer token is invalid, revoked or expired" })
 
-    const authenticate = Effect.fn("Tokens.authenticate")(function*(secret: string) {
+    const authenticate = Effect.fn("Tokens.authenticate")(function*(secret: string, rate?: PerTokenRate) {
       if (!isWellFormedToken(secret)) return yield* invalid()
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const found = yield* repo.findBySecretHash(sha256(secret))
-      if (Option.isNone(found) || found.value.revoked_at !== null) return yield* invalid()
+      const now = yield* Clock.currentTimeMillis
+      const counted = rate !== undefined && rate.limit > 0 ? rate : undefined
+      const found = yield* repo.authenticate({
+        secretHash: sha256(secret),
+        now: new Date(now),
+        usedUnlessSince: new Date(now - Duration.toMillis(LAST_USED_RESOLUTION)),
+        count: counted === undefined ? undefined : {
+          keyPrefix: counted.keyPrefix,
+          windowStart: new Date(windowStartOf(now, counted.window)),
+          hits: counted.hits ?? 1,
+          durable: counted.durable ?? true
+        }
+      })
+      if (Option.isNone(found)) return yield* invalid()
       const token = found.value
-      if (token.expires_at !== null && token.expires_at.getTime() <= now.getTime()) return yield* invalid()
-      const resolution = Duration.toMillis(LAST_USED_RESOLUTION)
-      if (token.last_used_at === null || now.getTime() - token.last_used_at.getTime() >= resolution) {
-        yield* repo.recordUse(token.id, now, new Date(now.getTime() - resolution))
+      if (counted !== undefined) {
+        const refusal = refusalOf(forToken(counted, token.id), token.requests ?? 0, now)
+        if (refusal !== undefined) return yield* refusal
       }
       const principal: Principal = {
         userId: token.user_id,

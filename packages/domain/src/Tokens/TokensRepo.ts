@@ -1,9 +1,10 @@
 /** Token rows: SQL in, typed rows out. SqlError is a defect here; absence is an Option. */
 import { SqlSchema } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { DockId, TokenId, UserId } from "../Ids.ts"
 import type { Scope } from "../Principal.ts"
+import { hitStatement } from "../RateLimits/RateLimitsRepo.ts"
 import { TokenInfo, TokenKind, TokenScope } from "./Token.ts"
 
 /** A token row: TokenInfo's fields with the timestamps as the Dates pg returns. */
@@ -16,7 +17,7 @@ export const TokenRow = Schema.Struct({
 })
 export type TokenRow = typeof TokenRow.Type
 
-/** What authenticating a bearer secret needs: the token's rights, its times, and its user's name. */
+/** What authenticating a bearer secret needs: the token's rights and its user's name (and its request count). */
 export const BearerRow = Schema.Struct({
   id: TokenId,
   user_id: UserId,
@@ -25,11 +26,26 @@ export const BearerRow = Schema.Struct({
   kind: TokenKind,
   scopes: Schema.Array(TokenScope),
   allowed_bucket_ids: Schema.NullOr(Schema.Array(DockId)),
-  expires_at: Schema.NullOr(Schema.DateFromSelf),
-  revoked_at: Schema.NullOr(Schema.DateFromSelf),
-  last_used_at: Schema.NullOr(Schema.DateFromSelf)
+  /** The window's count after this request; null when it was not counted. */
+  requests: Schema.NullOr(Schema.Number)
 })
 export type BearerRow = typeof BearerRow.Type
+
+/** One bearer check: the secret's hash, the time, and the request count to add (see TokensRepo.authenticate). */
+export interface BearerCheck {
+  readonly secretHash: string
+  readonly now: Date
+  /** `last_used_at` is set to `now` unless it is already later than this. */
+  readonly usedUnlessSince: Date
+  readonly count:
+    | {
+      readonly keyPrefix: string
+      readonly windowStart: Date
+      readonly hits: number
+      readonly durable: boolean
+    }
+    | undefined
+}
 
 export interface InsertToken {
   readonly userId: UserId
@@ -75,26 +91,44 @@ export const makeTokensRepo = Effect.gen(function*() {
       sql`update tokens set revoked_at = coalesce(revoked_at, ${at}) where id = ${id} returning ${columns}`
   })
 
-  const findBySecretHash = SqlSchema.findOne({
-    Request: Schema.String,
-    Result: BearerRow,
-    execute: (secretHash) =>
-      sql`select t.id, t.user_id, u.username, t.label, t.kind, t.scopes, t.allowed_bucket_ids, t.expires_at,
-          t.revoked_at, t.last_used_at
+  /**
+   * The whole bearer check in one statement: the live token (not revoked, not expired at `now`) with its user's
+   * name; `last_used_at` set when it is older than a minute (the only durable write, once a minute: a concurrent
+   * check finds it set and writes nothing); and, with `count`, the request added to the token's counter (RateLimits'
+   * upsert, in the same statement), answering the window's count. An unknown, revoked or expired token matches no
+   * row: nothing is written or counted for it.
+   */
+  const decodeBearers = Schema.decodeUnknown(Schema.Array(BearerRow))
+  const authenticate = (check: BearerCheck) =>
+    sql`with bearer as (
+        select t.id, t.user_id, u.username, t.label, t.kind, t.scopes, t.allowed_bucket_ids
         from tokens t join users u on u.id = t.user_id
-        where t.secret_hash = ${secretHash}`
-  })
-
-  /** The condition in SQL keeps concurrent requests from each writing the same minute. */
-  const recordUse = (id: TokenId, at: Date, unlessUsedSince: Date) =>
-    sql`update tokens set last_used_at = ${at} where id = ${id}
-      and (last_used_at is null or last_used_at <= ${unlessUsedSince})`.pipe(Effect.asVoid)
+        where t.secret_hash = ${check.secretHash} and t.revoked_at is null
+          and (t.expires_at is null or t.expires_at > ${check.now})
+      ), used as (
+        update tokens set last_used_at = ${check.now} where id = (select id from bearer)
+          and (last_used_at is null or last_used_at <= ${check.usedUnlessSince})
+      )${
+      check.count === undefined ? sql`` : sql`, counted as (${
+        hitStatement(
+          sql,
+          sql`select ${check.count.keyPrefix}::text || id::text from bearer`,
+          check.count.windowStart,
+          check.count.hits,
+          check.count.durable
+        )
+      })`
+    }
+      select bearer.*, ${check.count === undefined ? sql`null::int` : sql`(select count from counted)`} as requests
+      from bearer`.pipe(
+      Effect.flatMap((rows) => Effect.map(decodeBearers(rows), (found) => found[0])),
+      Effect.map(Option.fromNullable)
+    )
 
   return {
     insert: (token: InsertToken) => Effect.orDie(insert(token)),
     list: (userId?: UserId) => Effect.orDie(userId === undefined ? listAll(undefined) : listOfUser(userId)),
     revoke: (id: TokenId, at: Date) => Effect.orDie(revoke({ id, at })),
-    findBySecretHash: (secretHash: string) => Effect.orDie(findBySecretHash(secretHash)),
-    recordUse: (id: TokenId, at: Date, unlessUsedSince: Date) => Effect.orDie(recordUse(id, at, unlessUsedSince))
+    authenticate: (check: BearerCheck) => Effect.orDie(authenticate(check))
   } as const
 })

@@ -119,7 +119,8 @@ export const queryMicroDbRows = tool({
     "Rows of one table. `filter`: conditions `{ column, op, value }` combined with AND; ops eq, neq, gt, gte, lt, lte, " +
     "contains, starts_with (case-insensitive), in, not_in (value: an array), is_null, is_not_null; values are typed " +
     "like the column (numbers numerically, dates chronologically). `sort`: `[{ column, direction }]`, rows without a " +
-    "value last; then insertion order. `limit` 1-500 (default 100), `offset` ≥ 0. Returns `{ rows, total }`.",
+    "value last; then insertion order. `limit` 1-500 (default 100), `offset` ≥ 0. Returns `{ rows, total }`; with a " +
+    "filter, `total` is left out when more than 1,000 rows match and the page is full.",
   input: Schema.Struct({
     bucket: Bucket,
     table: Table,
@@ -128,7 +129,7 @@ export const queryMicroDbRows = tool({
     limit: optional(Schema.Int.pipe(Schema.between(1, 500))),
     offset: optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(0)))
   }),
-  output: Schema.Struct({ rows: Schema.Array(MicroDbRow), total: Schema.Int }),
+  output: Schema.Struct({ rows: Schema.Array(MicroDbRow), total: optional(Schema.Int) }),
   annotations: READ,
   scope: "mcp:read",
   run: ({ bucket, filter, limit, offset, sort, table }) =>

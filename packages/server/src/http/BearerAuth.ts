@@ -1,10 +1,10 @@
 /**
  * Bearer authentication for every token-authenticated route (/mcp, private images): the token comes from the
- * Authorization header only, its checksum is checked before any database work, and the per-token request rate
- * applies where the route counts requests. Failures are 401 (with the RFC 9728 challenge below, added by error
+ * Authorization header only, its checksum is checked before any database work, and the request counts against the
+ * token's per-minute rate. Failures are 401 (with the RFC 9728 challenge below, added by error
  * finishing) or 429.
  */
-import { Limits, mcpMessageLimit, type Principal, RateLimits, Tokens, Unauthorized } from "@dock/domain"
+import { Limits, type Principal, tokenRequestRate, Tokens, Unauthorized } from "@dock/domain"
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 
@@ -23,26 +23,21 @@ export const bearerChallenge = (request: HttpServerRequest.HttpServerRequest, ba
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
-/** The bearer token's principal, without counting the request (the MCP mount counts its messages instead). */
-export const authenticateToken = (request: HttpServerRequest.HttpServerRequest) =>
+/**
+ * The bearer token's principal, with this request counted (as one message) against the token's rate in the same
+ * statement that finds the token: one round trip for the whole check. The MCP mount counts a batch's further
+ * messages once it has read them.
+ */
+export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const tokens = yield* Tokens
+    const limits = yield* Limits
     const header = request.headers["authorization"]
     if (header === undefined) {
       return yield* new Unauthorized({ message: "A bearer token is required (Authorization: Bearer <token>)" })
     }
     const match = BEARER.exec(header)
     if (match === null) return yield* new Unauthorized({ message: "The Authorization header is not a bearer token" })
-    const principal: Principal = yield* tokens.authenticate(match[1]!)
-    return principal
-  })
-
-/** The token's principal, with this request counted (as one message) against the token's rate. */
-export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.gen(function*() {
-    const principal = yield* authenticateToken(request)
-    const limits = yield* Limits
-    yield* Effect.flatMap(RateLimits, (rateLimits) =>
-      rateLimits.hit(mcpMessageLimit({ tokenId: principal.tokenId ?? "" }, 1, limits)))
+    const principal: Principal = yield* tokens.authenticate(match[1]!, tokenRequestRate(1, limits))
     return principal
   })

@@ -5,7 +5,7 @@
  */
 import { BadRequest, PayloadTooLarge } from "@dock/domain"
 import { HttpServerError, type HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Option } from "effect"
 
 /** A route's declared body limit: requests whose URL (path and query) `matches` may carry up to `bytes`. */

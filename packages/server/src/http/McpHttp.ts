@@ -30,7 +30,7 @@ import type { McpHttpHandler } from "@modelcontextprotocol/server"
 import { Effect } from "effect"
 import { Readable } from "node:stream"
 import type { ServerConfig } from "../Config.ts"
-import { authenticateToken } from "./BearerAuth.ts"
+import { authenticateRequest } from "./BearerAuth.ts"
 import type { BodyLimit } from "./BodyLimit.ts"
 import { clientAddress } from "./ClientAddress.ts"
 import { errorResponse } from "./ErrorResponse.ts"
@@ -90,6 +90,14 @@ const preflight = (config: ServerConfig) =>
     })
   }).pipe(Effect.catchTag("Forbidden", (error) => Effect.succeed(errorResponse(error))))
 
+/** A GET stream, or a 2026 `subscriptions/listen`: the SSE streams that stay open after the request's answers. */
+const staysOpen = (method: string, body: unknown) =>
+  method === "GET" ||
+  [body].flat().some((message) =>
+    typeof message === "object" && message !== null &&
+    (message as { method?: unknown }).method === "subscriptions/listen"
+  )
+
 /** JSON-RPC messages in a parsed body: a batch counts each; anything else (GET, DELETE, unparsable text) one. */
 const messageCount = (body: unknown) => (Array.isArray(body) ? Math.max(1, body.length) : 1)
 
@@ -99,7 +107,8 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     yield* checkOrigin(request, config)
     const cors = corsHeaders(request)
     yield* checkTransport(request, config)
-    const principal: Principal = authenticate ? yield* authenticateToken(request) : anonymousPrincipal
+    // A token's check counts the request's first message in the same statement (one round trip).
+    const principal: Principal = authenticate ? yield* authenticateRequest(request) : anonymousPrincipal
     const text = request.method === "POST" ? yield* request.text : undefined
     // Bounded before parsing: neither JSON.parse nor the SDK's own schema pass gets to copy a huge structure.
     const bounds = text === undefined ? undefined : jsonTextBounds(text)
@@ -124,13 +133,19 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     } catch {
       // Left to the SDK, which answers malformed JSON with a JSON-RPC parse error.
     }
-    // Every message counts against the caller's rate (a batch of N tool calls costs N): per token, or per
-    // client address on /mcp/public.
+    // Every message counts against the caller's rate (a batch of N tool calls costs N): per token (the first
+    // message was counted with the token's check; the rest of a batch here, and the verdict on the total refuses
+    // the batch whole), or per client address on /mcp/public.
     const limits = yield* Limits
     const address = clientAddress(request, config.trustProxy)
-    const caller = principal.tokenId === null ? { address } : { tokenId: principal.tokenId }
-    yield* Effect.flatMap(RateLimits, (rateLimits) =>
-      rateLimits.hit(mcpMessageLimit(caller, messageCount(parsedBody), limits)))
+    const messages = messageCount(parsedBody)
+    if (principal.tokenId === null) {
+      yield* Effect.flatMap(RateLimits, (rateLimits) => rateLimits.hit(mcpMessageLimit({ address }, messages, limits)))
+    } else if (messages > 1) {
+      const tokenId = principal.tokenId
+      yield* Effect.flatMap(RateLimits, (rateLimits) =>
+        rateLimits.hit(mcpMessageLimit({ tokenId }, messages - 1, limits)))
+    }
     const web = new Request(`${config.baseUrl}${request.url}`, {
       method: request.method,
       headers: request.headers as Record<string, string>,
@@ -144,7 +159,11 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
     )
     const headers = { ...Object.fromEntries(response.headers), ...cors }
     const contentType = response.headers.get("content-type") ?? "application/json"
-    if (contentType.startsWith("text/event-stream") && response.body !== null) {
+    // An exchange's SSE stream ends with its answers (the server is stateless and its tools send no progress), so
+    // it is sent whole, like JSON: one write instead of a piped stream. Only a stream that stays open is piped.
+    if (
+      contentType.startsWith("text/event-stream") && response.body !== null && staysOpen(request.method, parsedBody)
+    ) {
       return HttpServerResponse.raw(Readable.fromWeb(response.body as never), {
         status: response.status,
         headers,

@@ -7,15 +7,16 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import nodemailer from "nodemailer"
 import type { ServerConfig } from "../Config.ts"
 
 const smtpMailer = (url: Redacted.Redacted, from: string) =>
   Layer.scoped(
     Mailer,
     Effect.gen(function*() {
+      // Loaded here rather than at start: a server without SMTP never needs nodemailer's few dozen modules.
+      const nodemailer = yield* Effect.promise(() => import("nodemailer"))
       const transport = yield* Effect.acquireRelease(
-        Effect.sync(() => nodemailer.createTransport(Redacted.value(url))),
+        Effect.sync(() => nodemailer.default.createTransport(Redacted.value(url))),
         (transport) => Effect.sync(() => transport.close())
       )
       return Mailer.of({
