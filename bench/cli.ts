@@ -2,27 +2,19 @@
  * bench/cli: how long the `dock` command line takes, spawn to exit, beside references measured in the same run:
  * `node -e 0` and `node --import tsx -e 0`. Rows: `dock --help`, and one admin command (`dock users list --json`)
  * against a running server on a fresh PostgreSQL database (DOCK_TEST_DATABASE_URL's server or
- * postgres://postgres@127.0.0.1:5432, dropped at the end). BENCH_CLI: `dist` (the compiled output of `tsc -b`, as
- * `npm run dock` runs it, with the build check it runs first; default: build first), `tsx` (the sources, as it ran
- * before issue 15) or `both`. Each row runs BENCH_RUNS (5) times; the median and the slowest are printed, of the
+ * postgres://postgres@127.0.0.1:5432, dropped at the end). BENCH_CLI: how the CLI runs (support/Bench.ts
+ * `runners`: `bundle`, as `npm run dock` runs it, by default, with the build check it runs first; `dist`; `tsx`).
+ * Each row runs BENCH_RUNS (5) times; the median and the slowest are printed, of the
  * wall time and of the CPU time. BENCH_CHECKOUT: the checkout whose CLI is measured (default this one), for before
  * and after figures from one bench. Prints figures; asserts nothing.
  */
 import { execFile } from "node:child_process"
 import * as Path from "node:path"
-import { loadAverage, machine, median, number, root, sourceArgs, withFreshServer } from "./support/Bench.ts"
+import { bundleCheck, loadAverage, machine, median, number, root, runners, withFreshServer } from "./support/Bench.ts"
 
 const runs = number("BENCH_RUNS", 5)
 const checkout = Path.resolve(process.env["BENCH_CHECKOUT"] ?? root)
-const variant = process.env["BENCH_CLI"] ?? "dist"
-if (!["tsx", "dist", "both"].includes(variant)) throw new Error("BENCH_CLI must be tsx, dist or both")
-
-const clis: ReadonlyArray<{ readonly label: string; readonly args: ReadonlyArray<string> }> = [
-  ...(variant === "dist"
-    ? []
-    : [{ label: "tsx", args: [...sourceArgs, Path.join(checkout, "packages/cli/src/bin.ts")] }]),
-  ...(variant === "tsx" ? [] : [{ label: "dist", args: [Path.join(checkout, "packages/cli/dist/bin.js")] }])
-]
+const clis = runners("BENCH_CLI", checkout, "cli")
 
 /**
  * Milliseconds from spawn to exit of `node args`, and the CPU time it used (user + system, as /usr/bin/time
@@ -61,9 +53,9 @@ await withFreshServer("cli", {}, async ({ admin, dock }) => {
   console.log(`cli: ${checkout}; ${runs} runs a row, median (max), spawn to exit\n`)
   await row("reference: node -e 0", ["-e", "0"])
   await row("reference: node --import tsx -e 0", ["--import", "tsx", "-e", "0"])
-  if (variant !== "tsx") {
-    const tsc = [Path.join(checkout, "node_modules/typescript/bin/tsc"), "-b", "packages/cli/tsconfig.src.json"]
-    await row("npm run dock's build check (tsc -b, nothing to build)", tsc)
+  if (clis.some((c) => c.label === "bundle")) {
+    await run(bundleCheck(checkout))
+    await row("npm run dock's build check (nothing to build)", bundleCheck(checkout))
   }
   for (const { args, label } of clis) {
     await row(`dock --help [${label}]`, [...args, "--help"])

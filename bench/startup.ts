@@ -10,12 +10,12 @@
  * - PostgreSQL: an empty database (migrations run) and a migrated one, on a fresh database on
  *   DOCK_TEST_DATABASE_URL's server or postgres://postgres@127.0.0.1:5432 (dropped at the end).
  *
- * Idle memory is VmRSS one second after /readyz answered; CPU is the process's user + system time when it was ready
- * (threads included, child processes not), a figure the machine's load changes far less than the wall time. Each row runs BENCH_RUNS times (3; the start without a
- * template once, as it makes the template) and prints the median and the slowest. BENCH_SERVER: `dist` (the
- * compiled output of `tsc -b`, as `npm start` runs it; default: build first), `tsx` (the sources, as `npm start`
- * ran them before issue 15) or `both`. With `dist`, the check `npm start` runs first (`tsc -b` finding nothing to
- * build) is timed too.
+ * Idle memory is VmRSS one second after /readyz answered; CPU is the process's user + system time when it was
+ * ready (threads included, child processes not), a figure the machine's load changes far less than the wall time.
+ * Each row runs BENCH_RUNS times (3; the start without a template once, as it makes the template) and prints the
+ * median and the slowest. BENCH_SERVER: how the server runs (support/Bench.ts `runners`: `bundle`, as `npm start`
+ * runs it, by default; `dist`; `tsx`); with `bundle`, the check `npm start` runs first (scripts/bundle.mjs finding
+ * nothing to build) is timed too.
  * BENCH_CHECKOUT: the checkout whose server is measured (default this one), so that one bench gives before and
  * after figures. Prints figures; asserts nothing.
  */
@@ -26,6 +26,7 @@ import * as Path from "node:path"
 import { EMBEDDED_SETTINGS } from "../packages/domain/src/Database/Database.ts"
 import { startServer, stopServer } from "../scripts/support.ts"
 import {
+  bundleCheck,
   createDatabase,
   dropDatabase,
   loadAverage,
@@ -34,21 +35,13 @@ import {
   number,
   pgServer,
   root,
-  sourceArgs
+  runners
 } from "./support/Bench.ts"
 
 const node = process.execPath
 const runs = number("BENCH_RUNS", 3)
 const checkout = Path.resolve(process.env["BENCH_CHECKOUT"] ?? root)
-const variant = process.env["BENCH_SERVER"] ?? "dist"
-if (!["tsx", "dist", "both"].includes(variant)) throw new Error("BENCH_SERVER must be tsx, dist or both")
-
-const serverCommands: ReadonlyArray<{ readonly label: string; readonly args: ReadonlyArray<string> }> = [
-  ...(variant === "dist"
-    ? []
-    : [{ label: "tsx", args: [...sourceArgs, Path.join(checkout, "packages/server/src/main.ts")] }]),
-  ...(variant === "tsx" ? [] : [{ label: "dist", args: [Path.join(checkout, "packages/server/dist/main.js")] }])
-]
+const serverCommands = runners("BENCH_SERVER", checkout, "server")
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -160,7 +153,9 @@ const fresh = (label: string) => Fs.mkdtemp(Path.join(scratch, `${label}-`))
 
 console.log(machine())
 console.log(`load average before: ${loadAverage({ all: true })}`)
-console.log(`server: ${checkout} (${variant}); ${runs} runs a row, median (max)\n`)
+console.log(
+  `server: ${checkout} (${serverCommands.map((c) => c.label).join(", ")}); ${runs} runs a row, median (max)\n`
+)
 
 row("reference: node -e 0 (spawn to exit)", await repeat(runs, () => exitTime(["-e", "0"])))
 row(
@@ -168,9 +163,9 @@ row(
   await repeat(runs, () => exitTime(["--import", "tsx", "-e", "0"]))
 )
 row("reference: bare node (spawn to its first line)", await repeat(runs, () => readyLine(bareNode, [])))
-if (variant !== "tsx") {
-  const tsc = [Path.join(checkout, "node_modules/typescript/bin/tsc"), "-b", "packages/server/tsconfig.src.json"]
-  row("npm start's build check (tsc -b, nothing to build)", await repeat(runs, () => exitTime(tsc)))
+if (serverCommands.some((c) => c.label === "bundle")) {
+  await exitTime(bundleCheck(checkout))
+  row("npm start's build check (nothing to build)", await repeat(runs, () => exitTime(bundleCheck(checkout))))
 }
 
 try {

@@ -1,7 +1,9 @@
 /**
  * Deno smoke check: the same server source, unchanged, runs under Deno 2 on the embedded database, answers
  * /healthz, creates and lists a user through the admin API, registers an anonymous agent, makes real MCP calls
- * with its token, then shuts down cleanly on SIGTERM.
+ * with its token, then shuts down cleanly on SIGTERM. With `--bundle` (`npm run smoke:bundle`), the same checks on
+ * the bundle `npm start` runs (scripts/bundle.mjs, built first): the content workers, sharp and the sanitizer
+ * loaded from it, which no test running the sources covers.
  */
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
@@ -19,12 +21,19 @@ const check = (name: string, ok: boolean, detail = "") => {
   console.log(`${ok ? "ok" : "FAILED"} - ${name}${detail && !ok ? `: ${detail}` : ""}`)
 }
 
-const server = await startServer(deno, ["run", "-A", Path.join(root, "packages/server/src/main.ts")], {
-  DOCK_DATA_DIR: dataDir,
-  DOCK_ADMIN_TOKEN: adminToken
-}, 90_000)
+const bundle = process.argv.includes("--bundle")
+const runtime = bundle ? "bundled" : "Deno"
+const server = await startServer(
+  bundle ? process.execPath : deno,
+  bundle ? [Path.join(root, "bundle/main.js")] : ["run", "-A", Path.join(root, "packages/server/src/main.ts")],
+  {
+    DOCK_DATA_DIR: dataDir,
+    DOCK_ADMIN_TOKEN: adminToken
+  },
+  90_000
+)
 try {
-  console.log(`Deno server ready in ${Math.round(server.readyMs)} ms`)
+  console.log(`${runtime} server ready in ${Math.round(server.readyMs)} ms`)
   const health = await fetch(`${server.baseUrl}/healthz`)
   check("GET /healthz answers 200 {status:ok}", health.status === 200 && (await health.json()).status === "ok")
 
@@ -186,10 +195,10 @@ try {
   )
 } finally {
   const code = await stopServer(server.child)
-  check("SIGTERM stops the Deno server with exit code 0", code === 0, `exit ${code}\n${server.output()}`)
+  check(`SIGTERM stops the ${runtime} server with exit code 0`, code === 0, `exit ${code}\n${server.output()}`)
   await Fs.rm(dataDir, { recursive: true, force: true })
 }
 
 const failed = checks.filter(([, ok]) => !ok).length
-console.log(`deno-smoke: ${checks.length - failed} passed, ${failed} failed`)
+console.log(`${bundle ? "bundle" : "deno"}-smoke: ${checks.length - failed} passed, ${failed} failed`)
 process.exitCode = failed === 0 ? 0 : 1

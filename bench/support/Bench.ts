@@ -156,6 +156,28 @@ export const root = Path.resolve(import.meta.dirname, "../..")
 export const sourceArgs: ReadonlyArray<string> = ["--conditions=dock-source", "--import", "tsx"]
 export const serverMain = Path.join(root, "packages/server/src/main.ts")
 
+/**
+ * The ways to run `checkout`'s server or CLI that `variable` (BENCH_SERVER, BENCH_CLI) names, a comma-separated
+ * list: `bundle` (default: what `npm start` and `npm run dock` run, scripts/bundle.mjs's output), `dist` (the
+ * compiled output of `tsc -b`, which must be built) and `tsx` (the sources, as they ran before issue 15).
+ */
+export const runners = (variable: string, checkout: string, what: "server" | "cli") => {
+  const [pkg, entry] = what === "server" ? ["server", "main"] : ["cli", "bin"]
+  const ways: Record<string, ReadonlyArray<string>> = {
+    bundle: [Path.join(checkout, `bundle/${entry}.js`)],
+    dist: [Path.join(checkout, `packages/${pkg}/dist/${entry}.js`)],
+    tsx: [...sourceArgs, Path.join(checkout, `packages/${pkg}/src/${entry}.ts`)]
+  }
+  return (process.env[variable] ?? "bundle").split(",").map((label) => {
+    const args = ways[label.trim()]
+    if (args === undefined) throw new Error(`${variable} lists bundle, dist or tsx`)
+    return { label: label.trim(), args }
+  })
+}
+
+/** `node scripts/bundle.mjs` in `checkout`: builds the bundle when it is missing or out of date. */
+export const bundleCheck = (checkout: string): ReadonlyArray<string> => [Path.join(checkout, "scripts/bundle.mjs")]
+
 export type Era = "legacy" | "modern"
 
 /** BENCH_ERA: `modern` pins the client to 2026-07-28; otherwise (`legacy`) its default 2025 handshake, served statelessly. */
