@@ -101,13 +101,16 @@ export class DockRow extends Schema.Class<DockRow>("DockRow")({
   updated_at: Schema.DateFromSelf
 }) {}
 
-/** The Dock object a stored row presents, its url under the service's public base URL. */
+/**
+ * The Dock object a stored row presents, its url under the service's public base URL. Built without validating
+ * again (`true`): the row was decoded by its schema, and every answer is encoded by the tool's or route's schema.
+ */
 export const toDock = (row: DockRow, baseUrl: string): Dock =>
   new Dock({
     id: row.id,
     slug: row.slug,
     title: row.title,
-    owner: new DockOwner({ id: row.owner_id, username: row.owner_username }),
+    owner: new DockOwner({ id: row.owner_id, username: row.owner_username }, true),
     visibility: row.visibility,
     discoverable: row.discoverable,
     description: row.description,
@@ -119,7 +122,7 @@ export const toDock = (row: DockRow, baseUrl: string): Dock =>
     url: `${baseUrl}/b/${row.slug}`,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString()
-  })
+  }, true)
 
 export const TITLE_MAX = 200
 export const DESCRIPTION_MAX = 5_000

@@ -150,7 +150,10 @@ export class PartVersion extends Schema.Class<PartVersion>("PartVersion")({
   created_at: Schema.String
 }) {}
 
-/** A stored page as results show it; its content only when asked for. */
+/**
+ * A stored page as results show it; its content only when asked for. Built without validating again (`true`), as
+ * `toDock` is: the row was decoded by its schema, and answers are encoded by theirs.
+ */
 export const toPart = (row: PartRow, baseUrl: string, withContent = false): Part =>
   new Part({
     id: row.id,
@@ -166,7 +169,7 @@ export const toPart = (row: PartRow, baseUrl: string, withContent = false): Part
     last_updated: row.updated_at.toISOString(),
     claim_count: row.claim_count,
     ...(withContent ? { content: row.content } : {})
-  })
+  }, true)
 
 /** What a public slug can look like; anything else (a NUL byte, say) names no page and is never looked up. */
 export const isPublicSlug = (text: string) => /^[a-z0-9-]{1,128}$/.test(text)
