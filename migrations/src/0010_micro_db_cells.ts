@@ -13,7 +13,8 @@ create table micro_db_cells (
   num      numeric,
   -- strings (text, select, url, email, dates and datetimes as ISO text) ordered by code point
   txt      text collate "C",
-  primary key (table_id, row_seq, slug)
+  -- a row's cell of a column in one index lookup, its value included: a filter checked on a row a sort walks
+  primary key (table_id, row_seq, slug) include (num, txt)
 );
 create index micro_db_cells_num_idx on micro_db_cells (table_id, slug, num, row_seq) where num is not null;
 create index micro_db_cells_txt_idx on micro_db_cells (table_id, slug, txt, row_seq) where txt is not null;

@@ -154,64 +154,83 @@ export const makeMicroDbRepo = Effect.gen(function*() {
   const and = (fragments: ReadonlyArray<Statement.Fragment>) => fragments.length === 0 ? sql`true` : sql.and(fragments)
   const direction = (key: SortKey) => key.direction === "desc" ? sql`desc` : sql`asc`
   /** The value of the cell called `alias` (one of these fixed names, never a caller's text). */
-  const valueOf = (alias: "k" | "c" | "d", kind: CellKind) => sql`${sql(alias)}.${sql(kind)}`
+  const valueOf = (alias: string, kind: CellKind) => sql`${sql(alias)}.${sql(kind)}`
   type Tests = {
     readonly kind: CellKind
     readonly tests: ReadonlyArray<(value: Statement.Fragment) => Statement.Fragment>
   }
   type Page = { readonly limit: number; readonly offset: number }
   type Found = { readonly rows: ReadonlyArray<StoredRow>; readonly inPage: number; readonly counted: number | null }
+  type Placed = StoredRow & { in_page: number; counted: number | null; retry: boolean; id: RowId | null }
 
   /**
-   * How many of the first sort key's cells a walk reads (with the ties of the last) before it leaves the query to
-   * the planner: a walk that found too few matches in them meets a narrow filter, which finds its rows faster.
+   * How many of the first sort key's cells a walk reads (with the ties of the last) before it leaves the page to a
+   * sort of the rows that match: a walk that met too few matches in them meets a narrow filter.
    */
   const walkLength = (want: number) => Math.max(10_000, 4 * want)
 
   /**
-   * One page of a table's rows matching the plan, in its order. Its matches are numbered up to the page's end
-   * (`place`); when fewer matched than that, `inPage` is all of them; otherwise, with a `bound`, `counted` is how
-   * many match, counted up to bound + 1 (from the first filter's cells when every filter has them: no row is read).
+   * One page of a table's rows matching the plan, in its order, and how many match: `inPage`, the matches up to
+   * the page's end, is all of them when it is smaller than that; otherwise, with a `bound`, `counted` is how many
+   * match, counted up to bound + 1.
    *
    * When the first sort key's column has cells, the page is a walk of that column's index in order (filters on the
-   * column bound it, the others are checked on each row met) that stops at the page's end; rows without a value
-   * come after it, in the order of the other keys. A walk that meets too few matches in walkLength cells gives way
-   * to the planner's choice (finding the rows through the filters' cells and sorting them). Otherwise the matches
-   * are found through the filters' cells (or the table's insertion order) and sorted.
+   * column bound it) that stops at the page's end; each row met is checked against the other filters, a cell
+   * looked up by the row's seq for a filter with cells, the row read for the others; rows without a value come
+   * after it, in the order of the other keys. The count starts from the cells of one filter (the walk's, else the
+   * first) and looks up the others the same way. A walk that meets too few matches in walkLength cells gives way to
+   * what the others do: the rows found through their JSON (the GIN index answers `eq`) and sorted.
+   *
+   * Every lookup is spelled as a lateral subquery with `limit 1`: the planner cannot turn it into a join of whole
+   * sets, so the cost of a page follows the rows it meets whatever the statistics (the embedded database has none).
    */
   const query = (tableId: TableId, plan: RowsPlan, page: Page, bound: number | undefined): Effect.Effect<Found> => {
     const want = page.offset + page.limit
-    const cells = new Map<string, Tests>()
+    const groups = new Map<string, Tests>()
     for (const { cell } of plan.conditions) {
       if (cell !== undefined) {
-        cells.set(cell.slug, { kind: cell.kind, tests: [...(cells.get(cell.slug)?.tests ?? []), cell.test] })
+        groups.set(cell.slug, { kind: cell.kind, tests: [...(groups.get(cell.slug)?.tests ?? []), cell.test] })
       }
     }
     const onRows = plan.conditions.filter((condition) => condition.cell === undefined).map(({ row }) => row)
-    const hasCell = (slug: string, { kind, tests }: Tests, seq: Statement.Fragment) =>
-      sql`exists (select 1 from micro_db_cells c where c.table_id = ${tableId} and c.slug = ${slug}
-        and c.row_seq = ${seq} and ${and(tests.map((test) => test(valueOf("c", kind))))})`
-    /** Every condition about the row whose seq is `seq` (but those on `except`): cells where there are. */
-    const where = (seq: Statement.Fragment, except?: string) =>
-      and([
-        ...onRows,
-        ...[...cells].filter(([slug]) => slug !== except).map(([slug, tests]) => hasCell(slug, tests, seq))
-      ])
-    const [driver] = cells
-    const count = bound === undefined
-      ? sql`null::int`
-      : onRows.length === 0 && driver !== undefined
-      ? sql`(select count(*)::int from (select 1 from micro_db_cells d
-          where d.table_id = ${tableId} and d.slug = ${driver[0]}
-            and ${and(driver[1].tests.map((test) => test(valueOf("d", driver[1].kind))))}
-            and ${where(sql`d.row_seq`, driver[0])}
-          limit ${bound + 1}) x)`
-      : sql`(select count(*)::int from (select 1 from micro_db_rows r where r.table_id = ${tableId} and ${
-        where(sql`r.seq`)
-      } limit ${bound + 1}) x)`
-    /** The page of `m` (seq, place) with its rows, the count of `m` and, when `m` is full, the bounded count. */
-    const pageOf = (matches: Statement.Fragment, retry: Statement.Fragment = sql`false`) =>
-      sql<StoredRow & { in_page: number; counted: number | null; retry: boolean; id: RowId | null }>`with ${matches}
+    const allOnRows = and(plan.conditions.map(({ row }) => row))
+    const tested = (alias: string, { kind, tests }: Tests) => and(tests.map((test) => test(valueOf(alias, kind))))
+    /**
+     * What checks the row whose seq is `seq` against the filters (but those on the cells of `skip`): lateral lookups
+     * — its row as `r` when a filter reads JSON or `withRow`, its cell of each other column with cells by the
+     * primary key (no other index can answer a lookup without a value: none is taken for one) — and the conditions
+     * on them.
+     */
+    const checks = (seq: Statement.Fragment, skip: string | undefined, withRow: boolean) => {
+      const checked = [...groups].filter(([slug]) => slug !== skip)
+      return {
+        joins: sql.join(" ", false)([
+          ...(withRow || onRows.length > 0
+            ? [sql`cross join lateral (select * from micro_db_rows r where r.table_id = ${tableId} and r.seq = ${seq}
+                limit 1) r`]
+            : []),
+          ...checked.map(([slug], index) =>
+            sql`cross join lateral (select c.num, c.txt from micro_db_cells c
+              where c.table_id = ${tableId} and c.row_seq = ${seq} and c.slug = ${slug} limit 1) ${sql(`f${index}`)}`
+          )
+        ]),
+        where: and([...onRows, ...checked.map(([, tests], index) => tested(`f${index}`, tests))])
+      }
+    }
+    /** Up to bound + 1 matches counted: from a group's cells with lookups, or from the rows' JSON. */
+    const countFrom = (driver: [string, Tests] | undefined) =>
+      bound === undefined
+        ? sql`null::int`
+        : driver === undefined
+        ? sql`(select count(*)::int from (select 1 from micro_db_rows r where r.table_id = ${tableId} and ${allOnRows}
+            limit ${bound + 1}) x)`
+        : ((check) =>
+          sql`(select count(*)::int from (select 1 from micro_db_cells d ${check.joins}
+            where d.table_id = ${tableId} and d.slug = ${driver[0]} and ${tested("d", driver[1])} and ${check.where}
+            limit ${bound + 1}) x)`)(checks(sql`d.row_seq`, driver[0], false))
+    /** The page of `m` (seq, place) with its rows, the count of `m` and, when `m` is full, `count`. */
+    const pageOf = (matches: Statement.Fragment, count: Statement.Fragment, retry: Statement.Fragment = sql`false`) =>
+      sql<Placed>`with ${matches}
         select c.in_page, c.counted, c.retry, ${rowColumns}
         from (
           select n.in_page, ${retry} as retry,
@@ -221,15 +240,14 @@ export const makeMicroDbRepo = Effect.gen(function*() {
         left join (select seq, place from m where place > ${page.offset} order by place limit ${page.limit}) p on true
         left join micro_db_rows r on r.table_id = ${tableId} and r.seq = p.seq
         order by p.place`.pipe(Effect.orDie)
-    const found = (rows: ReadonlyArray<StoredRow & { in_page: number; counted: number | null; id: RowId | null }>) => ({
-      rows: rows.filter((row) => row.id !== null) as ReadonlyArray<StoredRow>,
+    const found = (rows: ReadonlyArray<Placed>): Found => ({
+      rows: rows.filter((row) => row.id !== null),
       inPage: rows[0]!.in_page,
       counted: rows[0]!.counted
     })
 
-    const [first, ...rest] = plan.keys
-    const restOrder = rest.map((key) => sql`${key.expression} ${direction(key)} nulls last`)
-    if (first?.cell === undefined) {
+    /** The rows whose JSON matches, sorted: what a query without cells to walk does. */
+    const sorted = () => {
       const order = sql.csv([
         ...plan.keys.map((key) => sql`${key.expression} ${direction(key)} nulls last`),
         sql`r.seq`
@@ -237,74 +255,72 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       if (bound === undefined) {
         // Nothing to count: the page itself, straight (a deep offset walks the first index once).
         return sql<StoredRow>`select ${rowColumns} from micro_db_rows r
-          where r.table_id = ${tableId} and ${where(sql`r.seq`)}
+          where r.table_id = ${tableId} and ${allOnRows}
           order by ${order}
           limit ${page.limit} offset ${page.offset}`.pipe(
-          Effect.map((rows) => ({ rows, inPage: page.offset + rows.length, counted: null })),
+          Effect.map((rows): Found => ({ rows, inPage: page.offset + rows.length, counted: null })),
           Effect.orDie
         )
       }
-      return pageOf(sql`m as materialized (
-        select r.seq, row_number() over (order by ${order}) as place
-        from micro_db_rows r
-        where r.table_id = ${tableId} and ${where(sql`r.seq`)}
-        order by ${order}
-        limit ${want})`).pipe(Effect.map(found))
+      return pageOf(
+        sql`m as materialized (
+          select r.seq, row_number() over (order by ${order}) as place
+          from micro_db_rows r
+          where r.table_id = ${tableId} and ${allOnRows}
+          order by ${order}
+          limit ${want})`,
+        countFrom(undefined)
+      ).pipe(Effect.map(found))
     }
 
+    const [first, ...rest] = plan.keys
+    if (first?.cell === undefined) return sorted()
     const { kind, slug } = first.cell
     const value = valueOf("k", kind)
-    const pushed = cells.get(slug)
-    const cellsOfKey = sql`micro_db_cells k where k.table_id = ${tableId} and k.slug = ${slug} and ${value} is not null
-      and ${and((pushed?.tests ?? []).map((test) => test(value)))}`
+    const pushed = groups.get(slug)
+    const others = [...groups].filter(([other]) => other !== slug)
+    const keyCells = sql`micro_db_cells k where k.table_id = ${tableId} and k.slug = ${slug} and ${value} is not null
+      and ${pushed === undefined ? sql`true` : tested("k", pushed)}
+      order by ${value} ${direction(first)} fetch first ${walkLength(want)} rows with ties`
     // A cell keeps the start of a long string: equal starts are ordered by the whole values, read only for them.
     const whole = kind === "txt"
       ? sql`, case when length(k.txt) >= ${CELL_TEXT_CHARS} then (select x.data ->> ${slug}::text
           from micro_db_rows x where x.table_id = ${tableId} and x.seq = k.row_seq) end collate "C" as whole`
       : sql``
+    const restOrder = rest.map((key) => sql`${key.expression} ${direction(key)} nulls last`)
     const order = sql.csv([
       sql`k.key ${direction(first)}`,
       ...(kind === "txt" ? [sql`k.whole ${direction(first)}`] : []),
       ...restOrder,
       sql`k.row_seq`
     ])
-    const withRow = rest.length > 0 || onRows.length > 0
-      ? sql`join micro_db_rows r on r.table_id = ${tableId} and r.seq = k.row_seq`
-      : sql``
-    /** The rows without a value of the key after `v` (a filter on the key's column leaves none). */
-    const withoutValue = (walked: Statement.Fragment) => {
-      if (pushed !== undefined) return sql`m as (select seq, place from v)`
-      const order = sql.csv([...restOrder, sql`r.seq`])
-      return sql`n as materialized (
-          select r.seq, (select count(*) from v) + row_number() over (order by ${order}) as place
+    // Rows without a value of the key come after the walk, unless a filter on its column leaves none.
+    const withoutValue = pushed !== undefined
+      ? sql`m as (select seq, place from v)`
+      : sql`n as materialized (
+          select r.seq, (select count(*) from v) + row_number() over (order by ${
+        sql.csv([...restOrder, sql`r.seq`])
+      }) as place
           from micro_db_rows r
-          where r.table_id = ${tableId} and r.data -> ${slug}::text is null and ${where(sql`r.seq`)}
-            and (select count(*) from v) < ${want} and ${walked}
-          order by ${order}
+          where r.table_id = ${tableId} and r.data -> ${slug}::text is null and ${allOnRows}
+            and (select count(*) from v) < ${want} and (select complete from walked)
+          order by ${sql.csv([...restOrder, sql`r.seq`])}
           limit ${want}),
         m as (select seq, place from v union all select seq, place from n where place <= ${want})`
-    }
-    /** The key's cells in order, each row's other filters checked (by lookups or by gathering them: the planner's). */
-    const matching = (keys: Statement.Fragment) =>
-      sql`v as materialized (
+    const walkChecks = checks(sql`k.row_seq`, slug, rest.length > 0)
+    const walk = sql`v as materialized (
         select k.row_seq as seq, row_number() over (order by ${order}) as place
-        from ${keys} k
-        ${withRow}
-        where ${where(sql`k.row_seq`, slug)}
+        from (select k.row_seq, ${value} as key ${whole} from ${keyCells}) k
+        ${walkChecks.joins}
+        where ${walkChecks.where}
         order by ${order}
-        limit ${want})`
-    const length = walkLength(want)
-    const firstCells = sql`(select k.row_seq, ${value} as key ${whole} from ${cellsOfKey}
-      order by ${value} ${direction(first)} fetch first ${length} rows with ties)`
-    // The walk: the first walkLength cells of the key (and the ties of the last) at most.
-    const walk = sql`${matching(firstCells)},
-      walked as (select count(*) < ${length} as complete from ${firstCells} x),
-      ${withoutValue(sql`(select complete from walked)`)}`
+        limit ${want}),
+      walked as (select count(*) < ${walkLength(want)} as complete from (select 1 from ${keyCells}) x),
+      ${withoutValue}`
     const gaveUp = sql`((select count(*) from v) < ${want} and not (select complete from walked))`
-    const planned = sql`${matching(sql`(select k.row_seq, ${value} as key ${whole} from ${cellsOfKey})`)},
-      ${withoutValue(sql`true`)}`
-    return pageOf(walk, gaveUp).pipe(
-      Effect.flatMap((rows) => rows[0]!.retry ? Effect.map(pageOf(planned), found) : Effect.succeed(found(rows)))
+    const driver = pushed !== undefined ? [slug, pushed] as [string, Tests] : others[0]
+    return pageOf(walk, countFrom(driver), gaveUp).pipe(
+      Effect.flatMap((rows) => rows[0]!.retry ? sorted() : Effect.succeed(found(rows)))
     )
   }
 

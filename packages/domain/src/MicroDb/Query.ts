@@ -82,12 +82,14 @@ const cellParameter = (sql: Sql, kind: CellKind, value: string): Fragment =>
   kind === "num" ? sql`${value}::numeric` : sql`${value}::text`
 
 /**
- * One filter as SQL: a test on the value of a column's cell (`c.num`, `c.txt`: the repo finds the cell by the row's
- * seq, so counting and ordering need not read rows), or a condition on the row's JSON (`r.data`).
+ * One filter as SQL: its condition on the row's JSON (`r.data`), and when the column's cells answer it too (`eq`,
+ * the ranges and `in` on a column with cells), the test on a cell's value (`c.num`, `c.txt`), found by the row's
+ * seq: sorts walk and count through cells without reading rows.
  */
-export type Condition =
-  | { readonly row: Fragment; readonly cell?: never }
-  | { readonly cell: { readonly slug: string; readonly kind: CellKind; readonly test: (value: Fragment) => Fragment } }
+export interface Condition {
+  readonly row: Fragment
+  readonly cell?: { readonly slug: string; readonly kind: CellKind; readonly test: (value: Fragment) => Fragment }
+}
 
 /** One sort key: its expression on the row's JSON, and the column's cells when it has them. */
 export interface SortKey {
@@ -184,10 +186,11 @@ export const compileFilters = (
 ): { readonly conditions: ReadonlyArray<Condition> } | { readonly errors: ReadonlyArray<FieldError> } => {
   const errors: Array<FieldError> = []
   const conditions: Array<Condition> = []
-  const onRow = (row: Fragment) => conditions.push({ row })
-  const onCell = (slug: string, kind: CellKind, test: (value: Fragment) => Fragment) =>
-    conditions.push({ cell: { slug, kind, test } })
+  // The cell test of the filter at hand, when there is one: it goes with the filter's JSON condition.
+  let cell: Condition["cell"]
+  const onRow = (row: Fragment) => conditions.push(cell === undefined ? { row } : { row, cell })
   filters.forEach((filter, index) => {
+    cell = undefined
     const fail = (message: string) => errors.push({ column: filter.column, message: `filter[${index}]: ${message}` })
     const target = targetOf(columns, filter.column)
     if (target === undefined) {
@@ -225,11 +228,11 @@ export const compileFilters = (
           const list = kind === "num"
             ? sql`${cellValues as Array<string>}::numeric[]`
             : sql`${cellValues as Array<string>}::text[]`
-          return onCell(
-            (target as { column: MicroDbColumn }).column.slug,
+          cell = {
+            slug: (target as { column: MicroDbColumn }).column.slug,
             kind,
-            (value) => sql`${value} = any(${list})`
-          )
+            test: (value) => sql`${value} = any(${list})`
+          }
         }
         const any = target.kind === "column" && type === "multi_select"
           ? sql`exists (select 1 from jsonb_array_elements_text(r.data -> ${target.column.slug}::text) e
@@ -267,15 +270,15 @@ export const compileFilters = (
     const checked = valueFor(target, filter.value)
     if (!checked.ok) return fail(checked.message)
     const kind = target.kind === "column" ? cellKindOf(type as ColumnType) : undefined
-    const cell = kind === undefined ? undefined : cellValue(kind, checked.value)
-    if (kind !== undefined && cell !== undefined && filter.op !== "neq") {
-      const parameter = cellParameter(sql, kind, cell)
+    const stored = kind === undefined ? undefined : cellValue(kind, checked.value)
+    if (kind !== undefined && stored !== undefined && filter.op !== "neq") {
+      const parameter = cellParameter(sql, kind, stored)
       const op = { eq: sql`=`, gt: sql`>`, gte: sql`>=`, lt: sql`<`, lte: sql`<=` }[filter.op]
-      return onCell(
-        (target as { column: MicroDbColumn }).column.slug,
+      cell = {
+        slug: (target as { column: MicroDbColumn }).column.slug,
         kind,
-        (value) => sql`${value} ${op} ${parameter}`
-      )
+        test: (value) => sql`${value} ${op} ${parameter}`
+      }
     }
     switch (filter.op) {
       case "eq":
