@@ -1,12 +1,19 @@
 /**
- * bench/markdown: how long renderMarkdown takes on 1 MiB of hostile Markdown (inputs the parser, micromark, is
- * slow on: nested or unmatched emphasis, bracket and backtick floods, many small quotes and list items, …) and
- * on 1 MiB and 64 KiB of ordinary Markdown. Rendering is synchronous, so each figure is also how long it holds
- * the event loop (it runs on every push and every read of a Markdown page). Each input is rendered once to warm
+ * bench/markdown: how long renderMarkdown takes on 1 MiB of hostile Markdown (inputs a parser is slow on: nested
+ * or unmatched emphasis, bracket and backtick floods, many small quotes and list items, …) and on 1 MiB and 64 KiB
+ * of ordinary Markdown. Rendering is synchronous, so each figure is also how long it holds its thread (a content
+ * worker's: it runs on every push and every first read of a Markdown page). Each input is rendered once to warm
  * up, then RUNS times; prints the median and the worst run, what was shown as plain text, and marks inputs over
- * the target. Asserts nothing.
+ * the target. Then the two parsers alone on the same ordinary and marker-dense documents, side by side: the one
+ * Dock used before issue 15 (micromark through mdast-util-from-markdown with GFM) and markdown-it
+ * (MarkdownParse.ts), each parsing the whole document into the same mdast tree; and what a push does
+ * (readMarkdown: no HTML). Asserts nothing.
  */
-import { renderMarkdown } from "../packages/domain/src/Content/MarkdownRender.ts"
+import { fromMarkdown } from "mdast-util-from-markdown"
+import { gfmFromMarkdown } from "mdast-util-gfm"
+import { gfm } from "micromark-extension-gfm"
+import { parseMarkdown } from "../packages/domain/src/Content/MarkdownParse.ts"
+import { readMarkdown, renderMarkdown } from "../packages/domain/src/Content/MarkdownRender.ts"
 import { ordinary } from "../packages/domain/test/support/MarkdownSamples.ts"
 import { againstTarget, fill, KiB, median, MiB, time } from "./support/Bench.ts"
 
@@ -98,3 +105,55 @@ console.log(`${RUNS} runs each after one warm-up; hostile inputs are 1 MiB, targ
 for (const [label, input] of Object.entries(hostile)) measure(`hostile: ${label}`, input, TARGET_MS)
 measure("ordinary Markdown, 64 KiB", ordinary(64 * KiB))
 measure("ordinary Markdown, 1 MiB", ordinary(MiB))
+
+/** Paragraphs in which every word is marked up (emphasis, strong, code, links, strikethrough, wikilinks). */
+const markerDense = (size: number) => {
+  const marks = [
+    (w: string) => `*${w}*`,
+    (w: string) => `**${w}**`,
+    (w: string) => `_${w}_`,
+    (w: string) => `\`${w}\``,
+    (w: string) => `[${w}](/${w})`,
+    (w: string) => `~~${w}~~`,
+    (w: string) => `[[${w}]]`,
+    (w: string) => `***${w}***`
+  ]
+  const words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split(" ")
+  const paragraphs: Array<string> = []
+  for (let length = 0, i = 0; length < size; i++) {
+    const paragraph = Array.from(
+      { length: 30 },
+      (_, j) => marks[(i + j) % marks.length]!(words[(i * 7 + j) % words.length]!)
+    )
+      .join(" ")
+    paragraphs.push(paragraph)
+    length += paragraph.length + 2
+  }
+  return paragraphs.join("\n\n").slice(0, size)
+}
+
+const micromark = (body: string) => fromMarkdown(body, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] })
+
+const side = (label: string, input: string) => {
+  const figures = [
+    ["micromark (before)", () => micromark(input)],
+    ["markdown-it", () => parseMarkdown(input)],
+    ["readMarkdown (push)", () => readMarkdown(input)],
+    ["renderMarkdown (read)", () => renderMarkdown(input, options)]
+  ] as const
+  const cells = figures.map(([name, run]) => {
+    run()
+    const ms: Array<number> = []
+    for (let i = 0; i < RUNS; i++) ms.push(time(run))
+    return `${name} ${median(ms).toFixed(0).padStart(5)} ms`
+  })
+  console.log(`${label.padEnd(36)} ${cells.join("   ")}`)
+}
+
+console.log(
+  `\nthe parsers alone, whole document into mdast (median of ${RUNS} after one warm-up), and a push and a read:`
+)
+side(`ordinary Markdown, 64 KiB`, ordinary(64 * KiB))
+side(`ordinary Markdown, 1 MiB`, ordinary(MiB))
+side(`marker-dense Markdown, 50 KB`, markerDense(50_000))
+side(`marker-dense Markdown, 1 MiB`, markerDense(MiB))

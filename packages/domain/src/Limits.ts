@@ -3,6 +3,7 @@
  * The server fills it from configuration; tests provide `Limits.defaults` or tighter numbers.
  */
 import { Context, Duration } from "effect"
+import { availableParallelism } from "node:os"
 
 export interface LimitValues {
   readonly sandboxClaimWindow: Duration.Duration
@@ -31,7 +32,7 @@ export interface LimitValues {
   readonly planSnapshotRetention: number
   /** How long one piece of untrusted content may take to parse, render or sanitize (ContentWorkers). */
   readonly renderDeadline: Duration.Duration
-  /** Worker threads that do that work. */
+  /** Worker threads that do that work (by default one per core the process may use, at most 64). */
   readonly renderWorkers: number
 }
 
@@ -58,7 +59,7 @@ export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValu
     planMaxBulkRows: 500,
     planSnapshotRetention: 20,
     renderDeadline: Duration.seconds(6),
-    renderWorkers: 2
+    renderWorkers: Math.max(1, Math.min(64, availableParallelism()))
   }
 }
 

@@ -21,9 +21,6 @@
  * which definitions really exist, and a chunk whose stand-ins were wrong is parsed again with the right ones.
  */
 import type { Nodes, Root, RootContent } from "mdast"
-import { fromMarkdown } from "mdast-util-from-markdown"
-import { gfmFromMarkdown } from "mdast-util-gfm"
-import { gfm } from "micromark-extension-gfm"
 import {
   bracketLabels,
   type Chunk,
@@ -33,6 +30,7 @@ import {
   mergeChunks,
   normalizeLabel
 } from "./MarkdownChunks.ts"
+import { parseMarkdown } from "./MarkdownParse.ts"
 
 /**
  * The estimated cost of the part of a body that is rendered, in the units of `chunkCost`. 1 MiB of ordinary prose
@@ -54,8 +52,6 @@ interface ParsedChunk {
   labels: Set<string> | undefined
 }
 
-const PARSE_OPTIONS = { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] }
-
 /**
  * A paragraph parsed after a chunk: if it comes out as a top-level paragraph of its own, everything in the chunk
  * was closed before it, so the next chunk starts as it would in the whole document; if the chunk ends inside
@@ -68,18 +64,21 @@ const parseChunk = (
   standIns: ReadonlyArray<DefinitionLabel>,
   sentinel: boolean
 ): Array<RootContent> | undefined => {
-  const prefix = standIns.map(({ key, raw }) => key.startsWith("^") ? `[^${raw}]: x\n\n` : `[${raw}]: <>\n\n`).join("")
-  const children = fromMarkdown(prefix + text + (sentinel ? `\n\n${SENTINEL}` : ""), PARSE_OPTIONS).children
+  const references: Array<string> = []
+  const footnotes: Array<string> = []
+  for (const { key, raw } of standIns) {
+    if (key.startsWith("^")) footnotes.push(key.slice(1))
+    else references.push(raw)
+  }
+  const children = parseMarkdown(sentinel ? `${text}\n\n${SENTINEL}` : text, { references, footnotes })
   if (sentinel) {
     const last = children.pop()
     if (
-      last?.type !== "paragraph" || last.position?.start.offset !== prefix.length + text.length + 2 ||
-      last.children.length !== 1 || last.children[0]!.type !== "text" || last.children[0]!.value !== SENTINEL
+      last?.type !== "paragraph" || last.children.length !== 1 || last.children[0]!.type !== "text" ||
+      last.children[0]!.value !== SENTINEL
     ) return undefined
   }
-  return prefix === ""
-    ? children
-    : children.filter((node) => (node.position?.end.offset ?? Number.POSITIVE_INFINITY) > prefix.length)
+  return children
 }
 
 /** The definitions and footnote definitions in parsed nodes (anywhere: also inside quotes and lists). */

@@ -9,7 +9,7 @@ import type { SourceMediaType } from "../Sources/Source.ts"
 import type { ContentJobNames } from "./ContentWorkers.ts"
 import { splitFrontMatter } from "./FrontMatter.ts"
 import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
-import { renderMarkdown, type Wikilink } from "./MarkdownRender.ts"
+import { readMarkdown, renderMarkdown, type Wikilink } from "./MarkdownRender.ts"
 import { type PageFields, pageFields } from "./PageFields.ts"
 import { extractSourceText } from "./SourceText.ts"
 
@@ -54,7 +54,7 @@ export const contentJobs = {
       Effect.gen(function*() {
         const document = yield* splitFrontMatter(input.content, { required: input.frontMatterRequired })
         const fields = yield* pageFields(document.frontMatter)
-        const rendered = renderMarkdown(document.body, { resolveWikilink: () => undefined })
+        const rendered = readMarkdown(document.body)
         const page: MarkdownPage = {
           frontMatter: document.frontMatter,
           fields,

@@ -19,8 +19,8 @@ export interface RenderOptions {
   readonly resolveWikilink: (target: string) => { readonly href: string } | undefined
 }
 
-export interface RenderedMarkdown {
-  readonly html: string
+/** What a push keeps from a Markdown body (`readMarkdown`): everything a rendering gives but the HTML. */
+export interface MarkdownText {
   /** The text-readable content (search, format "text"): blocks separated by blank lines. */
   readonly text: string
   /** Every distinct wikilink, in document order. */
@@ -33,6 +33,10 @@ export interface RenderedMarkdown {
    * costly to parse), for the push result.
    */
   readonly warnings: ReadonlyArray<string>
+}
+
+export interface RenderedMarkdown extends MarkdownText {
+  readonly html: string
 }
 
 const LINK_SCHEMES: ReadonlySet<string> = new Set(["http", "https", "mailto"])
@@ -69,12 +73,22 @@ const WIKILINK = /\[\[([^[\]|\n]+)(?:\|([^[\]\n]*))?\]\]/g
  *   Inside a GFM table cell write `[[slug\|label]]`: an unescaped `|` splits the cell first. A reference
  *   definition whose label matches (`[page]: https://…` next to `[[Page]]`) wins, as CommonMark says.
  */
-export const renderMarkdown = (body: string, options: RenderOptions): RenderedMarkdown => {
+export const renderMarkdown = (body: string, options: RenderOptions): RenderedMarkdown =>
+  processMarkdown(body, options, true) as RenderedMarkdown
+
+/**
+ * What a push keeps from a Markdown body: its text, wikilinks, first heading, lead and warnings, as
+ * `renderMarkdown` gives them, without making the HTML (a read renders it, with its wikilinks resolved).
+ */
+export const readMarkdown = (body: string): MarkdownText =>
+  processMarkdown(body, { resolveWikilink: () => undefined }, false)
+
+const processMarkdown = (body: string, options: RenderOptions, html: boolean): MarkdownText => {
   const scan = scanMarkdown(body)
   if (scan.deepestPrefix > MARKDOWN_MAX_CONTAINER_PREFIX) return asPlainText(body)
   try {
     const parsed = parseWithinBudget(body, scan.chunks)
-    const rendered = renderTree(parsed.tree, options)
+    const rendered = renderTree(parsed.tree, options, html)
     return { ...rendered, warnings: [...rendered.warnings, ...parsed.warnings] }
   } catch (error) {
     // Nesting the prefix check does not see can still exhaust the stack of the recursive tree walkers.
@@ -165,7 +179,7 @@ const indexFootnoteOrder = (state: State): void => {
   state.footnoteOrder = order
 }
 
-const renderTree = (tree: Root, options: RenderOptions): RenderedMarkdown => {
+const renderTree = (tree: Root, options: RenderOptions, withHtml: boolean): MarkdownText | RenderedMarkdown => {
   const state: TransformState = {
     options,
     wikilinks: [],
@@ -176,21 +190,20 @@ const renderTree = (tree: Root, options: RenderOptions): RenderedMarkdown => {
   }
   collectUnsafeDefinitions(tree, state)
   transformChildren(tree, state, false)
-  const html = toHtml(toHast(tree, { handlers: HAST_HANDLERS }))
   const blocks = plainTextBlocks(tree)
   const warnings: Array<string> = []
   if (state.rawHtml > 0) warnings.push(`raw HTML in Markdown is not rendered (${state.rawHtml} dropped)`)
   if (state.unsafeUrls > 0) {
     warnings.push(`links or images with unsupported URL schemes were rendered as text (${state.unsafeUrls})`)
   }
-  return {
-    html,
+  const text: MarkdownText = {
     text: blocks.map((block) => block.text).join("\n\n"),
     wikilinks: state.wikilinks,
     firstHeading: blocks.find((block) => block.type === "heading")?.text,
     lead: blocks.find((block) => block.type === "paragraph")?.text,
     warnings
   }
+  return withHtml ? { ...text, html: toHtml(toHast(tree, { handlers: HAST_HANDLERS })) } : text
 }
 
 interface TransformState {
