@@ -15,7 +15,7 @@ import { gfm } from "micromark-extension-gfm"
 import { parseMarkdown } from "../packages/domain/src/Content/MarkdownParse.ts"
 import { readMarkdown, renderMarkdown } from "../packages/domain/src/Content/MarkdownRender.ts"
 import { ordinary } from "../packages/domain/test/support/MarkdownSamples.ts"
-import { againstTarget, fill, KiB, median, MiB, time } from "./support/Bench.ts"
+import { againstTarget, fill, KiB, loadAverage, median, MiB, time } from "./support/Bench.ts"
 
 const RUNS = 3
 const TARGET_MS = 2000
@@ -101,6 +101,7 @@ const measure = (label: string, input: string, target?: number) => {
   )
 }
 
+console.log(`load average (1/5/15 min) at start: ${loadAverage({ all: true })}`)
 console.log(`${RUNS} runs each after one warm-up; hostile inputs are 1 MiB, target ${TARGET_MS} ms`)
 for (const [label, input] of Object.entries(hostile)) measure(`hostile: ${label}`, input, TARGET_MS)
 measure("ordinary Markdown, 64 KiB", ordinary(64 * KiB))
@@ -157,3 +158,4 @@ side(`ordinary Markdown, 64 KiB`, ordinary(64 * KiB))
 side(`ordinary Markdown, 1 MiB`, ordinary(MiB))
 side(`marker-dense Markdown, 50 KB`, markerDense(50_000))
 side(`marker-dense Markdown, 1 MiB`, markerDense(MiB))
+console.log(`\nload average (1/5/15 min) at end: ${loadAverage({ all: true })}`)
