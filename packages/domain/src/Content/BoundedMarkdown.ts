@@ -1,7 +1,9 @@
 /**
  * Markdown parsed within a budget, chunk by chunk, so that rendering stays bounded on hostile input.
  *
- * The parser (micromark) is slow on some input, and rendering runs on every push and every read. Its cost grows
+ * The parser until issue 15 (micromark) was slow on some input, and rendering runs on every push and every read.
+ * markdown-it (MarkdownParse.ts) parses the same chunks 14-19× faster; the cut points, weights and budget below
+ * are kept as micromark's measurements set them, so the same documents render the same parts. micromark's cost grew
  * with the square of the emphasis, bracket and code markers in one paragraph (`*a **a ***a …`, `a]` runs,
  * unmatched `[`), with the square of a paragraph's lines, with the blocks in one parse times the containers that
  * end in it (`- > a` quotes in a list), and it spends tens of microseconds on each list item, quote, table cell
@@ -34,9 +36,9 @@ import { parseMarkdown } from "./MarkdownParse.ts"
 
 /**
  * The estimated cost of the part of a body that is rendered, in the units of `chunkCost`. 1 MiB of ordinary prose
- * with headings, lists, tables and code costs 2.9-3.4 million and takes about 1.4 s to render here (2 s with
- * micromark's development build, which `--conditions=development` would load; bench/markdown.ts). Input that
- * costs more for its size is cut off sooner, and takes about as long: a higher budget renders more of it, slower.
+ * with headings, lists, tables and code costs 2.9-3.4 million and took about 1.4 s to render here with micromark,
+ * about a tenth of that with markdown-it (bench/markdown.ts). Input that costs more for its size is cut off sooner,
+ * and takes about as long: a higher budget renders more of it, slower.
  */
 export const MARKDOWN_RENDER_BUDGET = 3_600_000
 

@@ -1,6 +1,6 @@
 /**
- * A Markdown body (front matter already removed) rendered through mdast → hast → HTML (GFM, wikilinks), with its
- * plain text for search. The HTML is safe on its own where that is cheap; the one HTML sanitizer still runs on it
+ * A Markdown body (front matter already removed) parsed by markdown-it into mdast (MarkdownParse.ts) and rendered
+ * through mdast → hast → HTML (GFM, wikilinks), with its plain text for search. The HTML is safe on its own where that is cheap; the one HTML sanitizer still runs on it
  * afterwards. Parsing stays within a budget (BoundedMarkdown.ts).
  */
 import { toHtml } from "hast-util-to-html"
