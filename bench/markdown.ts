@@ -14,7 +14,7 @@ import { gfmFromMarkdown } from "mdast-util-gfm"
 import { gfm } from "micromark-extension-gfm"
 import { parseMarkdown } from "../packages/domain/src/Content/MarkdownParse.ts"
 import { readMarkdown, renderMarkdown } from "../packages/domain/src/Content/MarkdownRender.ts"
-import { ordinary } from "../packages/domain/test/support/MarkdownSamples.ts"
+import { ordinary } from "../packages/domain/src/Content/MarkdownSamples.ts"
 import { againstTarget, fill, KiB, loadAverage, median, MiB, time } from "./support/Bench.ts"
 
 const RUNS = 3

@@ -7,7 +7,7 @@
  * /healthz answer is how long the event loop was held. Prints one line per request; asserts nothing.
  * DOCK_RENDER_DEADLINE and DOCK_RENDER_WORKERS pass through to the server.
  */
-import { ordinary } from "../packages/domain/test/support/MarkdownSamples.ts"
+import { ordinary } from "../packages/domain/src/Content/MarkdownSamples.ts"
 import { connectMcp, fill, KiB, loadAverage, machine, median, MiB, withFreshServer } from "./support/Bench.ts"
 import { ordinaryHtml } from "./support/HtmlSamples.ts"
 

@@ -38,3 +38,6 @@ export const domainTestWith = (
 
 /** Every domain service, Limits, PublicBaseUrl, a capturing Mailer and the SqlClient, on a fresh database. */
 export const DomainTest = domainTestWith({})
+
+/** Ordinary Markdown of a given size, the same every run (the render-limit tests and benches use it). */
+export { ordinary } from "./Content/MarkdownSamples.ts"

@@ -9,7 +9,7 @@ import { toHast } from "mdast-util-to-hast"
 import { gfm } from "micromark-extension-gfm"
 import { MARKDOWN_CHUNK_CHARS, MARKDOWN_MAX_PARAGRAPH_WEIGHT } from "../src/Content/MarkdownChunks.ts"
 import { renderMarkdown } from "../src/Content/MarkdownRender.ts"
-import { ordinary } from "./support/MarkdownSamples.ts"
+import { ordinary } from "../src/Content/MarkdownSamples.ts"
 
 const MiB = 1024 * 1024
 const render = (body: string) =>

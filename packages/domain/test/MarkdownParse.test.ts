@@ -9,7 +9,7 @@ import { toHast } from "mdast-util-to-hast"
 import { gfm } from "micromark-extension-gfm"
 import { parseMarkdown } from "../src/Content/MarkdownParse.ts"
 import { readMarkdown, renderMarkdown } from "../src/Content/MarkdownRender.ts"
-import { ordinary } from "./support/MarkdownSamples.ts"
+import { ordinary } from "../src/Content/MarkdownSamples.ts"
 
 const micromark = (body: string) =>
   toHtml(toHast(fromMarkdown(body, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] })))

@@ -1,7 +1,8 @@
 /**
  * Ordinary Markdown of a given size, the same every run: prose with some emphasis, links, code, wikilinks and
  * reference links under headings, with a list, table, code block, quote or task list in each section, and
- * footnotes and definitions at the end. The render-limit tests and `bench/markdown` use it.
+ * footnotes and definitions at the end. Test data (exported by `@dock/domain/testing`), not used by the service:
+ * the render-limit tests and `bench/markdown` use it.
  */
 const words = ("the of and to in is that for it as was with be by on not this are or from at which have an they " +
   "data page system report analysis market growth customer product service revenue quarter results team").split(" ")
