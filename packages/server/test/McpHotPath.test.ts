@@ -4,15 +4,14 @@
  * effect on the very next request, on a warmed-up path and on another server process; the per-token request rate
  * stays exact under parallel calls, in one process and across two processes sharing one PostgreSQL database.
  */
-import { scopedPostgresDatabase, testServerUrl } from "@dock/domain/testing"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer } from "effect"
 import { bearer, postJson, type Reply, unique } from "./support/Http.ts"
 import { awayFromWindowEnd, statusCounts } from "./support/Identity.ts"
-import { spawnServer } from "./support/ServerProcess.ts"
-import { scopedTempDir, startTestServer, TestServer } from "./support/TestServer.ts"
+import { spawnTwoServersOnOneDatabase } from "./support/ServerProcess.ts"
+import { startTestServer, TestServer } from "./support/TestServer.ts"
 
 const LIMIT = 10
 const ADMIN = "dock_admin_hot-path"
@@ -166,29 +165,21 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("the MCP hot
       "revocation through one process is 401 on the other at once",
     () =>
       Effect.gen(function*() {
-        const serverUrl = Option.getOrThrow(yield* testServerUrl)
-        const databaseUrl = yield* scopedPostgresDatabase(serverUrl)
-        const env = (dataDir: string) => ({
-          DATABASE_URL: Redacted.value(databaseUrl),
-          DOCK_DATA_DIR: dataDir,
+        const { databaseUrl, servers: [a, b] } = yield* spawnTwoServersOnOneDatabase({
           DOCK_ADMIN_TOKEN: ADMIN,
           DOCK_SECRET: "hot-path-secret",
           DOCK_TOKEN_REQUESTS_PER_MINUTE: String(LIMIT),
           DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER: "100"
         })
-        const dirs = [yield* scopedTempDir("dock-hot-a-"), yield* scopedTempDir("dock-hot-b-")]
-        const [a, b] = yield* Effect.all(dirs.map((dir) => spawnServer(env(dir), { within: "60 seconds" })), {
-          concurrency: "unbounded"
-        })
-        const owner = yield* userWithToken(a!.url, ADMIN)
-        const page = yield* dockWithPage(a!.url, owner.token)
-        const reader = yield* userWithToken(a!.url, ADMIN)
+        const owner = yield* userWithToken(a.url, ADMIN)
+        const page = yield* dockWithPage(a.url, owner.token)
+        const reader = yield* userWithToken(a.url, ADMIN)
         yield* awayFromWindowEnd("1 minute", "20 seconds")
 
         const replies = yield* Effect.all(
           Array.from(
             { length: 40 },
-            (_, n) => toolCall(n % 2 === 0 ? a!.url : b!.url, reader.token, "get_web_page", page)
+            (_, n) => toolCall(n % 2 === 0 ? a.url : b.url, reader.token, "get_web_page", page)
           ),
           { concurrency: "unbounded" }
         )
@@ -204,11 +195,11 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("the MCP hot
         expect(counted.map((row) => row.count)).toEqual([40])
 
         // The owner reads through both processes; revoked through one, the next call through the other is 401.
-        succeeded(yield* toolCall(a!.url, owner.token, "get_web_page", page))
-        succeeded(yield* toolCall(b!.url, owner.token, "get_web_page", page))
-        yield* revoke(a!.url, ADMIN, owner.id)
-        expectUnauthorized(yield* toolCall(b!.url, owner.token, "get_web_page", page))
-        expectUnauthorized(yield* toolCall(a!.url, owner.token, "get_web_page", page))
+        succeeded(yield* toolCall(a.url, owner.token, "get_web_page", page))
+        succeeded(yield* toolCall(b.url, owner.token, "get_web_page", page))
+        yield* revoke(a.url, ADMIN, owner.id)
+        expectUnauthorized(yield* toolCall(b.url, owner.token, "get_web_page", page))
+        expectUnauthorized(yield* toolCall(a.url, owner.token, "get_web_page", page))
       }).pipe(Effect.scoped),
     300_000
   )

@@ -5,18 +5,24 @@
  * processes, and the machine may have only two cores.
  */
 import { latestMigrationId } from "@dock/domain"
-import { scopedPostgresDatabase, testServerUrl } from "@dock/domain/testing"
 import { migrations } from "@dock/migrations"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Option, Redacted } from "effect"
+import { Deferred, Effect, Exit, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Path from "node:path"
 import { ADMIN_TOKEN_FILE } from "../src/Secrets.ts"
 import { bearer, fetchReply, postJson, unique } from "./support/Http.ts"
-import { accepts, pollUntil, ProcessFailed, runToExit, spawnServer } from "./support/ServerProcess.ts"
+import {
+  accepts,
+  pollUntil,
+  ProcessFailed,
+  runToExit,
+  spawnServer,
+  spawnTwoServersOnOneDatabase
+} from "./support/ServerProcess.ts"
 import { scopedTempDir } from "./support/TestServer.ts"
 
 const PROCESS_TEST_TIMEOUT = 180_000
@@ -228,20 +234,9 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)(
       "start together, both become ready, and every migration is applied exactly once",
       () =>
         Effect.gen(function*() {
-          const serverUrl = Option.getOrThrow(yield* testServerUrl)
-          const databaseUrl = yield* scopedPostgresDatabase(serverUrl)
-          const env = (dataDir: string) => ({
-            DATABASE_URL: Redacted.value(databaseUrl),
-            DOCK_DATA_DIR: dataDir,
+          const { databaseUrl, servers } = yield* spawnTwoServersOnOneDatabase({
             DOCK_ADMIN_TOKEN: "dock_admin_two-processes"
           })
-          const dirs = [yield* scopedTempDir("dock-process-a-"), yield* scopedTempDir("dock-process-b-")]
-          const servers = yield* Effect.all(
-            dirs.map((dir) => spawnServer(env(dir), { within: "60 seconds" })),
-            {
-              concurrency: "unbounded"
-            }
-          )
           for (const [n, server] of servers.entries()) {
             yield* record(`PostgreSQL server ${n + 1} start to /healthz`, server.startupMillis)
           }
@@ -251,8 +246,8 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)(
             expect(ready.json).toEqual({ status: "ready", migration: latestMigrationId })
           }
           // Neither server used its data directory for a database.
-          for (const dir of dirs) {
-            expect(Fs.existsSync(Path.join(dir, "pgdata"))).toBe(false)
+          for (const server of servers) {
+            expect(Fs.existsSync(Path.join(server.dataDir, "pgdata"))).toBe(false)
           }
 
           const rows = yield* Effect.gen(function*() {

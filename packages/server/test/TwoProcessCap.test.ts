@@ -3,14 +3,12 @@
  * "Reliability": caps are exact under parallel requests across two processes). Runs only with
  * DOCK_TEST_DATABASE_URL.
  */
-import { scopedPostgresDatabase, testServerUrl } from "@dock/domain/testing"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Redacted } from "effect"
+import { Effect } from "effect"
 import { awayFromWindowEnd, register, statusCounts } from "./support/Identity.ts"
-import { spawnServer } from "./support/ServerProcess.ts"
-import { scopedTempDir } from "./support/TestServer.ts"
+import { spawnTwoServersOnOneDatabase } from "./support/ServerProcess.ts"
 
 const CAP = 15
 
@@ -21,19 +19,11 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)(
       `40 parallel registrations over two processes with DOCK_REGISTRATIONS_PER_HOUR=${CAP}: exactly ${CAP} succeed`,
       () =>
         Effect.gen(function*() {
-          const serverUrl = Option.getOrThrow(yield* testServerUrl)
-          const databaseUrl = yield* scopedPostgresDatabase(serverUrl)
-          const env = (dataDir: string) => ({
-            DATABASE_URL: Redacted.value(databaseUrl),
-            DOCK_DATA_DIR: dataDir,
+          const { databaseUrl, servers } = yield* spawnTwoServersOnOneDatabase({
             DOCK_ADMIN_TOKEN: "dock_admin_two-process-cap",
             DOCK_SECRET: "two-process-cap-secret",
             DOCK_REGISTRATIONS_PER_HOUR: String(CAP),
             DOCK_REGISTRATIONS_PER_IP_PER_DAY: "10000"
-          })
-          const dirs = [yield* scopedTempDir("dock-cap-a-"), yield* scopedTempDir("dock-cap-b-")]
-          const servers = yield* Effect.all(dirs.map((dir) => spawnServer(env(dir), { within: "60 seconds" })), {
-            concurrency: "unbounded"
           })
 
           yield* awayFromWindowEnd("1 hour", "30 seconds")

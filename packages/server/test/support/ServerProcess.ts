@@ -3,11 +3,13 @@
  * as `npm start` runs it: started on a free port with a chosen environment, waited for through /healthz, and
  * stopped with SIGTERM when the scope closes.
  */
-import { Data, Deferred, Duration, Effect, Exit, FiberId } from "effect"
+import { scopedPostgresDatabase, testServerUrl } from "@dock/domain/testing"
+import { Data, Deferred, Duration, Effect, Exit, FiberId, Option, Redacted } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { scopedTempDir } from "./TestServer.ts"
 
 /** The repository root, where `npm start` runs. */
 export const REPO_ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../../..")
@@ -172,4 +174,26 @@ export const spawnServer = (env: Record<string, string>, options: { readonly wit
       signal: (signal) => Effect.sync(() => void raw.child.kill(signal)),
       exit: (within) => awaitExit(raw, within)
     } satisfies ServerProcess
+  })
+
+/**
+ * Two server processes on one fresh PostgreSQL database (on DOCK_TEST_DATABASE_URL's server, dropped when the
+ * scope closes), each with its own data directory and `env`, started together; both answer /healthz when this
+ * does. For the tests that what one instance does holds on the other.
+ */
+export const spawnTwoServersOnOneDatabase = (env: Record<string, string>) =>
+  Effect.gen(function*() {
+    const databaseUrl = yield* scopedPostgresDatabase(Option.getOrThrow(yield* testServerUrl))
+    const spawnOne = Effect.flatMap(
+      scopedTempDir("dock-instance-"),
+      (dataDir) =>
+        Effect.map(
+          spawnServer({ DATABASE_URL: Redacted.value(databaseUrl), DOCK_DATA_DIR: dataDir, ...env }, {
+            within: "60 seconds"
+          }),
+          (server) => ({ ...server, dataDir })
+        )
+    )
+    const [a, b] = yield* Effect.all([spawnOne, spawnOne], { concurrency: "unbounded" })
+    return { databaseUrl, servers: [a, b] as const }
   })
