@@ -30,6 +30,9 @@ const documents: Record<string, string> = {
   "unclosed fences in containers": "- a\n\n  ```\n  code\n\nx\n\n> ```\n> code\n>\n",
   "raw HTML, entities and escapes": "<div>\nx\n</div>\n\ninline <b>bold</b> &amp; &copy; &#35; \\* \\_",
   "emphasis": "*a **b** c* _d_ __e__ ***f*** a*b*c a_b_c **foo*bar**",
+  "image alts with escapes, entities, code and emphasis":
+    "![a\\]\\(b\\) \\<c\\> \\&amp; &copy; `d` *e*](/i.png \"t\\\" x\")" +
+    " ![[[w]] <b>h</b>](/j.png)",
   "breaks and headings": "a  \nb\\\nc\n\n# h1 #\n\nSetext\n===\n\n## h2\n---\n",
   "ordinary prose": ordinary(32 * 1024)
 }

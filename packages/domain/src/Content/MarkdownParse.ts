@@ -437,7 +437,10 @@ const phrasing = (tokens: ReadonlyArray<Token>, parent: Parent): void => {
   }
   for (const token of tokens) {
     switch (token.type) {
+      // An escaped character or an entity (text_special) is text: markdown-it's text_join makes it text, but only at
+      // the top of an inline token, never inside an image's label (the alt).
       case "text":
+      case "text_special":
         if (token.content !== "") text(token.content)
         break
       case "softbreak":
