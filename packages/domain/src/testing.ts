@@ -40,4 +40,4 @@ export const domainTestWith = (
 export const DomainTest = domainTestWith({})
 
 /** Ordinary Markdown of a given size, the same every run (the render-limit tests and benches use it). */
-export { ordinary } from "./Content/MarkdownSamples.ts"
+export { ordinary, slowToRead } from "./Content/MarkdownSamples.ts"

@@ -4,10 +4,10 @@
  * worker under DOCK_RENDER_DEADLINE: a push that outlasts its deadline is refused with validation_error while the
  * server goes on answering, the worker is replaced, and a stored page that cannot be rendered in time is served as
  * text from then on, rendered once. markdown-it parses those inputs in milliseconds and no input we know of runs
- * away from it, so here a long ordinary page outlasts a short deadline: ~0.2 s to read 1 MB on a push and ~0.5 s to
- * render it, against 40 ms.
+ * away from it, so here long pages outlast a short deadline: ~0.7 s or more for a push to read 1 MB under a long
+ * front matter (slowToRead) and ~0.6 s to render 1 MB of ordinary Markdown, against 100 ms.
  */
-import { ordinary } from "@dock/domain/testing"
+import { ordinary, slowToRead } from "@dock/domain/testing"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
 import { ARTIFACT_CSP } from "../src/http/ArtifactPage.ts"
@@ -16,8 +16,9 @@ import { register } from "./support/Identity.ts"
 import { actor, call, connect, ok, refused, type ToolResult } from "./support/McpTools.ts"
 import { startTestServer, TestServer } from "./support/TestServer.ts"
 
-const SHORT_DEADLINE = "40 millis"
+const SHORT_DEADLINE = "100 millis"
 const long = ordinary(1_000_000)
+const slow = slowToRead(1_000_000)
 
 const BoundedServer = Layer.scoped(TestServer, startTestServer({ DOCK_RENDER_DEADLINE: SHORT_DEADLINE }))
 
@@ -63,11 +64,11 @@ layer(BoundedServer, { excludeTestServices: true, timeout: 120_000 })("content w
       // A first push starts a worker (its start-up never counts against a deadline).
       expect(ok(yield* call(client, "push_markdown", { page_content: "# Warm\n\nStarted." })).action).toBe("created")
 
-      const { answers, result } = yield* healthAnswersDuring(call(client, "push_markdown", { page_content: long }))
+      const { answers, result } = yield* healthAnswersDuring(call(client, "push_markdown", { page_content: slow }))
       expect(refused(result).error).toMatchObject({
         code: "validation_error",
         status: 400,
-        details: { reason: "deadline", deadline_ms: 40 }
+        details: { reason: "deadline", deadline_ms: 100 }
       })
       expect(refused(result).error.message).toContain("too complex to render")
       // Before the content workers, a runaway push held the event loop for its whole 20 s: no health answer at all.

@@ -57,3 +57,15 @@ export const ordinary = (size: number, wikilinks = true): string => {
   const footnotes = ["[^n0]: Note zero.", "[^n1]: Note one.", "[^n2]: Note two."]
   return [...blocks, definitions.join("\n"), ...footnotes].join("\n\n") + "\n"
 }
+
+/**
+ * Ordinary Markdown of about `size` characters under a long front matter (a list of 5,200 small mappings, ~60 KB):
+ * a push reads 1 MB of it in ~0.7 s or more, where 1 MB of ordinary Markdown alone takes ~0.2 s. The deadline tests
+ * use it: no Markdown we know of runs away from the parser, so a document that outlasts a short deadline is a long,
+ * slow one.
+ */
+export const slowToRead = (size: number): string => {
+  const items = Array.from({ length: 5200 }, (_, i) => `  - k: ${i}`).join("\n")
+  const frontMatter = `---\ntitle: Slow to read\nitems:\n${items}\n---\n`
+  return frontMatter + ordinary(Math.max(0, size - frontMatter.length))
+}
