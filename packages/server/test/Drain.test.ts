@@ -216,6 +216,9 @@ describe("graceful drain", () => {
         expect(exit).toEqual({ code: 0, signal: null })
         expect(server.stdout()).toContain("Shutting down: finishing in-flight requests")
         expect(server.stdout()).not.toContain("closing them")
+        // The database pool (and the embedded database) closed after the last call, before the exit.
+        const log = server.stdout()
+        expect(log.indexOf("Database closed")).toBeGreaterThan(log.indexOf("Shutting down: finishing in-flight"))
         // Well within the grace: nothing (not an idle client's stream) held the drain until it ran out.
         expect(exitedAfter).toBeLessThan(30_000)
         // The embedded database was closed in order: its socket folder went with it.

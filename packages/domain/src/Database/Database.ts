@@ -151,10 +151,22 @@ const embeddedServer = (dataDir: string | null, statementTimeoutMs: number, temp
     return socketDir
   })
 
+/**
+ * Logs once everything the database layer opened (the pool, and the embedded database with its socket) is closed:
+ * built before it, so released after it. An operator (and the drain test) reads it as the end of a clean shutdown.
+ */
+const closedNotice = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.logInfo("Database closed")))
+
 /** SqlClient (and PgClient) for the chosen database, open for the lifetime of the layer. */
 export const layer = (
   options: DatabaseOptions,
   settings: DatabaseSettings = {}
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.provide(databaseLayer(options, settings), closedNotice)
+
+const databaseLayer = (
+  options: DatabaseOptions,
+  settings: DatabaseSettings
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> => {
   const statementTimeoutMs = Math.round(Duration.toMillis(settings.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT))
   switch (options._tag) {
