@@ -194,6 +194,18 @@ describe("graceful drain", () => {
         const refusedAfter = Date.now() - stopping
         // The half-sent calls cannot have been answered yet: they are still in flight, and the server waits.
         for (const call of calls.slice(4)) expect(Option.isNone(yield* Deferred.poll(call.answered))).toBe(true)
+        // The idle keep-alive connections are closed by the server now, while it waits for those calls (so not by its
+        // exit), and cleanly: an end of stream, no reset.
+        for (const connection of idle) {
+          yield* pollUntil(
+            "idle keep-alive connection closed",
+            Effect.map(Deferred.poll(connection.ended), Option.isSome),
+            {
+              within: "10 seconds"
+            }
+          )
+          expect(yield* Deferred.await(connection.ended)).toEqual({ error: undefined })
+        }
         for (const call of calls.slice(4)) yield* call.rest(0.5)
 
         const answers = yield* Effect.all(calls.map((call) => call.answer), { concurrency: "unbounded" })
@@ -207,9 +219,6 @@ describe("graceful drain", () => {
           expect(message.result.structuredContent.part).toMatchObject({ slug: `drain-${run}-${n}`, version: 1 })
           expect(message.result.structuredContent.action).toBe("created")
         }
-
-        // The idle keep-alive connections were closed by the server, cleanly (no reset).
-        for (const connection of idle) expect(yield* Deferred.await(connection.ended)).toEqual({ error: undefined })
 
         const exit = yield* server.exit("45 seconds")
         const exitedAfter = Date.now() - stopping

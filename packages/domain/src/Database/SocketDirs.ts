@@ -19,13 +19,13 @@ export const SOCKET_FILE = ".s.PGSQL.5432"
  */
 const UNOWNED_AGE_MS = 60_000
 
-/** Whether a process with this pid exists (EPERM: it does, as another user's). */
+/** Whether a process with this pid may exist: only ESRCH says it does not (EPERM: it does, as another user's). */
 const alive = (pid: number) => {
   try {
     Process.kill(pid, 0)
     return true
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
+    return (error as NodeJS.ErrnoException).code !== "ESRCH"
   }
 }
 
