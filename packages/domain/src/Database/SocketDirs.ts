@@ -25,7 +25,7 @@ const alive = (pid: number) => {
     Process.kill(pid, 0)
     return true
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH"
+    return (error as { readonly code?: unknown }).code !== "ESRCH"
   }
 }
 
@@ -37,7 +37,7 @@ const socketDead = (path: string) =>
       socket.destroy()
       resolve(false)
     })
-    socket.once("error", (error: NodeJS.ErrnoException) =>
+    socket.once("error", (error: { readonly code?: unknown }) =>
       resolve(error.code === "ECONNREFUSED" || error.code === "ENOENT"))
   })
 
