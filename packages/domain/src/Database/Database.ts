@@ -12,6 +12,7 @@ import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { copyTemplate, removeTemplate, saveTemplate } from "./EmbeddedTemplate.ts"
+import { makeSocketDir, removeStaleSocketDirs, SOCKET_FILE } from "./SocketDirs.ts"
 
 export { cacheDirConfig } from "./EmbeddedTemplate.ts"
 
@@ -125,10 +126,13 @@ const embeddedServer = (dataDir: string | null, statementTimeoutMs: number, temp
         })),
       (db) => Effect.promise(() => db.close()).pipe(Effect.timeoutOption("5 seconds"))
     )
-    // A fresh 0700 directory keeps the socket unreachable for other local users.
+    // What a killed instance left behind (SocketDirs.ts); then a fresh 0700 directory of ours, which keeps the
+    // socket unreachable for other local users.
+    const stale = yield* removeStaleSocketDirs(Os.tmpdir())
+    if (stale.length > 0) yield* Effect.logInfo(`Removed stale embedded database socket folders: ${stale.join(", ")}`)
     const socketDir = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => Fs.mkdtemp(Path.join(Os.tmpdir(), "dock-pg-")),
+        try: () => makeSocketDir(Os.tmpdir()),
         catch: sqlError("Could not create the embedded database socket directory")
       }),
       (dir) => Effect.promise(() => Fs.rm(dir, { recursive: true, force: true }))
@@ -136,7 +140,7 @@ const embeddedServer = (dataDir: string | null, statementTimeoutMs: number, temp
     yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
-          const server = new PGLiteSocketServer({ db, path: Path.join(socketDir, ".s.PGSQL.5432"), maxConnections: 1 })
+          const server = new PGLiteSocketServer({ db, path: Path.join(socketDir, SOCKET_FILE), maxConnections: 1 })
           await server.start()
           return server
         },
@@ -147,10 +151,22 @@ const embeddedServer = (dataDir: string | null, statementTimeoutMs: number, temp
     return socketDir
   })
 
+/**
+ * Logs once everything the database layer opened (the pool, and the embedded database with its socket) is closed:
+ * built before it, so released after it. An operator (and the drain test) reads it as the end of a clean shutdown.
+ */
+const closedNotice = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.logInfo("Database closed")))
+
 /** SqlClient (and PgClient) for the chosen database, open for the lifetime of the layer. */
 export const layer = (
   options: DatabaseOptions,
   settings: DatabaseSettings = {}
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.provide(databaseLayer(options, settings), closedNotice)
+
+const databaseLayer = (
+  options: DatabaseOptions,
+  settings: DatabaseSettings
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> => {
   const statementTimeoutMs = Math.round(Duration.toMillis(settings.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT))
   switch (options._tag) {

@@ -157,7 +157,7 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
         ...(parsedBody === undefined ? {} : { parsedBody })
       })
     )
-    const headers = { ...Object.fromEntries(response.headers), ...cors }
+    const headers = { ...endToEndHeaders(response.headers), ...cors }
     const contentType = response.headers.get("content-type") ?? "application/json"
     // An exchange's SSE stream ends with its answers (the server is stateless and its tools send no progress), so
     // it is sent whole, like JSON: one write instead of a piped stream. Only a stream that stays open is piped.
@@ -185,6 +185,15 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
       RateLimited: (error) => withCors(errorResponse(error))
     })
   )
+
+/**
+ * Hop-by-hop headers describe the SDK's own connection, not ours: Node decides whether a connection is kept. Passed
+ * on, the SDK's `Connection: keep-alive` overrode the `Connection: close` a draining server sets (Server.ts), so a
+ * client would reuse a connection the server was about to close.
+ */
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te"])
+const endToEndHeaders = (headers: Headers) =>
+  Object.fromEntries([...headers].filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase())))
 
 /** A refusal from an allowed Origin still carries the CORS headers, so a browser client can read the challenge. */
 const withCors = (response: HttpServerResponse.HttpServerResponse) =>
