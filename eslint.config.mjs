@@ -8,7 +8,7 @@ import tseslint from "typescript-eslint"
 
 export default tseslint.config(
   {
-    ignores: ["**/dist/**", "**/node_modules/**", "**/.dock/**", "docs/**"]
+    ignores: ["**/dist/**", "bundle/**", "**/node_modules/**", "**/.dock/**", "docs/**"]
   },
   {
     files: ["**/*.ts", "**/*.mjs"],
