@@ -1,0 +1,52 @@
+/**
+ * Issue 19, item 6: with OTEL_EXPORTER_OTLP_ENDPOINT set, the spans the code opens are exported over OTLP/HTTP to
+ * a real receiver on an ephemeral port: a tool call's `mcp.<tool>` span arrives, under the service name, as the
+ * child of its HTTP request's span in the same trace, with the statements it ran beneath it.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { bearer } from "./support/Http.ts"
+import { actor, call, ok, rawToolCall } from "./support/McpTools.ts"
+import { OtlpReceiver, OtlpReceiverLive } from "./support/OtlpReceiver.ts"
+import { startTestServer, TestServer } from "./support/TestServer.ts"
+
+const TracedServer = Layer.scoped(
+  TestServer,
+  Effect.flatMap(OtlpReceiver, (receiver) =>
+    startTestServer({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_SERVICE_NAME: "dock-under-test",
+      // Batches every 100 ms, so the test waits a moment rather than the default 5 s.
+      OTEL_BSP_SCHEDULE_DELAY: "100"
+    }))
+).pipe(Layer.provideMerge(OtlpReceiverLive))
+
+layer(TracedServer, { excludeTestServices: true, timeout: 60_000 })("OpenTelemetry traces", (it) => {
+  it.scoped("a tool call's span reaches the OTLP receiver, under its request's span, with its statements", () =>
+    Effect.gen(function*() {
+      const receiver = yield* OtlpReceiver
+      const { client, token } = yield* actor("v2 modern")
+      ok(yield* call(client, "list_my_buckets", {}))
+      const toolSpan = yield* receiver.waitFor((span) => span.name === "mcp.list_my_buckets")
+      expect(toolSpan.serviceName).toBe("dock-under-test")
+      expect(toolSpan.traceId).toMatch(/^[0-9a-f]{32}$/)
+      expect(toolSpan.spanId).toMatch(/^[0-9a-f]{16}$/)
+      // Its parent is the HTTP request's span (the tool runs on the application's runtime, not the request fiber).
+      expect(toolSpan.parentSpanId).toMatch(/^[0-9a-f]{16}$/)
+      const parent = yield* receiver.waitFor((span) => span.spanId === toolSpan.parentSpanId)
+      expect(parent.traceId).toBe(toolSpan.traceId)
+      expect(parent.name).toMatch(/^http\.server POST/)
+      // The statements the call ran are spans beneath it, in the same trace.
+      const statement = yield* receiver.waitFor((span) =>
+        span.traceId === toolSpan.traceId && span.name === "sql.execute"
+      )
+      expect(statement.traceId).toBe(toolSpan.traceId)
+
+      // Another call is another trace.
+      const raw = yield* rawToolCall("/mcp", "get_bucket", { bucket: "no-such-dock" }, bearer(token))
+      expect(raw.status).toBe(200)
+      const failed = yield* receiver.waitFor((span) => span.name === "mcp.get_bucket")
+      expect(failed.traceId).not.toBe(toolSpan.traceId)
+      expect(receiver.rejected()).toEqual([])
+    }))
+})
