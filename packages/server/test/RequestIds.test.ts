@@ -15,7 +15,7 @@ import { type LogEntry, startTestServer, TestServer } from "./support/TestServer
 const QuietServer = Layer.scoped(TestServer, startTestServer({ DOCK_JOB_INTERVAL: "1 hour" }))
 
 /** The lines logged while `request` ran (the test makes one request at a time). */
-const loggedDuring = <A>(request: Effect.Effect<A>) =>
+const loggedDuring = <A, R>(request: Effect.Effect<A, never, R>) =>
   Effect.gen(function*() {
     const server = yield* TestServer
     const from = server.logs().length
