@@ -3,9 +3,12 @@
  * /healthz, creates and lists a user through the admin API, registers an anonymous agent, makes real MCP calls
  * with its token, then shuts down cleanly on SIGTERM. With `--bundle` (`npm run smoke:bundle`), the same checks on
  * the bundle `npm start` runs (scripts/bundle.mjs, built first): the content workers, sharp and the sanitizer
- * loaded from it, which no test running the sources covers.
+ * loaded from it, which no test running the sources covers. Both runs export traces to an OTLP/HTTP receiver
+ * started here (OTEL_EXPORTER_OTLP_ENDPOINT) and read GET /metrics: the tool calls' spans must arrive, at the
+ * latest with the flush at shutdown.
  */
 import * as Fs from "node:fs/promises"
+import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { ordinary } from "../packages/domain/src/Content/MarkdownSamples.ts"
@@ -22,6 +25,28 @@ const check = (name: string, ok: boolean, detail = "") => {
   console.log(`${ok ? "ok" : "FAILED"} - ${name}${detail && !ok ? `: ${detail}` : ""}`)
 }
 
+// A minimal OTLP/HTTP receiver (JSON bodies): the names of the spans it was sent.
+const spanNames: Array<string> = []
+const receiver = Http.createServer((request, response) => {
+  const chunks: Array<Buffer> = []
+  request.on("data", (chunk: Buffer) => chunks.push(chunk))
+  request.on("end", () => {
+    if (request.method === "POST" && request.url === "/v1/traces") {
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
+        for (const resource of body.resourceSpans ?? []) {
+          for (const scope of resource.scopeSpans ?? []) for (const span of scope.spans ?? []) spanNames.push(span.name)
+        }
+      } catch {
+        spanNames.push("<unparsable body>")
+      }
+    }
+    response.writeHead(200, { "content-type": "application/json" }).end("{}")
+  })
+})
+await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+const receiverPort = (receiver.address() as { port: number }).port
+
 const bundle = process.argv.includes("--bundle")
 const runtime = bundle ? "bundled" : "Deno"
 const server = await startServer(
@@ -32,7 +57,9 @@ const server = await startServer(
     DOCK_ADMIN_TOKEN: adminToken,
     // Short, so that a long page outlasts it (no Markdown we know of runs away from markdown-it): ~0.2 s to read
     // 1 MB of it on a push. The small documents below take a millisecond or two.
-    DOCK_RENDER_DEADLINE: "50 millis"
+    DOCK_RENDER_DEADLINE: "50 millis",
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`,
+    OTEL_BSP_SCHEDULE_DELAY: "200"
   },
   90_000
 )
@@ -197,10 +224,30 @@ try {
     "a wrong admin token gets 401 unauthorized",
     rejected.status === 401 && (await rejected.json()).error.code === "unauthorized"
   )
+
+  const metrics = await fetch(`${server.baseUrl}/metrics`, {
+    headers: { authorization: `Bearer ${adminToken}`, "x-request-id": "deno-smoke-metrics" }
+  })
+  const metricsText = await metrics.text()
+  check(
+    "GET /metrics (admin token) counts the MCP calls by tool and outcome, with the request id echoed",
+    metrics.status === 200 && metrics.headers.get("x-request-id") === "deno-smoke-metrics" &&
+      metricsText.includes(`dock_mcp_tool_calls_total{tool="get_bucket",outcome="ok"} 1`) &&
+      metricsText.includes(`dock_mcp_tool_calls_total{tool="create_bucket",outcome="permission_denied"} 1`) &&
+      /dock_render_jobs_stopped_total\{reason="deadline"\} [1-9]/.test(metricsText),
+    metricsText
+  )
 } finally {
   const code = await stopServer(server.child)
   check(`SIGTERM stops the ${runtime} server with exit code 0`, code === 0, `exit ${code}\n${server.output()}`)
   await Fs.rm(dataDir, { recursive: true, force: true })
+  // Spans are sent every 200 ms and flushed at shutdown: by now the receiver has them all.
+  check(
+    "the tool calls' spans reached the OTLP receiver (mcp.get_bucket, mcp.push_markdown)",
+    spanNames.includes("mcp.get_bucket") && spanNames.includes("mcp.push_markdown"),
+    [...new Set(spanNames)].join(", ")
+  )
+  receiver.close()
 }
 
 const failed = checks.filter(([, ok]) => !ok).length
