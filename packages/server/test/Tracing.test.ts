@@ -3,12 +3,13 @@
  * a real receiver on an ephemeral port: a tool call's `mcp.<tool>` span arrives, under the service name, as the
  * child of its HTTP request's span in the same trace, with the statements it ran beneath it.
  */
-import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { expect, it, layer } from "@effect/vitest"
+import { Duration, Effect, Either, FiberRef, Layer, Option } from "effect"
+import { tracingLayer } from "../src/Tracing.ts"
 import { bearer } from "./support/Http.ts"
 import { actor, call, ok, rawToolCall } from "./support/McpTools.ts"
 import { OtlpReceiver, OtlpReceiverLive } from "./support/OtlpReceiver.ts"
-import { startTestServer, TestServer } from "./support/TestServer.ts"
+import { configFrom, startTestServer, TestServer } from "./support/TestServer.ts"
 
 const TracedServer = Layer.scoped(
   TestServer,
@@ -50,3 +51,21 @@ layer(TracedServer, { excludeTestServices: true, timeout: 60_000 })("OpenTelemet
       expect(receiver.rejected()).toEqual([])
     }))
 })
+
+it.effect("without OTEL_EXPORTER_OTLP_ENDPOINT there is no exporter and the tracer is off; a bad endpoint is refused", () =>
+  Effect.gen(function*() {
+    const plain = yield* configFrom({})
+    expect(Option.isNone(plain.tracing)).toBe(true)
+    expect(yield* FiberRef.get(FiberRef.currentTracerEnabled).pipe(Effect.provide(tracingLayer(plain)))).toBe(false)
+
+    const traced = yield* configFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })
+    expect(Option.map(traced.tracing, (tracing) => [tracing.tracesUrl, tracing.serviceName])).toEqual(
+      Option.some(["http://collector:4318/v1/traces", "dock"])
+    )
+    expect(Option.map(traced.tracing, (tracing) => Duration.toMillis(tracing.exportInterval))).toEqual(
+      Option.some(5000)
+    )
+
+    const bad = yield* Effect.either(configFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://collector" }))
+    expect(Either.isLeft(bad) && String(bad.left)).toContain("OTEL_EXPORTER_OTLP_ENDPOINT")
+  }))
