@@ -1,19 +1,15 @@
 /**
- * The process's counters, and `GET /metrics` that prints them in the Prometheus text format (version 0.0.4):
+ * The process's counters, printed for `GET /metrics` in the Prometheus text format (version 0.0.4):
  * HTTP requests by route family and status class, MCP tool calls by tool and outcome, latency histograms of both,
  * rate-limit refusals, the database pool, and the content workers (render deadlines hit). Everything is kept in
  * memory by this server: one instance's view, reset when it restarts (Prometheus sums instances and handles resets).
+ * The route that serves them is http/MetricsHttp.ts.
  *
  * Recording is on the hot path of every request and tool call, so it is a few array or map updates: no label
  * strings are built per call (the route family is an index, the tool's entry is found by its name), and the text
  * is only assembled when /metrics is read.
  */
-import { ContentWorkers, Database, Unauthorized } from "@dock/domain"
-import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option, Redacted } from "effect"
-import type { ServerConfig } from "./Config.ts"
-import { sameSecret } from "./http/AdminHttp.ts"
-import { errorResponse } from "./http/ErrorResponse.ts"
+import { Option } from "effect"
 
 /** Latency buckets in seconds (upper bounds; +Inf is implied). */
 export const LATENCY_BUCKETS: ReadonlyArray<number> = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -202,51 +198,3 @@ export const makeServerMetrics = (): ServerMetrics => {
 
   return { observeRequest, observeToolCall, text }
 }
-
-const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
-
-/** The bearer token matches DOCK_METRICS_TOKEN or DOCK_ADMIN_TOKEN (compared in constant time). */
-const authorized = (config: ServerConfig, header: string | undefined) => {
-  const match = header === undefined ? null : BEARER.exec(header)
-  if (match === null) return false
-  const given = match[1]!
-  return [config.metricsToken, config.adminToken].some((token) =>
-    Option.isSome(token) && sameSecret(given, Redacted.value(token.value))
-  )
-}
-
-const refused = (message: string) =>
-  HttpServerResponse.setHeader(
-    errorResponse(new Unauthorized({ message })),
-    "www-authenticate",
-    `Bearer realm="dock-metrics"`
-  )
-
-/** GET /metrics, for a bearer DOCK_METRICS_TOKEN or DOCK_ADMIN_TOKEN; 401 in the error envelope otherwise. */
-export const metricsRoute = (config: ServerConfig, metrics: ServerMetrics) =>
-  HttpLayerRouter.add(
-    "GET",
-    "/metrics",
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      if (Option.isNone(config.metricsToken) && Option.isNone(config.adminToken)) {
-        return refused("Metrics are disabled: set DOCK_METRICS_TOKEN or DOCK_ADMIN_TOKEN")
-      }
-      if (!authorized(config, request.headers["authorization"])) {
-        return refused(
-          "Missing or wrong metrics token (Authorization: Bearer <DOCK_METRICS_TOKEN or DOCK_ADMIN_TOKEN>)"
-        )
-      }
-      const pool = yield* Effect.serviceOption(Database.DatabasePool)
-      const workers = yield* Effect.serviceOption(ContentWorkers)
-      const render = Option.isSome(workers) ? Option.some(yield* workers.value.stats) : Option.none()
-      const body = metrics.text({
-        pool: Option.map(pool, (pool) => pool.stats()),
-        render: Option.map(render, (stats) => ({ started: stats.started, stoppedByReason: stats.stoppedByReason }))
-      })
-      return HttpServerResponse.text(body, {
-        contentType: "text/plain; version=0.0.4; charset=utf-8",
-        headers: { "cache-control": "no-store" }
-      })
-    })
-  )

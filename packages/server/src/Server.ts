@@ -37,10 +37,11 @@ import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
 import { imageRoutes } from "./http/ImageHttp.ts"
 import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
+import { metricsRoute } from "./http/MetricsHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 import { sandboxSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
-import { makeServerMetrics, metricsRoute } from "./Metrics.ts"
+import { makeServerMetrics } from "./Metrics.ts"
 import { tracingLayer } from "./Tracing.ts"
 
 /**
