@@ -7,6 +7,7 @@ import { expect, it, layer } from "@effect/vitest"
 import { Duration, Effect, Either, FiberRef, Layer, Option } from "effect"
 import { tracingLayer } from "../src/Tracing.ts"
 import { bearer } from "./support/Http.ts"
+import { UUID } from "./support/Identity.ts"
 import { actor, call, ok, rawToolCall } from "./support/McpTools.ts"
 import { OtlpReceiver, OtlpReceiverLive } from "./support/OtlpReceiver.ts"
 import { configFrom, startTestServer, TestServer } from "./support/TestServer.ts"
@@ -27,6 +28,8 @@ layer(TracedServer, { excludeTestServices: true, timeout: 60_000 })("OpenTelemet
     Effect.gen(function*() {
       const receiver = yield* OtlpReceiver
       const { client, token } = yield* actor("v2 modern")
+      const server = yield* TestServer
+      const logged = server.logs().length
       ok(yield* call(client, "list_my_buckets", {}))
       const toolSpan = yield* receiver.waitFor((span) => span.name === "mcp.list_my_buckets")
       expect(toolSpan.serviceName).toBe("dock-under-test")
@@ -37,6 +40,13 @@ layer(TracedServer, { excludeTestServices: true, timeout: 60_000 })("OpenTelemet
       const parent = yield* receiver.waitFor((span) => span.spanId === toolSpan.parentSpanId)
       expect(parent.traceId).toBe(toolSpan.traceId)
       expect(parent.name).toMatch(/^http\.server POST/)
+      // The request span carries the request id its log line carries.
+      expect(parent.attributes["request_id"]).toMatch(UUID)
+      expect(
+        server.logs().slice(logged).filter((entry) =>
+          entry.message === "POST /mcp 200" && entry.annotations["request_id"] === parent.attributes["request_id"]
+        )
+      ).toHaveLength(1)
       // The statements the call ran are spans beneath it, in the same trace.
       const statement = yield* receiver.waitFor((span) =>
         span.traceId === toolSpan.traceId && span.name === "sql.execute"

@@ -48,6 +48,7 @@ export const requestMiddleware = (
   metrics: ServerMetrics = makeServerMetrics()
 ) => {
   const refusedHost = hostGuard(config)
+  const traced = Option.isSome(config.tracing)
   // The function runs once when routes are built; the Effect it returns runs per request.
   return HttpLayerRouter.middleware((httpEffect) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -58,6 +59,8 @@ export const requestMiddleware = (
         const declared = Number(request.headers["content-length"] ?? 0)
         if (request.headers["transfer-encoding"] !== undefined) answerOversizedChunkedBodies(request)
         const refused = refusedHost(request) ?? (declared > limit ? payloadTooLarge(limit) : undefined)
+        // The request's span carries its id, so that a trace leads to its log lines (only when spans are exported).
+        if (traced) yield* Effect.annotateCurrentSpan("request_id", requestId)
         const response = refused !== undefined
           ? errorResponse(refused)
           : yield* httpEffect.pipe(
