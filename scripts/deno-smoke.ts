@@ -3,9 +3,13 @@
  * /healthz, creates and lists a user through the admin API, registers an anonymous agent, makes real MCP calls
  * with its token, then shuts down cleanly on SIGTERM. With `--bundle` (`npm run smoke:bundle`), the same checks on
  * the bundle `npm start` runs (scripts/bundle.mjs, built first): the content workers, sharp and the sanitizer
- * loaded from it, which no test running the sources covers.
+ * loaded from it, which no test running the sources covers. Both read GET /metrics, then start the server a second
+ * time with OTEL_EXPORTER_OTLP_ENDPOINT pointing at an OTLP/HTTP receiver started here: a tool call's span must
+ * arrive, at the latest with the flush at shutdown. (A separate start: the content-worker checks above hold small
+ * documents against a 50 ms deadline, which a loaded machine plus span export can overrun.)
  */
 import * as Fs from "node:fs/promises"
+import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { slowToRead } from "../packages/domain/src/Content/MarkdownSamples.ts"
@@ -21,6 +25,28 @@ const check = (name: string, ok: boolean, detail = "") => {
   checks.push([name, ok, detail])
   console.log(`${ok ? "ok" : "FAILED"} - ${name}${detail && !ok ? `: ${detail}` : ""}`)
 }
+
+// A minimal OTLP/HTTP receiver (JSON bodies): the names of the spans it was sent.
+const spanNames: Array<string> = []
+const receiver = Http.createServer((request, response) => {
+  const chunks: Array<Buffer> = []
+  request.on("data", (chunk: Buffer) => chunks.push(chunk))
+  request.on("end", () => {
+    if (request.method === "POST" && request.url === "/v1/traces") {
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
+        for (const resource of body.resourceSpans ?? []) {
+          for (const scope of resource.scopeSpans ?? []) for (const span of scope.spans ?? []) spanNames.push(span.name)
+        }
+      } catch {
+        spanNames.push("<unparsable body>")
+      }
+    }
+    response.writeHead(200, { "content-type": "application/json" }).end("{}")
+  })
+})
+await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+const receiverPort = (receiver.address() as { port: number }).port
 
 const bundle = process.argv.includes("--bundle")
 const runtime = bundle ? "bundled" : "Deno"
@@ -197,10 +223,67 @@ try {
     "a wrong admin token gets 401 unauthorized",
     rejected.status === 401 && (await rejected.json()).error.code === "unauthorized"
   )
+
+  const metrics = await fetch(`${server.baseUrl}/metrics`, {
+    headers: { authorization: `Bearer ${adminToken}`, "x-request-id": "deno-smoke-metrics" }
+  })
+  const metricsText = await metrics.text()
+  check(
+    "GET /metrics (admin token) counts the MCP calls by tool and outcome, with the request id echoed",
+    metrics.status === 200 && metrics.headers.get("x-request-id") === "deno-smoke-metrics" &&
+      metricsText.includes(`dock_mcp_tool_calls_total{tool="get_bucket",outcome="ok"} 1`) &&
+      metricsText.includes(`dock_mcp_tool_calls_total{tool="create_bucket",outcome="permission_denied"} 1`) &&
+      /dock_render_jobs_stopped_total\{reason="deadline"\} [1-9]/.test(metricsText),
+    metricsText
+  )
 } finally {
   const code = await stopServer(server.child)
   check(`SIGTERM stops the ${runtime} server with exit code 0`, code === 0, `exit ${code}\n${server.output()}`)
   await Fs.rm(dataDir, { recursive: true, force: true })
+}
+
+// The second start: traces exported to the receiver.
+const tracedDataDir = await Fs.mkdtemp(Path.join(Os.tmpdir(), "dock-deno-smoke-traced-"))
+const traced = await startServer(
+  bundle ? process.execPath : deno,
+  bundle ? [Path.join(root, "bundle/main.js")] : ["run", "-A", Path.join(root, "packages/server/src/main.ts")],
+  {
+    DOCK_DATA_DIR: tracedDataDir,
+    DOCK_ADMIN_TOKEN: adminToken,
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`,
+    OTEL_SERVICE_NAME: "dock-smoke",
+    OTEL_BSP_SCHEDULE_DELAY: "200"
+  },
+  90_000
+)
+try {
+  const agent = await fetch(`${traced.baseUrl}/agent/auth`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ type: "anonymous", requested_credential_type: "mcp_write_token", agent_label: "traced" })
+  }).then((reply) => reply.json())
+  const reply = await fetch(`${traced.baseUrl}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${agent.credential}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25"
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_bucket", arguments: {} } })
+  })
+  check("MCP get_bucket answers with traces exported", reply.status === 200 && (await reply.text()).includes("bucket"))
+} finally {
+  const code = await stopServer(traced.child)
+  check(`SIGTERM stops the traced ${runtime} server with exit code 0`, code === 0, `exit ${code}\n${traced.output()}`)
+  await Fs.rm(tracedDataDir, { recursive: true, force: true })
+  // Spans are sent every 200 ms and flushed at shutdown: by now the receiver has them all.
+  check(
+    "the tool call's span reached the OTLP receiver (mcp.get_bucket, under an http.server POST span)",
+    spanNames.includes("mcp.get_bucket") && spanNames.includes("http.server POST"),
+    [...new Set(spanNames)].join(", ")
+  )
+  receiver.close()
 }
 
 const failed = checks.filter(([, ok]) => !ok).length

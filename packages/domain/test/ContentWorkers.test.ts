@@ -89,6 +89,7 @@ describe("ContentWorkers", () => {
       expect(next.text).toBe("next")
       const stats = yield* workers.stats
       expect(stats.stopped).toBe(1)
+      expect(stats.stoppedByReason).toEqual({ deadline: 1, memory: 0, crashed: 0 })
       expect(stats.workersStarted).toBe(2) // the stopped one and its replacement
       expect(stats.started.renderMarkdown).toBe(1)
     }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.millis(100) }))))

@@ -5,10 +5,12 @@
  */
 import { anonymousPrincipal, DockId, type Principal, TokenId, UserId } from "@dock/domain"
 import type { AuthInfo } from "@modelcontextprotocol/server"
-import { Schema } from "effect"
+import { Schema, type Tracer } from "effect"
 
 const PRINCIPAL_KEY = "dock.principal"
 const CALLER_KEY = "dock.caller"
+const REQUEST_ID_KEY = "dock.request_id"
+const PARENT_SPAN_KEY = "dock.parent_span"
 
 const PrincipalSchema: Schema.Schema<Principal> = Schema.typeSchema(Schema.Struct({
   userId: Schema.NullOr(UserId),
@@ -26,6 +28,10 @@ export interface Caller {
   readonly principal: Principal
   /** A token id, or `address:<client address>` on /mcp/public. */
   readonly key: string
+  /** The HTTP request's id, which the tool call's log lines carry too. */
+  readonly requestId?: string | undefined
+  /** The HTTP request's span, the parent of the tool call's span when traces are exported. */
+  readonly parentSpan?: Tracer.AnySpan | undefined
 }
 
 /** The AuthInfo the HTTP mount hands the SDK for one request. */
@@ -33,7 +39,12 @@ export const callerAuthInfo = (caller: Caller): AuthInfo => ({
   token: "",
   clientId: caller.principal.tokenId ?? "anonymous",
   scopes: [...caller.principal.scopes],
-  extra: { [PRINCIPAL_KEY]: caller.principal, [CALLER_KEY]: caller.key }
+  extra: {
+    [PRINCIPAL_KEY]: caller.principal,
+    [CALLER_KEY]: caller.key,
+    ...(caller.requestId === undefined ? {} : { [REQUEST_ID_KEY]: caller.requestId }),
+    ...(caller.parentSpan === undefined ? {} : { [PARENT_SPAN_KEY]: caller.parentSpan })
+  }
 })
 
 /**
@@ -45,5 +56,16 @@ export const callerOf = (authInfo: AuthInfo | undefined): Caller => {
   if (!isPrincipal(principal)) throw new Error("The MCP request's AuthInfo carries no valid principal")
   const key = authInfo?.extra?.[CALLER_KEY] ?? principal.tokenId ?? "anonymous"
   if (typeof key !== "string") throw new Error("The MCP request's AuthInfo carries no valid caller key")
-  return { principal, key }
+  const requestId = authInfo?.extra?.[REQUEST_ID_KEY]
+  const parentSpan = authInfo?.extra?.[PARENT_SPAN_KEY]
+  return {
+    principal,
+    key,
+    requestId: typeof requestId === "string" ? requestId : undefined,
+    parentSpan: isSpan(parentSpan) ? parentSpan : undefined
+  }
 }
+
+const isSpan = (value: unknown): value is Tracer.AnySpan =>
+  typeof value === "object" && value !== null &&
+  ((value as { _tag?: unknown })._tag === "Span" || (value as { _tag?: unknown })._tag === "ExternalSpan")

@@ -28,7 +28,7 @@ import {
   Server,
   type Tool as ListedTool
 } from "@modelcontextprotocol/server"
-import { Cause, Effect, Exit, Option, ParseResult, Runtime, Schema } from "effect"
+import { Cause, Effect, Exit, identity, Option, ParseResult, Runtime, Schema, type Tracer } from "effect"
 import { ALL_ISSUES_MAX_VALUES, inspectArguments, ISSUES_MAX } from "./Arguments.ts"
 import { callerOf } from "./CallerAuth.ts"
 import { makeCallGate } from "./CallGate.ts"
@@ -89,12 +89,22 @@ const scopeCheck = (entry: AnyTool, principal: Principal) => {
   )
 }
 
+/** Told of every finished tool call (metrics): the tool, "ok" or the error code, and how long it took. */
+export type ToolCallObserver = (tool: string, outcome: string, seconds: number) => void
+
+const outcomeOf = (result: CallToolResult): string => {
+  if (result.isError !== true) return "ok"
+  const code = (result.structuredContent as { error?: { code?: unknown } } | undefined)?.error?.code
+  return typeof code === "string" ? code : "internal"
+}
+
 export const makeMcpHandler = <R>(
   tools: ReadonlyArray<AnyTool<R>>,
   runtime: Runtime.Runtime<R>,
   server: { readonly name: string; readonly version: string },
-  options: { readonly toolCallsInFlightPerCaller: number }
+  options: { readonly toolCallsInFlightPerCaller: number; readonly observe?: ToolCallObserver | undefined }
 ): McpHttpHandler => {
+  const observe = options.observe
   const run = Runtime.runPromiseExit(runtime)
   const gate = makeCallGate(options.toolCallsInFlightPerCaller)
   const registered = new Map(tools.map((entry) => {
@@ -127,7 +137,13 @@ export const makeMcpHandler = <R>(
     })
   }
 
-  const call = (entry: Registered, args: unknown, principal: Principal, signal: AbortSignal) =>
+  const call = (
+    entry: Registered,
+    args: unknown,
+    principal: Principal,
+    signal: AbortSignal,
+    request: { readonly requestId?: string | undefined; readonly parentSpan?: Tracer.AnySpan | undefined }
+  ) =>
     run(
       Effect.gen(function*() {
         yield* scopeCheck(entry.entry, principal)
@@ -140,7 +156,11 @@ export const makeMcpHandler = <R>(
         return yield* Effect.orDie(entry.encode(output))
       }).pipe(
         Effect.provideService(CurrentPrincipal, principal),
-        Effect.withSpan(`mcp.${entry.entry.name}`)
+        Effect.withSpan(
+          `mcp.${entry.entry.name}`,
+          request.parentSpan === undefined ? {} : { parent: request.parentSpan }
+        ),
+        request.requestId === undefined ? identity : Effect.annotateLogs("request_id", request.requestId)
       ),
       { signal }
     ).then((exit): CallToolResult => {
@@ -149,8 +169,12 @@ export const makeMcpHandler = <R>(
       if (Option.isSome(failure) && isDockError(failure.value)) return result(errorBody(failure.value), true)
       const timedOut = statementTimeoutError(exit.cause)
       if (timedOut !== undefined) return result(errorBody(timedOut), true)
-      const requestId = crypto.randomUUID()
-      Runtime.runFork(runtime)(Effect.logError(`Tool ${entry.entry.name} failed (request id ${requestId})`, exit.cause))
+      const requestId = request.requestId ?? crypto.randomUUID()
+      Runtime.runFork(runtime)(
+        Effect.logError(`Tool ${entry.entry.name} failed (request id ${requestId})`, exit.cause).pipe(
+          Effect.annotateLogs("request_id", requestId)
+        )
+      )
       return result(
         errorBody(new Internal({ message: `Internal error (request id ${requestId})`, request_id: requestId })),
         true
@@ -159,21 +183,26 @@ export const makeMcpHandler = <R>(
 
   return createMcpHandler(
     (context) => {
-      const { principal, key: caller } = callerOf(context.authInfo)
+      const { key: caller, principal, ...request } = callerOf(context.authInfo)
       const mcp = new Server(server, { capabilities: { tools: { listChanged: false } } })
       mcp.setRequestHandler("tools/list", () => listed)
-      mcp.setRequestHandler("tools/call", async (request, extra) => {
-        const entry = registered.get(request.params.name)
-        // As McpServer answers an unknown tool: the one JSON-RPC error of tools/call.
+      mcp.setRequestHandler("tools/call", async (toolCall, extra) => {
+        const entry = registered.get(toolCall.params.name)
+        // As McpServer answers an unknown tool: the one JSON-RPC error of tools/call (not counted by tool: a name
+        // the client made up must not become a label).
         if (entry === undefined) {
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${request.params.name} not found`)
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${toolCall.params.name} not found`)
         }
         const signal = extra.mcpReq.signal
-        const outcome = await gate.run(caller, signal, () => call(entry, request.params.arguments, principal, signal))
-        return mcp.projectCallToolResult(
-          outcome instanceof RateLimited ? result(errorBody(outcome), true) : outcome,
-          entry.outputJson
+        const started = observe === undefined ? 0 : performance.now()
+        const outcome = await gate.run(
+          caller,
+          signal,
+          () => call(entry, toolCall.params.arguments, principal, signal, request)
         )
+        const answer = outcome instanceof RateLimited ? result(errorBody(outcome), true) : outcome
+        if (observe !== undefined) observe(entry.entry.name, outcomeOf(answer), (performance.now() - started) / 1000)
+        return mcp.projectCallToolResult(answer, entry.outputJson)
       })
       return mcp
     },

@@ -9,6 +9,15 @@ import * as Path from "node:path"
 
 export type DockEnv = "development" | "production"
 
+export interface TracingConfig {
+  /** Where spans are POSTed: OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  readonly tracesUrl: string
+  /** OTEL_SERVICE_NAME, "dock" by default. */
+  readonly serviceName: string
+  /** OTEL_BSP_SCHEDULE_DELAY (milliseconds, 5000 by default): how often a batch of spans is sent. */
+  readonly exportInterval: Duration.Duration
+}
+
 export interface ServerConfig {
   readonly port: number
   readonly host: string
@@ -23,6 +32,10 @@ export interface ServerConfig {
   readonly statementTimeout: Duration.Duration
   readonly secret: Option.Option<Redacted.Redacted>
   readonly adminToken: Option.Option<Redacted.Redacted>
+  /** DOCK_METRICS_TOKEN: a bearer token that reads GET /metrics only (the admin token reads it too). */
+  readonly metricsToken: Option.Option<Redacted.Redacted>
+  /** OpenTelemetry trace export over OTLP/HTTP, when OTEL_EXPORTER_OTLP_ENDPOINT is set; none otherwise. */
+  readonly tracing: Option.Option<TracingConfig>
   readonly smtpUrl: Option.Option<Redacted.Redacted>
   readonly mailFrom: string
   readonly trustProxy: boolean
@@ -124,6 +137,29 @@ const raw = Config.all({
   cacheDir: Database.cacheDirConfig,
   secret: optionalSecret("DOCK_SECRET"),
   adminToken: optionalSecret("DOCK_ADMIN_TOKEN"),
+  metricsToken: optionalSecret("DOCK_METRICS_TOKEN"),
+  otlpEndpoint: optionalText("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.mapOrFail(Option.match({
+    onNone: () => Either.right(Option.none<string>()),
+    onSome: (value) => {
+      try {
+        const url = new URL(value.trim())
+        if (url.protocol === "http:" || url.protocol === "https:") {
+          return Either.right(Option.some(url.toString().replace(/\/+$/, "")))
+        }
+      } catch {
+        // Reported below.
+      }
+      return Either.left(invalid("OTEL_EXPORTER_OTLP_ENDPOINT", "Expected an http:// or https:// URL"))
+    }
+  }))),
+  otelServiceName: Config.nonEmptyString("OTEL_SERVICE_NAME").pipe(Config.withDefault("dock")),
+  otelScheduleDelay: Config.integer("OTEL_BSP_SCHEDULE_DELAY").pipe(
+    Config.validate({
+      message: "Expected milliseconds from 1 to 3600000",
+      validation: (n) => n >= 1 && n <= 3_600_000
+    }),
+    Config.withDefault(5000)
+  ),
   smtpUrl: optionalSecret("DOCK_SMTP_URL"),
   mailFrom: Config.nonEmptyString("DOCK_MAIL_FROM").pipe(Config.withDefault("Dock <no-reply@localhost>")),
   trustProxy: Config.boolean("DOCK_TRUST_PROXY").pipe(Config.withDefault(false)),
@@ -190,6 +226,12 @@ export const ServerConfig: Config.Config<ServerConfig> = raw.pipe(Config.mapOrFa
     statementTimeout: c.statementTimeout,
     secret: c.secret,
     adminToken: c.adminToken,
+    metricsToken: c.metricsToken,
+    tracing: Option.map(c.otlpEndpoint, (endpoint): TracingConfig => ({
+      tracesUrl: `${endpoint}/v1/traces`,
+      serviceName: c.otelServiceName,
+      exportInterval: Duration.millis(c.otelScheduleDelay)
+    })),
     smtpUrl,
     mailFrom: c.mailFrom,
     trustProxy: c.trustProxy,

@@ -37,9 +37,12 @@ import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
 import { imageRoutes } from "./http/ImageHttp.ts"
 import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
+import { metricsRoute } from "./http/MetricsHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 import { sandboxSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
+import { makeServerMetrics } from "./Metrics.ts"
+import { tracingLayer } from "./Tracing.ts"
 
 /**
  * On shutdown: stop accepting connections, answer what is in flight with `Connection: close`, let those
@@ -113,6 +116,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     mailerLayer(config)
   )
   const admin = adminAuthorizationLayer(config.adminToken)
+  // This server's counters (GET /metrics): one instance's view, kept in memory.
+  const metrics = makeServerMetrics()
   // The routes that take more than small JSON, as their modules declare them.
   const bodyLimits = [mcpBodyLimit, sourcesBodyLimit]
   const routes = Layer.mergeAll(
@@ -129,10 +134,11 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
       ])
     ),
     authManifestRoute(config),
-    mcpRoutes(config),
+    mcpRoutes(config, metrics),
+    metricsRoute(config, metrics),
     artifactRoutes,
     imageRoutes
-  ).pipe(Layer.provide(requestMiddleware(config, bodyLimits)))
+  ).pipe(Layer.provide(requestMiddleware(config, bodyLimits, metrics)))
   const nodeServer = Http.createServer()
   const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host }))
@@ -143,9 +149,9 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.merge(sandboxSweepJob(config.jobInterval)),
     Layer.provide(DomainLive),
     Layer.provide(infrastructure),
-    // No tracer exporter is configured, so every span (each request's, each Effect.fn call's, each statement's)
-    // was built only to be dropped: about a seventh of an MCP call's CPU (docs/decisions.md, "The MCP hot path").
-    // The span names stay in the code for the day an exporter is added along with this switch.
-    Layer.provide(Layer.setTracerEnabled(false))
+    // Spans go to OTEL_EXPORTER_OTLP_ENDPOINT when it is set; without it the tracer is off, since every span
+    // (each request's, each Effect.fn call's, each statement's) would be built only to be dropped: about a seventh
+    // of an MCP call's CPU (docs/decisions.md, "The MCP hot path"). Tracing.ts.
+    Layer.provide(tracingLayer(config))
   )
 }

@@ -81,6 +81,8 @@ export interface ContentWorkerStats {
   readonly started: Readonly<Record<ContentJobName, number>>
   /** Jobs that ended their worker: past the deadline, out of memory, or crashed. */
   readonly stopped: number
+  /** The same jobs by why their worker was stopped (deadline: DOCK_RENDER_DEADLINE was hit). */
+  readonly stoppedByReason: Readonly<Record<"deadline" | "memory" | "crashed", number>>
   /** Worker threads started so far (a stopped worker is replaced on demand). */
   readonly workersStarted: number
 }
@@ -150,6 +152,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
   const slots = new Set<Slot>()
   const started = noStats()
   let stopped = 0
+  const stoppedByReason = { deadline: 0, memory: 0, crashed: 0 }
   let workersStarted = 0
   let nextId = 1
   let closed = false
@@ -246,6 +249,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
   const overran = (slot: Slot) => {
     const job = finish(slot)
     stopped += 1
+    stoppedByReason.deadline += 1
     void retire(slot)
     if (job !== undefined) settle(job, Effect.fail(tooComplex("deadline", job.deadline)))
     replace()
@@ -258,6 +262,7 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
     if (job !== undefined) {
       stopped += 1
       const memory = (slot.error as { code?: unknown } | undefined)?.code === "ERR_WORKER_OUT_OF_MEMORY"
+      stoppedByReason[memory ? "memory" : "crashed"] += 1
       settle(job, Effect.fail(tooComplex(memory ? "memory" : "crashed", job.deadline)))
     }
     if (!slot.ready) {
@@ -299,7 +304,12 @@ export const makeContentWorkers = (options: ContentWorkerOptions) => {
       })
     })
 
-  const stats = Effect.sync((): ContentWorkerStats => ({ started: { ...started }, stopped, workersStarted }))
+  const stats = Effect.sync((): ContentWorkerStats => ({
+    started: { ...started },
+    stopped,
+    stoppedByReason: { ...stoppedByReason },
+    workersStarted
+  }))
 
   const close = Effect.promise(() => {
     closed = true

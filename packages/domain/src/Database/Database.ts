@@ -7,10 +7,11 @@ import { SqlClient, SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Duration, Effect, Either, Layer, Redacted } from "effect"
+import { Context, Duration, Effect, Either, Layer, Redacted } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as Pg from "pg"
 import { copyTemplate, removeTemplate, saveTemplate } from "./EmbeddedTemplate.ts"
 import { makeSocketDir, removeStaleSocketDirs, SOCKET_FILE } from "./SocketDirs.ts"
 
@@ -21,11 +22,59 @@ export type DatabaseOptions =
   | { readonly _tag: "Embedded"; readonly dataDir: string }
   | { readonly _tag: "InMemory" }
 
-/** Timestamps come back as Date; int8 and numeric stay strings (decode them with NumberFromString). */
-const clientDefaults = {
-  applicationName: "dock",
-  connectTimeout: "10 seconds"
-} as const
+/** The connection pool's state now (for /metrics): connections open, idle, queries waiting for one. */
+export interface DatabasePoolStats {
+  readonly total: number
+  readonly idle: number
+  readonly waiting: number
+  readonly max: number
+}
+
+/** The pool behind SqlClient, as far as it can be watched: provided by `layer` beside SqlClient and PgClient. */
+export class DatabasePool extends Context.Tag("@dock/domain/DatabasePool")<DatabasePool, {
+  readonly stats: () => DatabasePoolStats
+}>() {}
+
+const APPLICATION_NAME = "dock"
+const CONNECT_TIMEOUT = Duration.seconds(10)
+
+/**
+ * A node-postgres pool made here rather than inside PgClient (whose pool is private), so that its counts can be
+ * read; PgClient is built on it as `PgClient.layer` would build it: the same options, and a first query that fails
+ * the layer with "Failed to connect" when the database cannot be reached. Timestamps come back as Date; int8 and
+ * numeric stay strings (decode them with NumberFromString).
+ */
+const poolLayer = (
+  options: Pg.PoolConfig & { readonly max: number }
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabasePool, SqlError.SqlError> =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const pool = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const pool = new Pg.Pool({
+          ...options,
+          application_name: APPLICATION_NAME,
+          connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT)
+        })
+        pool.on("error", () => {})
+        return pool
+      }),
+      (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+    )
+    yield* Effect.tryPromise({
+      try: () => pool.query("SELECT 1"),
+      catch: (cause) => new SqlError.SqlError({ cause, message: "PgClient: Failed to connect" })
+    }).pipe(Effect.timeoutFail({
+      duration: CONNECT_TIMEOUT,
+      onTimeout: () =>
+        new SqlError.SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+    }))
+    return Layer.merge(
+      PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: APPLICATION_NAME }),
+      Layer.succeed(DatabasePool, {
+        stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: options.max })
+      })
+    )
+  }))
 
 /**
  * How long one statement may run before PostgreSQL cancels it: a backstop so that no request (an expensive
@@ -161,20 +210,19 @@ const closedNotice = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.logInf
 export const layer = (
   options: DatabaseOptions,
   settings: DatabaseSettings = {}
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> =>
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabasePool, SqlError.SqlError> =>
   Layer.provide(databaseLayer(options, settings), closedNotice)
 
 const databaseLayer = (
   options: DatabaseOptions,
   settings: DatabaseSettings
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError.SqlError> => {
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabasePool, SqlError.SqlError> => {
   const statementTimeoutMs = Math.round(Duration.toMillis(settings.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT))
   switch (options._tag) {
     case "Postgres":
-      return PgClient.layer({
-        ...clientDefaults,
-        url: withStatementTimeout(options.url, statementTimeoutMs),
-        maxConnections: options.poolSize
+      return poolLayer({
+        connectionString: Redacted.value(withStatementTimeout(options.url, statementTimeoutMs)),
+        max: options.poolSize
       })
     case "Embedded":
     case "InMemory":
@@ -186,14 +234,13 @@ const databaseLayer = (
             settings.templateDir
           ),
           (socketDir) =>
-            PgClient.layer({
-              ...clientDefaults,
+            poolLayer({
               host: socketDir,
               port: 5432,
-              username: "postgres",
+              user: "postgres",
               database: "postgres",
-              maxConnections: 1,
-              idleTimeout: "1 hour"
+              max: 1,
+              idleTimeoutMillis: Duration.toMillis(Duration.hours(1))
             })
         )
       )

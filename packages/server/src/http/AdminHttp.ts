@@ -27,7 +27,7 @@ export const sourcesBodyLimit: BodyLimit = {
   bytes: SOURCES_MAX_BODY_BYTES
 }
 
-const sameSecret = (given: string, expected: string) => {
+export const sameSecret = (given: string, expected: string) => {
   const a = Buffer.from(given)
   const b = Buffer.from(expected)
   return a.length === b.length && timingSafeEqual(a, b)

@@ -27,13 +27,15 @@ import {
 } from "@dock/mcp"
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { McpHttpHandler } from "@modelcontextprotocol/server"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Readable } from "node:stream"
 import type { ServerConfig } from "../Config.ts"
+import type { ServerMetrics } from "../Metrics.ts"
 import { authenticateRequest } from "./BearerAuth.ts"
 import type { BodyLimit } from "./BodyLimit.ts"
 import { clientAddress } from "./ClientAddress.ts"
 import { errorResponse } from "./ErrorResponse.ts"
+import { RequestId } from "./RequestMiddleware.ts"
 
 /** push_image carries up to 15 MB of image as base64 (~20 MB) inside JSON-RPC; the request middleware enforces it. */
 export const MCP_MAX_BODY_BYTES = 22 * 1024 * 1024
@@ -151,9 +153,16 @@ const bridge = (handler: McpHttpHandler, config: ServerConfig, authenticate: boo
       headers: request.headers as Record<string, string>,
       ...(parsedBody === undefined && text !== undefined && text !== "" ? { body: text } : {})
     })
+    const requestId = yield* RequestId
+    const parentSpan = Option.getOrUndefined(yield* Effect.option(Effect.currentSpan))
     const response = yield* Effect.promise(() =>
       handler.fetch(web, {
-        authInfo: callerAuthInfo({ principal, key: principal.tokenId ?? `address:${address}` }),
+        authInfo: callerAuthInfo({
+          principal,
+          key: principal.tokenId ?? `address:${address}`,
+          requestId: requestId === "" ? undefined : requestId,
+          parentSpan
+        }),
         ...(parsedBody === undefined ? {} : { parsedBody })
       })
     )
@@ -202,18 +211,22 @@ const withCors = (response: HttpServerResponse.HttpServerResponse) =>
     (request) => HttpServerResponse.setHeaders(response, corsHeaders(request))
   )
 
-export const mcpRoutes = (config: ServerConfig) =>
+export const mcpRoutes = (config: ServerConfig, metrics: ServerMetrics) =>
   HttpLayerRouter.use((router) =>
     Effect.gen(function*() {
       const runtime = yield* Effect.runtime<CatalogueServices>()
       const authContext = yield* Effect.context<Tokens | RateLimits | Limits>()
       const info = { name: "dock", version: "0.1.0" }
       const authenticated = yield* Effect.acquireRelease(
-        Effect.sync(() => makeMcpHandler(catalogue, runtime, info, config.limits)),
+        Effect.sync(() =>
+          makeMcpHandler(catalogue, runtime, info, { ...config.limits, observe: metrics.observeToolCall })
+        ),
         (handler) => Effect.promise(() => handler.close())
       )
       const anonymous = yield* Effect.acquireRelease(
-        Effect.sync(() => makeMcpHandler(publicCatalogue, runtime, info, config.limits)),
+        Effect.sync(() =>
+          makeMcpHandler(publicCatalogue, runtime, info, { ...config.limits, observe: metrics.observeToolCall })
+        ),
         (handler) => Effect.promise(() => handler.close())
       )
       yield* router.add("OPTIONS", "/mcp", preflight(config))
