@@ -9,13 +9,22 @@
  * registration cap per hour (TwoProcessCap.test.ts), the per-token request rate and a revocation refused by the
  * other process at the next request (McpHotPath.test.ts). Runs only with DOCK_TEST_DATABASE_URL.
  */
+import { OTP_WRONG_TRIES_PER_CODE } from "@dock/domain"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, type Redacted } from "effect"
 import { SANDBOX_SWEEP_PERIOD_KEY } from "../src/Jobs.ts"
 import { bearer, postJson, type Reply, unique } from "./support/Http.ts"
-import { awayFromWindowEnd, claim, outboxTo, register, statusCounts } from "./support/Identity.ts"
+import {
+  awayFromWindowEnd,
+  claim,
+  onlyCodeTo,
+  otherCode,
+  outboxTo,
+  register,
+  statusCounts
+} from "./support/Identity.ts"
 import { pollUntil, type ServerProcess, spawnTwoServersOnOneDatabase } from "./support/ServerProcess.ts"
 
 const ADMIN = "dock_admin_instances"
@@ -25,6 +34,9 @@ const OTP_SENDS_PER_HOUR = 3
 const MAX_DOCKS = 4
 const MAX_PAGES = 12
 const MAX_ROWS = 5
+/** Room for three pages of PAGE_BYTES, not four. */
+const MAX_DOCK_BYTES = 10_000
+const PAGE_BYTES = 3_000
 
 const ENV = {
   DOCK_ADMIN_TOKEN: ADMIN,
@@ -37,6 +49,7 @@ const ENV = {
   DOCK_PLAN_MAX_DOCKS: String(MAX_DOCKS),
   DOCK_PLAN_MAX_ARTIFACTS_PER_DOCK: String(MAX_PAGES),
   DOCK_PLAN_MAX_ROWS_PER_TABLE: String(MAX_ROWS),
+  DOCK_PLAN_MAX_DOCK_BYTES: String(MAX_DOCK_BYTES),
   DOCK_REGISTRATIONS_PER_HOUR: "10000",
   DOCK_REGISTRATIONS_PER_IP_PER_DAY: "10000",
   // Each process wakes every second to claim the sweep's period; a lapsed sandbox is purged a second after it
@@ -282,8 +295,44 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
     )
 
     it.effect(
-      `plan caps over both processes: Docks per user (${MAX_DOCKS}), pages per Dock (${MAX_PAGES}) and rows per ` +
-        `Micro DB table (${MAX_ROWS}) — parallel creates, exactly the cap succeed`,
+      `wrong codes sent in parallel over both processes count exactly: after ${OTP_WRONG_TRIES_PER_CODE - 1} the ` +
+        `right code claims, after ${OTP_WRONG_TRIES_PER_CODE} it is refused`,
+      () =>
+        Effect.gen(function*() {
+          const { a, b } = yield* Instances
+          const attempt = (wrongTries: number) =>
+            Effect.gen(function*() {
+              const registration = yield* register(a.url, { agent_label: `tries-${unique()}` })
+              expect(registration.status, registration.text).toBe(201)
+              const claimToken = registration.json.registration_id
+              const email = `tries-${unique()}@example.com`
+              expect((yield* claim(a.url, { claim_token: claimToken, email })).status).toBe(200)
+              const code = yield* onlyCodeTo(a.dataDir, email)
+              const wrong = yield* splitOverBoth(
+                wrongTries,
+                (url) => claim(url, { claim_token: claimToken, otp: otherCode(code) })
+              )
+              expect(statusCounts(wrong)).toEqual({ 400: wrongTries })
+              const counted = yield* query((sql) =>
+                sql<{ wrong_tries: number }>`select o.wrong_tries from otp_codes o
+                  join registrations r on r.id = o.registration_id where r.token_id = ${registration.json.token_id}`
+              )
+              expect(counted.map((row) => row.wrong_tries)).toEqual([wrongTries])
+              return yield* claim(b.url, { claim_token: claimToken, otp: code })
+            })
+          const within = yield* attempt(OTP_WRONG_TRIES_PER_CODE - 1)
+          expect(within.status, within.text).toBe(200)
+          expect(within.json.status).toBe("claimed")
+          const past = yield* attempt(OTP_WRONG_TRIES_PER_CODE)
+          expect(past.status, past.text).toBe(400)
+          expect(past.json.error).toMatchObject({ code: "validation_error", details: { field: "otp" } })
+        })
+    )
+
+    it.effect(
+      `plan caps over both processes: Docks per user (${MAX_DOCKS}), pages per Dock (${MAX_PAGES}), bytes per ` +
+        `Dock (${MAX_DOCK_BYTES}) and rows per Micro DB table (${MAX_ROWS}) — parallel creates, exactly the cap ` +
+        "succeed",
       () =>
         Effect.gen(function*() {
           const { a } = yield* Instances
@@ -324,6 +373,22 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
           expect(pages.usage.map((row) =>
             row.artifacts
           )).toEqual([MAX_PAGES])
+
+          const bytesUser = yield* userWithTokens(a.url, 4)
+          const roomy = yield* newDock(a.url, bytesUser.tokens[3]!.token)
+          const bigReplies = yield* splitOverBoth(9, (url, n) =>
+            toolCall(url, bytesUser.tokens[n % 3]!.token, "push_web_page", {
+              bucket: roomy.path,
+              content_type: "markdown",
+              page_slug: `big-${n}`,
+              page_content: "x".repeat(PAGE_BYTES)
+            }))
+          const fit = Math.floor(MAX_DOCK_BYTES / PAGE_BYTES)
+          expect(outcomes(bigReplies)).toEqual({ ok: fit, tier_limit_exceeded: 9 - fit })
+          const bytes = yield* query((sql) =>
+            sql<{ bytes: string }>`select bytes from dock_usage where dock_id = ${roomy.id}`
+          )
+          expect(bytes.map((row) => Number(row.bytes))).toEqual([fit * PAGE_BYTES])
 
           // A table is an artifact too: it goes in a Dock of its own.
           const tableDock = yield* newDock(a.url, pagesUser.tokens[3]!.token)
