@@ -470,6 +470,10 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
           const periods = yield* query((sql) =>
             sql<{ count: number }>`select count from rate_limit_counters where key = ${SANDBOX_SWEEP_PERIOD_KEY}`
           )
+          console.log(
+            `Sandbox sweep over ${periods.length} periods of 1 s: A ran ${byA.runs}, B ran ${byB.runs}; both tried in ` +
+              `${periods.filter((period) => period.count >= 2).length}; swept by A ${byA.purged}, by B ${byB.purged}`
+          )
           expect(byA.runs + byB.runs).toBe(periods.length)
           expect(periods.some((period) => period.count >= 2)).toBe(true)
           expect(byB.runs).toBeGreaterThan(0)
