@@ -1,22 +1,45 @@
 /**
- * Background jobs. The sandbox sweep runs every DOCK_JOB_INTERVAL; the domain holds a Postgres advisory lock
- * for its duration, so with several instances one sweeps at a time and the rest find nothing left to do.
- * Killing it midway is safe: the sweep is one transaction and re-running it is idempotent.
+ * Background jobs. The sandbox sweep runs once per DOCK_JOB_INTERVAL across all instances sharing the database:
+ * each instance wakes every interval, and the first to claim the current period (a durable counter row keyed by
+ * the job and the period, counted with the rate limits' atomic upsert) sweeps; the others skip that period. The
+ * domain also holds a Postgres advisory lock for the sweep's duration, so a sweep of the next period (or
+ * `dock sandboxes sweep`) waits for a running one and finds its work done. Killing a sweep midway is safe: it is
+ * one transaction and re-running it is idempotent; a period whose claimant died is swept in the next one.
  */
-import { Registrations } from "@dock/domain"
+import { RateLimits, Registrations } from "@dock/domain"
 import { Duration, Effect, Layer, Schedule } from "effect"
+
+/** The counter key that claims a period of the sandbox sweep. */
+export const SANDBOX_SWEEP_PERIOD_KEY = "job:sandbox-sweep"
+
+/**
+ * Whether this instance is the first to claim the current period of `interval` for `key` (true with a zero
+ * interval, which has no periods).
+ */
+const claimPeriod = (key: string, interval: Duration.Duration) =>
+  Duration.toMillis(interval) <= 0
+    ? Effect.succeed(true)
+    : Effect.flatMap(RateLimits, (rateLimits) =>
+      rateLimits.hit({ key, limit: 1, window: interval, message: "This period's run was claimed by another instance" }))
+      .pipe(
+        Effect.as(true),
+        Effect.catchTag("RateLimited", () =>
+          Effect.succeed(false))
+      )
 
 export const sandboxSweepJob = (interval: Duration.Duration) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const registrations = yield* Registrations
+    const rateLimits = yield* RateLimits
+    const sweepIfClaimed = Effect.gen(function*() {
+      if (!(yield* claimPeriod(SANDBOX_SWEEP_PERIOD_KEY, interval))) return
+      const result = yield* registrations.sweep
+      // One line per period across all instances: which instance swept, and what it found.
+      yield* Effect.logInfo(`Sandbox sweep: ${result.expired} expired, ${result.purged} purged`)
+    }).pipe(Effect.provideService(RateLimits, rateLimits))
     // Uninterruptible: shutdown waits for a running sweep (one short transaction) instead of cancelling its
     // query midway, which the embedded database's single connection answers only after a timeout.
-    const once = Effect.uninterruptible(registrations.sweep).pipe(
-      Effect.tap((result) =>
-        result.expired + result.purged > 0
-          ? Effect.logInfo(`Sandbox sweep: ${result.expired} expired, ${result.purged} purged`)
-          : Effect.void
-      ),
+    const once = Effect.uninterruptible(sweepIfClaimed).pipe(
       Effect.catchAllCause((cause) => Effect.logError("Sandbox sweep failed", cause))
     )
     yield* Effect.forkScoped(once.pipe(Effect.repeat(Schedule.spaced(interval))))
