@@ -5,8 +5,8 @@
  * 2026 era, v1 client in the 2025 era, raw JSON-RPC), never `internal`, never a 5xx, every refusal a code of
  * the error table with a message, nothing logged as an error, and no stored row changed by a refused call.
  *
- * Reproduce: DOCK_FUZZ_SEED=<seed printed by fast-check minus the tool's index> (each tool's property uses
- * seed + its index in the order the test prints); DOCK_FUZZ_RUNS=<runs per tool> for a longer run.
+ * Reproduce: a failure names DOCK_FUZZ_SEED and DOCK_FUZZ_RUNS; set both to replay the same arguments in the same
+ * order (tool i's property runs with seed + i). DOCK_FUZZ_RUNS=<runs per tool> alone for a longer run.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -41,33 +41,42 @@ layer(Layer.scoped(TestServer, startTestServer(FUZZ_SERVER_ENV)), { excludeTestS
   "MCP fuzzing",
   (it) => {
     for (const [kind, generate] of KINDS) {
-      it.scoped(`${kind} arguments to each of the 47 tools: never internal, never 5xx, no write when refused`, () =>
-        Effect.gen(function*() {
-          const server = yield* TestServer
-          const world = yield* makeWorld
-          const tools = fuzzOrder(yield* listedTools(world))
-          expect(tools).toHaveLength(47)
-          const tally = newTally()
-          console.log(`fuzz ${kind}: seed ${FUZZ_SEED}, ${FUZZ_RUNS} runs per tool`)
-          for (const [index, tool] of tools.entries()) {
-            yield* Effect.promise(() =>
-              fc.assert(
-                fc.asyncProperty(
-                  fc.constantFrom(...TRANSPORTS),
-                  generate(tool, world),
-                  (transport, args) => Effect.runPromise(checkedCall(server, world, tally, transport, tool.name, args))
-                ),
-                fuzzParameters(index)
+      it.scoped(
+        `${kind} arguments to each of the 47 tools: never internal, never 5xx, no write when refused`,
+        () =>
+          Effect.gen(function*() {
+            const server = yield* TestServer
+            const world = yield* makeWorld
+            const tools = fuzzOrder(yield* listedTools(world))
+            expect(tools).toHaveLength(47)
+            const tally = newTally()
+            console.log(`fuzz ${kind}: seed ${FUZZ_SEED}, ${FUZZ_RUNS} runs per tool`)
+            for (const [index, tool] of tools.entries()) {
+              yield* Effect.promise(() =>
+                fc.assert(
+                  fc.asyncProperty(
+                    fc.constantFrom(...TRANSPORTS),
+                    generate(tool, world),
+                    (transport, args) =>
+                      Effect.runPromise(checkedCall(server, world, tally, transport, tool.name, args))
+                  ),
+                  fuzzParameters(index)
+                ).catch((error: Error) => {
+                  throw new Error(
+                    `${kind} ${tool.name}: replay with DOCK_FUZZ_SEED=${FUZZ_SEED} DOCK_FUZZ_RUNS=${FUZZ_RUNS}\n${error.message}`
+                  )
+                })
               )
+            }
+            const refused = [...tally.refused].map(([name, codes]) =>
+              `${name} ${JSON.stringify(Object.fromEntries(codes))}`
             )
-          }
-          const refused = [...tally.refused].map(([name, codes]) =>
-            `${name} ${JSON.stringify(Object.fromEntries(codes))}`
-          )
-          console.log(
-            `fuzz ${kind}: ok ${JSON.stringify(Object.fromEntries(tally.ok))}\nrefused:\n${refused.join("\n")}`
-          )
-        }))
+            console.log(
+              `fuzz ${kind}: ok ${JSON.stringify(Object.fromEntries(tally.ok))}\nrefused:\n${refused.join("\n")}`
+            )
+          }),
+        Math.max(120_000, FUZZ_RUNS * 47 * 1_000)
+      )
     }
   }
 )

@@ -509,13 +509,23 @@ export const nearValidArgs = (tool: ToolInfo, world: World): fc.Arbitrary<Args> 
 }
 
 /** Nested `depth` times: arrays, objects, or both alternating. */
-const nested = (depth: number, kind: "array" | "object" | "mixed") => {
+export const nested = (depth: number, kind: "array" | "object" | "mixed") => {
   let value: unknown = "bottom"
   for (let level = 0; level < depth; level++) {
     const asArray = kind === "array" || (kind === "mixed" && level % 2 === 0)
     value = asArray ? [value] : { deeper: value }
   }
   return value
+}
+
+/** The JSON text of `nested(depth, kind)`, built without recursion. */
+export const nestedText = (depth: number, kind: "array" | "object" | "mixed") => {
+  const opens: Array<string> = []
+  for (let level = depth - 1; level >= 0; level--) {
+    opens.push(kind === "array" || (kind === "mixed" && level % 2 === 0) ? "[" : "{\"deeper\":")
+  }
+  const closes = opens.map((open) => open === "[" ? "]" : "}").reverse()
+  return `${opens.join("")}"bottom"${closes.join("")}`
 }
 
 /** JSON-parsed, so that `__proto__` is an own key (as it is when the server parses a request). */
@@ -600,11 +610,13 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc.tuple(
-      fc.constantFrom(50, 500, 5_000),
+      fc.constantFrom(10, 40, 60, 65, 5_000, 100_000),
       fc.constantFrom("array", "object", "mixed") as fc.Arbitrary<
         "array" | "object" | "mixed"
       >
-    ).map(([depth, kind]) => new Lazy(`Nested(${depth}, ${kind})`, () => nested(depth, kind)))
+    ).map(([depth, kind]) =>
+      new Lazy(`Nested(${depth}, ${kind})`, () => nested(depth, kind), () => nestedText(depth, kind))
+    )
   },
   {
     weight: 1,
@@ -621,12 +633,29 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
  * label, not megabytes or thousands of levels (which fast-check's printer cannot recurse through).
  */
 export class Lazy {
-  constructor(readonly label: string, readonly make: () => unknown) {}
+  /** `text`: the value's JSON, for values too deep for JSON.stringify (those go over the raw transport only). */
+  constructor(readonly label: string, readonly make: () => unknown, readonly text?: () => string) {}
   toJSON() {
     return this.make()
   }
   [fc.toStringMethod]() {
     return this.label
+  }
+}
+
+/** The JSON text of a request, with each Lazy value's own text spliced in where it has one. */
+const requestText = (request: unknown) => {
+  const texts: Array<string> = []
+  // The holder's own value: JSON.stringify hands the replacer what toJSON made of it.
+  const json = JSON.stringify(request, function(this: Record<string, unknown>, key, value) {
+    const original = this[key]
+    if (!(original instanceof Lazy) || original.text === undefined) return value
+    texts.push(original.text())
+    return `\u0000lazy:${texts.length - 1}`
+  })
+  return {
+    text: json.replace(/"\\u0000lazy:(\d+)"/g, (_match, index: string) => texts[Number(index)]!),
+    rawOnly: texts.length > 0
   }
 }
 
@@ -655,7 +684,43 @@ export const hostileArgs = (tool: ToolInfo, world: World): fc.Arbitrary<Args> =>
       )
     )
   }
+  const textKeys = Object.entries(propertiesOf(tool)).filter(([, schema]) =>
+    schema.type === "string" && schema.enum === undefined && schema.format === undefined ||
+    schema.anyOf?.some((option) => option.type === "string" && option.enum === undefined) === true
+  )
+  if (textKeys.length > 0) {
+    // Hostile text where the schema takes any text (titles, content, descriptions, queries, names), within its
+    // length: the value reaches the tool's own rules and the database.
+    options.push(
+      fc.tuple(validArgs(tool, world), fc.constantFrom(...textKeys), fc.constantFrom(...HOSTILE_STRINGS)).map(
+        ([args, [key, schema], text]) => {
+          const max = schema.maxLength ?? schema.anyOf?.find((option) => option.type === "string")?.maxLength
+          return withKey(args, key, max === undefined ? text : text.slice(0, max))
+        }
+      )
+    )
+  }
+  const nestedKeys = keys.filter((key) => ["data", "rows", "filter", "columns", "column_def", "patch"].includes(key))
+  if (nestedKeys.length > 0) {
+    // Hostile text as the values inside row data, filters and column definitions (their keys and column names
+    // kept, so the value gets past the lookup).
+    options.push(
+      fc.tuple(validArgs(tool, world), fc.constantFrom(...nestedKeys), fc.constantFrom(...HOSTILE_STRINGS)).map(
+        ([args, key, text]) => withKey(args, key, replaceLeaves(args[key], text))
+      )
+    )
+  }
   return fc.oneof(...options)
+}
+
+/** Every string value inside `value` replaced by `text`, but column names, operators and types. */
+const replaceLeaves = (value: unknown, text: string, key = ""): unknown => {
+  if (typeof value === "string") return ["column", "op", "type", "direction"].includes(key) ? value : text
+  if (Array.isArray(value)) return value.map((item) => replaceLeaves(item, text))
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, replaceLeaves(item, text, name)]))
+  }
+  return value
 }
 
 /** Every string inside `value` (values and keys) replaced by `text`. */
@@ -665,7 +730,8 @@ const deepReplaceStrings = (value: unknown, text: string): unknown => {
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {}
     for (const [key, item] of Object.entries(value)) out[key] = deepReplaceStrings(item, text)
-    if (Object.keys(out).length > 0) out[`${text}`] = "x"
+    // defineProperty: an own key even when the text is `__proto__` (plain assignment would set the prototype).
+    if (Object.keys(out).length > 0) Object.defineProperty(out, text, { value: "x", enumerable: true })
     return out
   }
   return text
@@ -725,7 +791,9 @@ const rpcAnswer = (text: string): any => {
 
 export const callTool = (server: RunningServer, world: World, transport: Transport, name: string, args: Args) =>
   Effect.gen(function*() {
-    if (transport === "raw") {
+    const request = requestText({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } })
+    // A value too deep for a client's JSON.stringify goes as raw text: what is fuzzed is the server, not the client.
+    if (transport === "raw" || request.rawOnly) {
       const reply = yield* fetchReply(`${server.url}/mcp`, {
         method: "POST",
         headers: {
@@ -734,7 +802,7 @@ export const callTool = (server: RunningServer, world: World, transport: Transpo
           accept: "application/json, text/event-stream",
           "mcp-protocol-version": "2025-11-25"
         },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } })
+        body: request.text
       })
       if (reply.status !== 200) {
         return { kind: "http", status: reply.status, text: reply.text.slice(0, 2000) } as Outcome
