@@ -17,7 +17,7 @@ import fc from "fast-check"
 import { bearer, fetchReply, unique } from "./Http.ts"
 import { base64, solid } from "./Images.ts"
 import type { AnyClient, ToolInfo } from "./McpClients.ts"
-import { actor, admin, call, connect, createBucket, ok, tokenFor, type ToolResult } from "./McpTools.ts"
+import { actor, call, connect, createBucket, grant, newUser, ok, tokenFor, type ToolResult } from "./McpTools.ts"
 import { addSource } from "./Sources.ts"
 import { type RunningServer, TestServer } from "./TestServer.ts"
 
@@ -57,6 +57,9 @@ export const REFUSAL_CODES = [
 
 export interface World {
   readonly owner: { readonly username: string; readonly token: string }
+  /** A viewer of the Dock, and the owner's mcp:read token. */
+  readonly viewerToken: string
+  readonly readOnlyToken: string
   /** The owner's clients, by era. */
   readonly modern: AnyClient
   readonly legacy: AnyClient
@@ -149,6 +152,11 @@ export const makeWorld = Effect.gen(function*() {
   })
   const source = yield* addSource(dock.id, { content: "Reference text for the fuzzer." })
 
+  const viewer = yield* newUser
+  yield* grant(dock.id, viewer, "viewer")
+  const viewerToken = yield* tokenFor(viewer)
+  const readOnlyToken = yield* tokenFor(owner.user, { scopes: ["mcp:read"] })
+
   const stranger = yield* actor("v2 modern")
   const strangerDock = yield* createBucket(stranger.client, { title: "Theirs", slug: `theirs-${unique()}` })
   const theirPage = (yield* must(stranger.client, "push_web_page", {
@@ -169,6 +177,8 @@ export const makeWorld = Effect.gen(function*() {
 
   return {
     owner: { username: owner.user.username, token: owner.token },
+    viewerToken,
+    readOnlyToken,
     modern: owner.client,
     legacy,
     dock: { id: dock.id, slug: dock.slug, path },
@@ -417,7 +427,7 @@ export type Args = Record<string, unknown>
 export const validArgs = (tool: ToolInfo, world: World): fc.Arbitrary<Args> =>
   objectFrom(tool.inputSchema as JsonSchema, world)
 
-const propertiesOf = (tool: ToolInfo) => (tool.inputSchema as JsonSchema).properties ?? {}
+export const propertiesOf = (tool: ToolInfo) => (tool.inputSchema as JsonSchema).properties ?? {}
 
 /** A value of another JSON type than the schema's. */
 const wrongType = (schema: JsonSchema): fc.Arbitrary<unknown> => {
@@ -536,7 +546,7 @@ const PROTO_VALUES: ReadonlyArray<unknown> = [
 ]
 
 /** Strings that have broken services before. */
-const HOSTILE_STRINGS: ReadonlyArray<string> = [
+export const HOSTILE_STRINGS: ReadonlyArray<string> = [
   "",
   " ",
   "\u0000",
@@ -600,7 +610,9 @@ const HUGE: ReadonlyArray<() => unknown> = [
   () => "<p>" + "<b>".repeat(50_000) + "</p>",
   () => "[[x]] ".repeat(100_000),
   () => Array.from({ length: 20_000 }, (_, index) => index),
-  () => Object.fromEntries(Array.from({ length: 5_000 }, (_, index) => [`k${index}`, index]))
+  () => Object.fromEntries(Array.from({ length: 5_000 }, (_, index) => [`k${index}`, index])),
+  () => "QUJD".repeat(700_000),
+  () => `data:image/png;base64,${"iVBORw0KGgo".repeat(100_000)}`
 ]
 
 const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -671,7 +683,9 @@ export const hostileArgs = (tool: ToolInfo, world: World): fc.Arbitrary<Args> =>
       validArgs(tool, world),
       fc.constantFrom("__proto__", "constructor", "prototype", "\u0000", "a.b", "$where")
     )
-      .map(([args, key]) => JSON.parse(JSON.stringify(args).replace(/^\{/, `{${JSON.stringify(key)}:{"x":1},`)))
+      .map(([args, key]) =>
+        JSON.parse(`{${JSON.stringify(key)}:{"x":1}${JSON.stringify(args).replace(/^\{\}?/, ",").replace(/^,$/, "}")}`)
+      )
   ]
   if (keys.length > 0) {
     options.push(
@@ -714,7 +728,7 @@ export const hostileArgs = (tool: ToolInfo, world: World): fc.Arbitrary<Args> =>
 }
 
 /** Every string value inside `value` replaced by `text`, but column names, operators and types. */
-const replaceLeaves = (value: unknown, text: string, key = ""): unknown => {
+export const replaceLeaves = (value: unknown, text: string, key = ""): unknown => {
   if (typeof value === "string") return ["column", "op", "type", "direction"].includes(key) ? value : text
   if (Array.isArray(value)) return value.map((item) => replaceLeaves(item, text))
   if (typeof value === "object" && value !== null) {
@@ -775,8 +789,12 @@ export const snapshot = (sql: SqlClient.SqlClient) =>
 
 // -------------------------------------------------------------------------------------------- calling
 
-export type Transport = "v2 modern" | "v1" | "raw"
-export const TRANSPORTS: ReadonlyArray<Transport> = ["v2 modern", "v1", "raw"]
+/**
+ * How a call is made: the owner's v2 client (2026 era), v1 client (2025 era) or raw POST, or a raw POST as a
+ * viewer of the Dock or with the owner's read-only token (whose writes must all be refused without a trace).
+ */
+export type Transport = "v2 modern" | "v1" | "raw" | "raw as viewer" | "raw read-only"
+export const TRANSPORTS: ReadonlyArray<Transport> = ["v2 modern", "v1", "raw", "raw as viewer", "raw read-only"]
 
 /** What came back from one call. */
 export type Outcome =
@@ -793,11 +811,16 @@ export const callTool = (server: RunningServer, world: World, transport: Transpo
   Effect.gen(function*() {
     const request = requestText({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } })
     // A value too deep for a client's JSON.stringify goes as raw text: what is fuzzed is the server, not the client.
-    if (transport === "raw" || request.rawOnly) {
+    if (transport.startsWith("raw") || request.rawOnly) {
+      const token = transport === "raw as viewer"
+        ? world.viewerToken
+        : transport === "raw read-only"
+        ? world.readOnlyToken
+        : world.owner.token
       const reply = yield* fetchReply(`${server.url}/mcp`, {
         method: "POST",
         headers: {
-          ...bearer(world.owner.token),
+          ...bearer(token),
           "content-type": "application/json",
           accept: "application/json, text/event-stream",
           "mcp-protocol-version": "2025-11-25"
@@ -916,4 +939,46 @@ export const fuzzParameters = (index: number): fc.Parameters<unknown> => ({
   endOnFailure: true
 })
 
-export { admin, TestServer, tokenFor }
+/** The kinds of argument, by name. */
+export const KINDS = {
+  valid: validArgs,
+  "near-valid": nearValidArgs,
+  hostile: hostileArgs
+} as const
+
+/**
+ * One kind of argument against every tool: a fresh world, then one fast-check property per tool (deletions
+ * last), each run drawing a transport and arguments and checking every invariant (`checkedCall`). Prints the
+ * seed and, at the end, how many calls each tool answered and refused with which codes.
+ */
+export const fuzzEveryTool = (kind: keyof typeof KINDS) =>
+  Effect.gen(function*() {
+    const server = yield* TestServer
+    const world = yield* makeWorld
+    const tools = fuzzOrder(yield* listedTools(world))
+    expect(tools).toHaveLength(47)
+    const tally = newTally()
+    console.log(`fuzz ${kind}: seed ${FUZZ_SEED}, ${FUZZ_RUNS} runs per tool`)
+    for (const [index, tool] of tools.entries()) {
+      yield* Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(
+            fc.constantFrom(...TRANSPORTS),
+            KINDS[kind](tool, world),
+            (transport, args) => Effect.runPromise(checkedCall(server, world, tally, transport, tool.name, args))
+          ),
+          fuzzParameters(index)
+        ).catch((error: Error) => {
+          throw new Error(
+            `${kind} ${tool.name}: replay with DOCK_FUZZ_SEED=${FUZZ_SEED} DOCK_FUZZ_RUNS=${FUZZ_RUNS}\n${error.message}`
+          )
+        })
+      )
+    }
+    const refused = [...tally.refused].map(([name, codes]) => `${name} ${JSON.stringify(Object.fromEntries(codes))}`)
+    console.log(`fuzz ${kind}: ok ${JSON.stringify(Object.fromEntries(tally.ok))}\nrefused:\n${refused.join("\n")}`)
+    return tally
+  })
+
+/** A test's time: generous for the default runs, growing with DOCK_FUZZ_RUNS. */
+export const FUZZ_TIMEOUT = Math.max(180_000, FUZZ_RUNS * 47 * 1_500)
