@@ -259,8 +259,14 @@ const plainFromSchema = (schema: JsonSchema, world: World, name: string): fc.Arb
       const min = schema.minLength ?? 0
       return TEXT.filter((text) => text.length >= min && text.length <= max)
     }
-    case "integer":
-      return fc.integer({ min: schema.minimum ?? -5, max: Math.min(schema.maximum ?? 1000, 1000) })
+    case "integer": {
+      const small = fc.integer({ min: schema.minimum ?? -5, max: Math.min(schema.maximum ?? 1000, 1000) })
+      // No maximum published: any safe integer is valid, so the edges of the database's integer types too.
+      return schema.maximum !== undefined ? small : fc.oneof(
+        small,
+        fc.constantFrom(2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53 - 1)
+      )
+    }
     case "number":
       return fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 })
     case "boolean":
@@ -383,7 +389,7 @@ const byName = (name: string, world: World): fc.Arbitrary<unknown> | undefined =
     case "source_id":
       return fc.constant(world.source.id)
     case "version":
-      return fc.integer({ min: 1, max: 3 })
+      return fc.integer({ min: 1, max: 4 })
     case "query":
       return fc.constantFrom("home", "version", "notes", "fuzz", "about page")
     case "data":
@@ -451,7 +457,7 @@ const outOfRange = (schema: JsonSchema): fc.Arbitrary<unknown> | undefined => {
   if (target.type === "integer") {
     if (target.minimum !== undefined) options.push(target.minimum - 1)
     if (target.maximum !== undefined) options.push(target.maximum + 1)
-    options.push(1.5, 2 ** 53, -(2 ** 31) - 1)
+    options.push(1.5, 2 ** 53, -(2 ** 31) - 1, 2 ** 31, 2 ** 63)
   }
   if (target.type === "string") {
     if (target.maxLength !== undefined) options.push("x".repeat(target.maxLength + 1))
@@ -601,7 +607,20 @@ export const HOSTILE_STRINGS: ReadonlyArray<string> = [
   "a".repeat(65)
 ]
 
-const HOSTILE_NUMBERS: ReadonlyArray<unknown> = [1e308, -1e308, -0, 0, 2 ** 53 + 1, -(2 ** 63), 5e-324, 0.1, 1e21]
+const HOSTILE_NUMBERS: ReadonlyArray<unknown> = [
+  1e308,
+  -1e308,
+  -0,
+  0,
+  2 ** 31,
+  2 ** 32,
+  2 ** 53 - 1,
+  2 ** 53 + 1,
+  -(2 ** 63),
+  5e-324,
+  0.1,
+  1e21
+]
 
 /** Huge values, below the 22 MiB body limit of /mcp. */
 const HUGE: ReadonlyArray<() => unknown> = [
