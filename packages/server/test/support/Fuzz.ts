@@ -916,7 +916,10 @@ export const checkedCall = (
       expect(body!.message.length, `${context}: ${text}`).toBeGreaterThan(0)
     }
     const logged = server.logs().filter((entry) => entry.level === "ERROR").slice(errorsBefore)
-    expect(logged.map((entry) => `${entry.message}\n${entry.cause ?? ""}`.slice(0, 2000)), context).toEqual([])
+    expect(
+      logged.length,
+      `${context}: logged\n${logged.map((entry) => `${entry.message}\n${entry.cause ?? ""}`.slice(0, 2000)).join("\n")}`
+    ).toBe(0)
     if (outcome.kind === "result" && outcome.result.isError !== true) {
       bump(tally.ok, name)
       return
