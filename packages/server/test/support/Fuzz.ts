@@ -1,15 +1,13 @@
 /**
  * Property-based fuzzing of the MCP tools over the wire (issue 19, item 5): a world of real ids (a public Dock
  * with pages, versions, a Micro DB table with rows, an image and a source, beside a stranger's Dock), argument
- * generators derived from each tool's published JSON input schema (valid, near-valid, hostile), three ways of
- * calling (the v2 client in the 2026 era, the v1 client in the 2025 era, a raw JSON-RPC POST whose body is
- * exactly the generated JSON), and the invariants every call must keep: never `internal`, never an HTTP 5xx,
- * every refusal one of the error table's codes with a message, nothing logged as an error, and no stored row
- * changed by a refused call.
+ * generators derived from each tool's published JSON input schema (valid, near-valid, hostile), five ways of
+ * calling (the owner's v2 client in the 2026 era, v1 client in the 2025 era, or a raw JSON-RPC POST whose body is
+ * exactly the generated JSON; raw as a viewer; raw with a read-only token), and the invariants every call must
+ * keep: never `internal`, never an HTTP 5xx, every refusal one of the error table's codes with a message, nothing
+ * logged as an error, and no stored row changed by a refused call.
  *
- * Reproduce a run: `DOCK_FUZZ_SEED=<seed>` (fast-check prints the seed of a failing run); `DOCK_FUZZ_RUNS=<n>`
- * sets the runs per tool (default 4).
- */
+ * Reproduce a run: a failure names `DOCK_FUZZ_SEED` and `DOCK_FUZZ_RUNS` (runs per tool, default 4); set both. */
 import type { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
