@@ -761,6 +761,22 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("query_mi
       })
       expect(keysOf(paged.rows)).toEqual(["r5", "r4"])
       expect(paged.total).toBe(7)
+      // Found by the fuzzer (issue 19): a sorted page whose end (offset + limit) passed 2^31 - 1 failed the
+      // statement (`internal`); any safe integer is a valid offset, and past the rows the page is empty.
+      for (const offset of [2 ** 31 - 1, 2 ** 31, Number.MAX_SAFE_INTEGER - 500]) {
+        for (const filter of [undefined, [{ column: "group", op: "eq", value: "b" }]]) {
+          const far = yield* query(client, {
+            bucket,
+            table: "ranked",
+            sort: [{ column: "score", direction: "desc" }],
+            limit: 500,
+            offset,
+            ...(filter === undefined ? {} : { filter })
+          })
+          expect(far.rows).toEqual([])
+          expect(far.total).toBe(filter === undefined ? 7 : 3)
+        }
+      }
 
       const bad: ReadonlyArray<unknown> = [
         Array.from({ length: 6 }, () => ({ column: "score", direction: "asc" })),

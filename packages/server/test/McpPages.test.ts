@@ -912,6 +912,41 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       }
     }))
 
+  // Found by the fuzzer (issue 19): 2^31 is a valid version argument (a safe integer of at least 1) but past the
+  // column's integer type, and the statement comparing them failed: `internal`.
+  it.scoped("a version number past 2^31 - 1 is a version the page does not have (not_found), never internal", () =>
+    Effect.gen(function*() {
+      const { dock, owner } = yield* cast
+      yield* push(owner.client, "push_markdown_file", {
+        bucket: dock.id,
+        page_slug: "tall",
+        page_content: "---\ntitle: Tall\n---\nOne"
+      })
+      for (const version of [2 ** 31, 2 ** 32, Number.MAX_SAFE_INTEGER]) {
+        for (const tool of ["get_web_page_version", "restore_web_page_version"]) {
+          expect(yield* error(owner.client, tool, { bucket: dock.id, web_page: "tall", version })).toEqual({
+            code: "not_found",
+            status: 404,
+            message: `Page "tall" has no version ${version}`
+          })
+        }
+        for (const tool of ["get_markdown_file_version", "restore_markdown_file_version"]) {
+          expect((yield* error(owner.client, tool, { bucket: dock.id, markdown_file: "tall", version })).code).toBe(
+            "not_found"
+          )
+        }
+      }
+      // the largest number the column holds is still asked for (and is simply absent)
+      expect(
+        (yield* error(owner.client, "get_web_page_version", {
+          bucket: dock.id,
+          web_page: "tall",
+          version: 2 ** 31 - 1
+        }))
+          .code
+      ).toBe("not_found")
+    }))
+
   it.scoped("restore_web_page_version brings back the old version's extracted text (format text, search)", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast

@@ -230,11 +230,13 @@ export const makeMicroDbRepo = Effect.gen(function*() {
             limit ${bound + 1}) x)`)(checks(sql`d.row_seq`, driver[0], false))
     /** The page of `m` (seq, place) with its rows, the count of `m` and, when `m` is full, `count`. */
     const pageOf = (matches: Statement.Fragment, count: Statement.Fragment, retry: Statement.Fragment = sql`false`) =>
+      // `want` as a bigint: any safe integer is a valid offset, and against the int count it would be sent as an
+      // int (past 2^31 - 1, the statement failed).
       sql<Placed>`with ${matches}
         select c.in_page, c.counted, c.retry, ${rowColumns}
         from (
           select n.in_page, ${retry} as retry,
-            case when n.in_page < ${want} or ${retry} then null else ${count} end as counted
+            case when n.in_page < ${want}::bigint or ${retry} then null else ${count} end as counted
           from (select count(*)::int as in_page from m) n
         ) c
         left join (select seq, place from m where place > ${page.offset} order by place limit ${page.limit}) p on true

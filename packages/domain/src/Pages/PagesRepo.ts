@@ -13,6 +13,9 @@ import type { Principal } from "../Principal.ts"
 import type { PageKind, PageRecord } from "./Part.ts"
 import { highlightQuery, snippetLocators } from "./Snippets.ts"
 
+/** The highest number a version can have: part_versions.version is a PostgreSQL `integer`. */
+const MAX_STORED_VERSION = 2_147_483_647
+
 export const makePagesRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
@@ -124,12 +127,18 @@ export const makePagesRepo = Effect.gen(function*() {
       from part_versions v left join users u on u.id = v.user_id
       where v.part_id = ${partId} order by v.version`.pipe(Effect.orDie)
 
+  /**
+   * A number past PostgreSQL's `integer` (the type of part_versions.version) names no stored version: it finds
+   * none without being sent, since comparing it with the column would fail the statement.
+   */
   const versionContent = (partId: PageId, version: number) =>
-    sql<{ title: string | null; summary: string; content_type: string; content: string }>`select title, summary,
+    version > MAX_STORED_VERSION ?
+      Effect.succeed(undefined) :
+      sql<{ title: string | null; summary: string; content_type: string; content: string }>`select title, summary,
         content_type, content from part_versions where part_id = ${partId} and version = ${version}`.pipe(
-      Effect.map((rows) => rows[0]),
-      Effect.orDie
-    )
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      )
 
   /**
    * The caller owns Dock `d` or is one of its members; `memberDocks`, when given, are the Docks the caller is a
