@@ -4,7 +4,7 @@
  * postgres://postgres@127.0.0.1:5432, dropped at the end).
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client"
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -175,6 +175,18 @@ export const runners = (variable: string, checkout: string, what: "server" | "cl
   })
 }
 
+/**
+ * How the benches that start one Dock server run it: the sources through tsx (as every bench figure before issue 15
+ * was measured), unless BENCH_SERVER names one of `runners` (`bundle`, what `npm start` runs, built first when out of
+ * date; `dist`).
+ */
+const benchServerArgs = (): ReadonlyArray<string> => {
+  if (process.env["BENCH_SERVER"] === undefined) return [...sourceArgs, serverMain]
+  const [runner] = runners("BENCH_SERVER", root, "server")
+  if (runner!.label === "bundle") execFileSync(process.execPath, bundleCheck(root), { stdio: "inherit" })
+  return runner!.args
+}
+
 /** `node scripts/bundle.mjs` in `checkout`: builds the bundle when it is missing or out of date. */
 export const bundleCheck = (checkout: string): ReadonlyArray<string> => [Path.join(checkout, "scripts/bundle.mjs")]
 
@@ -260,7 +272,7 @@ export const withFreshServer = async <A>(
   ]
   let dock: Started | undefined
   try {
-    dock = await startServer(process.execPath, [...(options.nodeArgs ?? []), ...sourceArgs, serverMain], {
+    dock = await startServer(process.execPath, [...(options.nodeArgs ?? []), ...benchServerArgs()], {
       DATABASE_URL: database.url,
       DOCK_DATA_DIR: dataDir,
       DOCK_ADMIN_TOKEN: adminToken,
