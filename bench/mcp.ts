@@ -15,8 +15,10 @@
  *
  * BENCH_SECONDS (measured per tool, default 10), BENCH_WARMUP_SECONDS (per tool, default 2), BENCH_CLIENTS
  * (default 10), BENCH_ROUNDS (slices per tool, default 5), BENCH_ERA (`legacy`: the client's default 2025
- * handshake, served statelessly; `modern`: pinned to 2026-07-28) and BENCH_KEEP_DATABASE=1 (keep the database for
- * experiments with psql; its name is printed).
+ * handshake, served statelessly; `modern`: pinned to 2026-07-28), BENCH_KEEP_DATABASE=1 (keep the database for
+ * experiments with psql; its name is printed), BENCH_SERVER (`bundle`: the Dock server as npm start runs it; default
+ * the sources through tsx) and BENCH_SERVER_NODE_ARGS (extra Node options for it, e.g. "--cpu-prof
+ * --cpu-prof-dir=/tmp/prof").
  */
 import type { Client } from "@modelcontextprotocol/client"
 import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotocol/server"
@@ -185,7 +187,8 @@ const main = async () => {
 
   // Counted, never refused: the request rate is part of what a call costs.
   const env = { DOCK_TOKEN_REQUESTS_PER_MINUTE: "100000000" }
-  await withFreshServer("mcp", { env }, async ({ dock, summary, admin, defer }) => {
+  const nodeArgs = (process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== "")
+  await withFreshServer("mcp", { env, nodeArgs }, async ({ dock, summary, admin, defer }) => {
     const echo = await startServer(process.execPath, [...sourceArgs, import.meta.filename], { BENCH_ROLE: "echo" })
     defer(() => stopServer(echo.child))
 
