@@ -12,10 +12,13 @@ try {
   host = `localhost:${port}`
 }
 
-const request = Http.get({ host: "127.0.0.1", port, path: "/healthz", headers: { host }, timeout: 4000 }, (response) => {
-  response.resume()
-  process.exit(response.statusCode === 200 ? 0 : 1)
-})
+const request = Http.get(
+  { host: "127.0.0.1", port, path: "/healthz", headers: { host }, timeout: 4000 },
+  (response) => {
+    response.resume()
+    process.exit(response.statusCode === 200 ? 0 : 1)
+  }
+)
 request.on("timeout", () => request.destroy(new Error("timed out")))
 request.on("error", (error) => {
   console.error(`healthcheck: ${error.message}`)
