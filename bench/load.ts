@@ -25,7 +25,7 @@
  * child process) driven by the same number of agents with the same think time and connection pool for
  * BENCH_REFERENCE_SECONDS. Asserts nothing.
  *
- * BENCH_AGENTS (500), BENCH_SECONDS (180), BENCH_THINK_MS (2000), BENCH_USERS (50), BENCH_CONNECTIONS (64),
+ * BENCH_AGENTS (500), BENCH_SECONDS (180), BENCH_THINK_MS (5000), BENCH_USERS (50), BENCH_CONNECTIONS (64),
  * BENCH_PAGES (20), BENCH_ROWS (200), BENCH_REFERENCE_SECONDS (15), BENCH_SAMPLE_SECONDS (10), BENCH_ERA
  * (legacy|modern), BENCH_KEEP_DATABASE=1.
  */
@@ -165,7 +165,19 @@ const measured = async (t: Tally, client: Client, name: string, args: Record<str
       detail = JSON.stringify(result.structuredContent ?? result.content).slice(0, 400)
     }
   } catch (error) {
-    code = `thrown:${(error as { code?: string }).code ?? (error as Error).name}`
+    // An HTTP refusal (the per-token request rate is answered with 429 before the call is read): the SDK throws
+    // it with the response's text, Dock's error body.
+    const text = (error as { data?: { text?: unknown } }).data?.text
+    let bodyCode: unknown
+    try {
+      bodyCode = typeof text === "string" ? (JSON.parse(text) as { error?: { code?: unknown } }).error?.code : undefined
+    } catch {
+      bodyCode = /"code":"([a-z_]+)"/.exec(String(error))?.[1]
+    }
+    bodyCode ??= /"code":"([a-z_]+)"/.exec(String(error))?.[1]
+    code = typeof bodyCode === "string"
+      ? bodyCode
+      : `thrown:${(error as { code?: string }).code ?? (error as Error).name}`
     detail = String(error).slice(0, 400)
   }
   const ms = performance.now() - before
@@ -189,6 +201,17 @@ const rssMiB = (pid: number | undefined) => {
   try {
     const status = Fs.readFileSync(`/proc/${pid}/status`, "utf8")
     return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024
+  } catch {
+    return NaN
+  }
+}
+
+/** CPU time (user + system, ms) `pid` has used so far, from /proc/<pid>/stat (Linux, 100 ticks a second). */
+const cpuMs = (pid: number | undefined) => {
+  try {
+    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
   } catch {
     return NaN
   }
@@ -220,7 +243,7 @@ const fileDescriptorLimit = () => {
 const main = async () => {
   const agents = number("BENCH_AGENTS", 500)
   const seconds = number("BENCH_SECONDS", 180)
-  const thinkMs = number("BENCH_THINK_MS", 2000)
+  const thinkMs = number("BENCH_THINK_MS", 5000)
   const users = Math.min(number("BENCH_USERS", 50), agents)
   const connections = number("BENCH_CONNECTIONS", 64)
   const pages = number("BENCH_PAGES", 20)
@@ -405,6 +428,7 @@ const main = async () => {
     const rss: Array<readonly [number, number]> = []
     const loadRunStart = loadAverage()
     const runStart = performance.now()
+    const cpuStart = cpuMs(pid)
     rss.push([0, rssMiB(pid)])
     const sampler = setInterval(() => {
       const t = (performance.now() - runStart) / 1000
@@ -421,6 +445,7 @@ const main = async () => {
     })
     const elapsed = (performance.now() - runStart) / 1000
     clearInterval(sampler)
+    const serverCpu = cpuMs(pid) - cpuStart
     rss.push([elapsed, rssMiB(pid)])
     const loadEnd = loadAverage()
 
@@ -463,6 +488,11 @@ const main = async () => {
       `\nserver RSS (MiB) every ${sampleSeconds} s: ${rss.map(([, m]) => m.toFixed(0)).join(" ")}` +
         `\nRSS slope over the second half: ${slopePerMinute(secondHalf).toFixed(2)} MB/min ` +
         `(${secondHalf.length} samples); whole run ${slopePerMinute(rss).toFixed(2)} MB/min`
+    )
+    console.log(
+      `server process CPU: ${(serverCpu / 1000 / elapsed).toFixed(2)} cores on average, ` +
+        `${(serverCpu / Math.max(1, all.calls)).toFixed(2)} ms per call (PostgreSQL's apart); offered load about ` +
+        `${(agents / (thinkMs / 1000)).toFixed(0)} calls/s less the time calls take`
     )
     console.log(`kept-alive socket resets retried: ${counters.retries}`)
     console.log(
