@@ -1,7 +1,8 @@
 /**
  * bench/load: a bounded load test on loopback that stops by itself. The real server (a child process on a fresh
  * PostgreSQL database on DOCK_TEST_DATABASE_URL's server or postgres://postgres@127.0.0.1:5432, dropped at the end)
- * with the production per-token limits (600 requests and 120 writes a minute, 4 calls in flight per token).
+ * with the production per-token limits (600 requests and 120 writes a minute, 4 calls in flight per token; the
+ * same DOCK_* variables set in the bench's environment change them).
  *
  * Setup: BENCH_USERS users, each with a token (mcp:write), a Dock `load` of BENCH_PAGES pages and a Micro DB table
  * of BENCH_ROWS rows. Then BENCH_AGENTS simulated agents, each its own MCP client (the v2 SDK over Streamable
@@ -10,7 +11,8 @@
  * push_markdown (small pages, a bounded set of slugs per agent, so they update), query_micro_db_rows,
  * insert_micro_db_rows (a few rows), get_bucket — with a think time after each call (uniform between half and
  * one and a half BENCH_THINK_MS), so the offered load is about agents / think time calls per second. Agents start
- * spread over one think time.
+ * spread over one think time. The mix, in weights out of 100: get_web_page 25, query_micro_db_rows 20, get_bucket
+ * 15, list_web_pages 10, search_web_pages 10, insert_micro_db_rows 8, push_web_page 7, push_markdown 5 (80% reads).
  *
  * The clients share one keep-alive node:http Agent of at most BENCH_CONNECTIONS sockets (a call waits for a free
  * one): 500 clients then hold BENCH_CONNECTIONS sockets and file descriptors, not one each, and no socket is opened
@@ -20,7 +22,8 @@
  * Prints, per tool: calls, rate_limited (counted apart: the honest answer of a limit, not an error), errors by
  * code (anything else; should be 0), p50/p95/p99 latency of the answered calls; total calls/s; the server's RSS
  * (VmRSS from /proc/<pid>/status, Linux) every BENCH_SAMPLE_SECONDS with its slope in MB per minute over the
- * second half of the run (a leak shows as a steady rise); the 1-minute load average at the start and the end.
+ * second half of the run (a leak shows as a steady rise); the server process's CPU (cores on average, ms per
+ * call, from /proc/<pid>/stat); the 1-minute load average at the start and the end.
  * The reference, measured in the same run just before: the bare SDK's echo tool (bench/mcp.ts's echo server, a
  * child process) driven by the same number of agents with the same think time and connection pool for
  * BENCH_REFERENCE_SECONDS. Asserts nothing.
@@ -254,10 +257,11 @@ const main = async () => {
   const loadAtStart = loadAverage()
 
   // Production's per-token limits, so that an honest rate_limited can happen (counted apart).
+  // Each can be set in the bench's environment (the same variable) to try other limits.
   const env = {
-    DOCK_TOKEN_REQUESTS_PER_MINUTE: "600",
-    DOCK_TOKEN_WRITES_PER_MINUTE: "120",
-    DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER: "4"
+    DOCK_TOKEN_REQUESTS_PER_MINUTE: process.env.DOCK_TOKEN_REQUESTS_PER_MINUTE ?? "600",
+    DOCK_TOKEN_WRITES_PER_MINUTE: process.env.DOCK_TOKEN_WRITES_PER_MINUTE ?? "120",
+    DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER: process.env.DOCK_TOOL_CALLS_IN_FLIGHT_PER_CALLER ?? "4"
   }
   await withFreshServer("load", { env }, async ({ dock, summary, admin, defer }) => {
     const agent = new Http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections })
