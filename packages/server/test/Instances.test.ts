@@ -15,7 +15,7 @@ import { PgClient } from "@effect/sql-pg"
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, type Redacted } from "effect"
 import { SANDBOX_SWEEP_PERIOD_KEY } from "../src/Jobs.ts"
-import { bearer, postJson, type Reply, unique } from "./support/Http.ts"
+import { bearer, jsonRpcAnswer, postJson, rawToolCall, type Reply, unique } from "./support/Http.ts"
 import {
   awayFromWindowEnd,
   claim,
@@ -79,46 +79,10 @@ const query = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) 
     )
   })
 
-const MCP_HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  "mcp-protocol-version": "2025-11-25"
-}
-
-/** The JSON-RPC answer of a single message, sent as JSON or as an SSE `data:` event. */
-const answer = (reply: Reply): any =>
-  reply.json ??
-    JSON.parse(reply.text.split("\n").find((line) => line.startsWith("data: "))?.slice(6) ?? "null")
-
-/** One raw tools/call (one HTTP request) to `path` of `url`, with `token` unless it is undefined. */
-const toolCall = (
-  url: string,
-  token: string | undefined,
-  name: string,
-  args: Record<string, unknown>,
-  path = "/mcp"
-) =>
-  Effect.promise(async (): Promise<Reply> => {
-    const response = await fetch(`${url}${path}`, {
-      method: "POST",
-      headers: { ...MCP_HEADERS, ...(token === undefined ? {} : bearer(token)) },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
-      signal: AbortSignal.timeout(120_000)
-    })
-    const text = await response.text()
-    let json: unknown = undefined
-    try {
-      json = JSON.parse(text)
-    } catch {
-      // An SSE body: `answer` reads its data line.
-    }
-    return { status: response.status, headers: Object.fromEntries(response.headers), text, json }
-  })
-
 /** "ok", or the error code of a refused tool call (a tool result with isError, or an HTTP error). */
 const outcome = (reply: Reply): string => {
   if (reply.status !== 200) return `http ${reply.status} ${reply.json?.error?.code ?? reply.text.slice(0, 200)}`
-  const result = answer(reply).result
+  const result = jsonRpcAnswer(reply).result
   if (result?.isError === true) return String(result.structuredContent?.error?.code ?? JSON.stringify(result))
   return "ok"
 }
@@ -132,7 +96,7 @@ const outcomes = (replies: ReadonlyArray<Reply>) => {
 /** A tool call's structured content; fails the test when the call was refused. */
 const succeeded = (reply: Reply) => {
   expect(outcome(reply), reply.text.slice(0, 300)).toBe("ok")
-  return answer(reply).result.structuredContent
+  return jsonRpcAnswer(reply).result.structuredContent
 }
 
 /** A fresh user (through the admin API of `url`) with `count` write tokens. */
@@ -152,7 +116,7 @@ const userWithTokens = (url: string, count: number) =>
 
 /** A private Dock made over MCP; answers its owner/slug path and id. */
 const newDock = (url: string, token: string) =>
-  Effect.map(toolCall(url, token, "create_bucket", { title: `Instances ${unique()}` }), (reply) => {
+  Effect.map(rawToolCall(url, token, "create_bucket", { title: `Instances ${unique()}` }), (reply) => {
     const dock = succeeded(reply).bucket
     return { path: `${dock.owner.username}/${dock.slug}`, id: dock.id as string }
   })
@@ -223,7 +187,7 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
           const writer = user.tokens[0]!
           yield* awayFromWindowEnd("1 minute", "20 seconds")
           const replies = yield* splitOverBoth(30, (url, n) =>
-            toolCall(url, writer.token, "push_web_page", {
+            rawToolCall(url, writer.token, "push_web_page", {
               bucket: dock.path,
               content_type: "html",
               page_slug: `page-${n}`,
@@ -251,7 +215,7 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
           yield* awayFromWindowEnd("1 minute", "20 seconds")
           const replies = yield* splitOverBoth(
             30,
-            (url) => toolCall(url, undefined, "get_bucket", { bucket: "nobody/nothing" }, "/mcp/public")
+            (url) => rawToolCall(url, undefined, "get_bucket", { bucket: "nobody/nothing" }, "/mcp/public")
           )
           expect(statusCounts(replies)).toEqual({ 200: PUBLIC_PER_MINUTE, 429: 30 - PUBLIC_PER_MINUTE })
           for (const reply of replies.filter((reply) => reply.status === 429)) {
@@ -343,7 +307,7 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
           ))[0]!.n
           expect(ownedBefore).toBeLessThan(MAX_DOCKS)
           const dockReplies = yield* splitOverBoth(12, (url, n) =>
-            toolCall(url, docksUser.tokens[n % 3]!.token, "create_bucket", { title: `Capped ${n}` }))
+            rawToolCall(url, docksUser.tokens[n % 3]!.token, "create_bucket", { title: `Capped ${n}` }))
           expect(outcomes(dockReplies)).toEqual({
             ok: MAX_DOCKS - ownedBefore,
             tier_limit_exceeded: 12 - (MAX_DOCKS - ownedBefore)
@@ -356,7 +320,7 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
           const pagesUser = yield* userWithTokens(a.url, 4)
           const dock = yield* newDock(a.url, pagesUser.tokens[3]!.token)
           const pageReplies = yield* splitOverBoth(18, (url, n) =>
-            toolCall(url, pagesUser.tokens[n % 3]!.token, "push_web_page", {
+            rawToolCall(url, pagesUser.tokens[n % 3]!.token, "push_web_page", {
               bucket: dock.path,
               content_type: "markdown",
               page_slug: `capped-${n}`,
@@ -377,7 +341,7 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
           const bytesUser = yield* userWithTokens(a.url, 4)
           const roomy = yield* newDock(a.url, bytesUser.tokens[3]!.token)
           const bigReplies = yield* splitOverBoth(9, (url, n) =>
-            toolCall(url, bytesUser.tokens[n % 3]!.token, "push_web_page", {
+            rawToolCall(url, bytesUser.tokens[n % 3]!.token, "push_web_page", {
               bucket: roomy.path,
               content_type: "markdown",
               page_slug: `big-${n}`,
@@ -392,14 +356,14 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
 
           // A table is an artifact too: it goes in a Dock of its own.
           const tableDock = yield* newDock(a.url, pagesUser.tokens[3]!.token)
-          const tableReply = yield* toolCall(a.url, pagesUser.tokens[3]!.token, "create_micro_db_table", {
+          const tableReply = yield* rawToolCall(a.url, pagesUser.tokens[3]!.token, "create_micro_db_table", {
             bucket: tableDock.path,
             name: "Capped",
             columns: [{ name: "Title", type: "text", required: true }]
           })
           const table = succeeded(tableReply).table
           const rowReplies = yield* splitOverBoth(12, (url, n) =>
-            toolCall(url, pagesUser.tokens[n % 3]!.token, "insert_micro_db_row", {
+            rawToolCall(url, pagesUser.tokens[n % 3]!.token, "insert_micro_db_row", {
               bucket: tableDock.path,
               table: table.slug,
               data: { title: `Row ${n}` }
@@ -421,7 +385,7 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
         const second = yield* newDock(b.url, token)
         for (const [dock, words] of [[first, "First Dock"], [second, "Second Dock"]] as const) {
           succeeded(
-            yield* toolCall(a.url, token, "push_web_page", {
+            yield* rawToolCall(a.url, token, "push_web_page", {
               bucket: dock.path,
               content_type: "html",
               page_slug: "home",
@@ -431,13 +395,13 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("many instan
         }
         const readHome = (url: string) =>
           Effect.map(
-            toolCall(url, token, "get_web_page", { page_slug: "home" }),
+            rawToolCall(url, token, "get_web_page", { page_slug: "home" }),
             (reply) => JSON.stringify(succeeded(reply))
           )
 
-        succeeded(yield* toolCall(a.url, token, "set_grounding_bucket", { bucket_path: first.path }))
+        succeeded(yield* rawToolCall(a.url, token, "set_grounding_bucket", { bucket_path: first.path }))
         expect(yield* readHome(b.url)).toContain("First Dock")
-        succeeded(yield* toolCall(b.url, token, "set_grounding_bucket", { bucket_path: second.path }))
+        succeeded(yield* rawToolCall(b.url, token, "set_grounding_bucket", { bucket_path: second.path }))
         const next = yield* readHome(a.url)
         expect(next).toContain("Second Dock")
         expect(next).not.toContain("First Dock")

@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { bearer, postJson, type Reply, unique } from "./support/Http.ts"
+import { bearer, jsonRpcAnswer, postJson, rawToolCall, type Reply, unique } from "./support/Http.ts"
 import { awayFromWindowEnd, statusCounts } from "./support/Identity.ts"
 import { spawnTwoServersOnOneDatabase } from "./support/ServerProcess.ts"
 import { startTestServer, TestServer } from "./support/TestServer.ts"
@@ -16,43 +16,10 @@ import { startTestServer, TestServer } from "./support/TestServer.ts"
 const LIMIT = 10
 const ADMIN = "dock_admin_hot-path"
 
-const MCP_HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-  "mcp-protocol-version": "2025-11-25"
-}
-
-/** The JSON-RPC answer of a single message, sent as JSON or as an SSE `data:` event. */
-const answer = (reply: Reply): any =>
-  reply.json ??
-    JSON.parse(reply.text.split("\n").find((line) => line.startsWith("data: "))?.slice(6) ?? "null")
-
-/**
- * One raw tools/call (no client, no initialize: one HTTP request per call) to `/mcp` of `url`. Patient: the first
- * push starts a content worker, which on a loaded machine has taken over 20 seconds.
- */
-const toolCall = (url: string, token: string, name: string, args: Record<string, unknown>) =>
-  Effect.promise(async (): Promise<Reply> => {
-    const response = await fetch(`${url}/mcp`, {
-      method: "POST",
-      headers: { ...MCP_HEADERS, ...bearer(token) },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
-      signal: AbortSignal.timeout(120_000)
-    })
-    const text = await response.text()
-    let json: unknown = undefined
-    try {
-      json = JSON.parse(text)
-    } catch {
-      // An SSE body: `answer` reads its data line.
-    }
-    return { status: response.status, headers: Object.fromEntries(response.headers), text, json }
-  })
-
 /** A tool call's structured content; fails the test when the call was refused. */
 const succeeded = (reply: Reply) => {
   expect(reply.status, reply.text.slice(0, 300)).toBe(200)
-  const result = answer(reply).result
+  const result = jsonRpcAnswer(reply).result
   expect(result.isError, JSON.stringify(result.structuredContent)).not.toBe(true)
   return result.structuredContent
 }
@@ -78,10 +45,11 @@ const userWithToken = (url: string, adminToken: string) =>
 const dockWithPage = (url: string, token: string) =>
   Effect.gen(function*() {
     const dock =
-      succeeded(yield* toolCall(url, token, "create_bucket", { title: `Hot ${unique()}`, visibility: "public" })).bucket
+      succeeded(yield* rawToolCall(url, token, "create_bucket", { title: `Hot ${unique()}`, visibility: "public" }))
+        .bucket
     const bucket = `${dock.owner.username}/${dock.slug}`
     succeeded(
-      yield* toolCall(url, token, "push_web_page", {
+      yield* rawToolCall(url, token, "push_web_page", {
         bucket,
         content_type: "html",
         page_slug: "home",
@@ -111,12 +79,14 @@ layer(LimitedServer, { excludeTestServices: true })("the MCP hot path", (it) => 
       const page = yield* dockWithPage(server.url, owner.token)
       // The same token, warmed up by calls just before (whatever a process might remember of it).
       for (let n = 0; n < 3; n++) {
-        expect(succeeded(yield* toolCall(server.url, owner.token, "get_web_page", page)).part.slug).toBe("home")
+        expect(succeeded(yield* rawToolCall(server.url, owner.token, "get_web_page", page)).part.slug).toBe("home")
       }
       yield* revoke(server.url, server.adminToken, owner.id)
-      expectUnauthorized(yield* toolCall(server.url, owner.token, "get_web_page", page))
+      expectUnauthorized(yield* rawToolCall(server.url, owner.token, "get_web_page", page))
       // Other tokens are unaffected.
-      expect(answer(yield* toolCall(server.url, reader.token, "list_buckets", {})).result.isError).not.toBe(true)
+      expect(jsonRpcAnswer(yield* rawToolCall(server.url, reader.token, "list_buckets", {})).result.isError).not.toBe(
+        true
+      )
     }))
 
   it.effect("an expiry takes effect on the very next get_web_page", () =>
@@ -124,9 +94,9 @@ layer(LimitedServer, { excludeTestServices: true })("the MCP hot path", (it) => 
       const server = yield* TestServer
       const owner = yield* userWithToken(server.url, server.adminToken)
       const page = yield* dockWithPage(server.url, owner.token)
-      succeeded(yield* toolCall(server.url, owner.token, "get_web_page", page))
+      succeeded(yield* rawToolCall(server.url, owner.token, "get_web_page", page))
       yield* server.sql`update tokens set expires_at = ${new Date(Date.now() - 1)} where id = ${owner.id}`
-      expectUnauthorized(yield* toolCall(server.url, owner.token, "get_web_page", page))
+      expectUnauthorized(yield* rawToolCall(server.url, owner.token, "get_web_page", page))
     }))
 
   it.effect(`30 parallel get_web_page calls against a limit of ${LIMIT} a minute: exactly ${LIMIT} pass`, () =>
@@ -144,7 +114,7 @@ layer(LimitedServer, { excludeTestServices: true })("the MCP hot path", (it) => 
       expect(reader.status, reader.text).toBe(201)
       yield* awayFromWindowEnd("1 minute", "15 seconds")
       const replies = yield* Effect.all(
-        Array.from({ length: 30 }, () => toolCall(server.url, reader.json.token, "get_web_page", page)),
+        Array.from({ length: 30 }, () => rawToolCall(server.url, reader.json.token, "get_web_page", page)),
         { concurrency: "unbounded" }
       )
       expect(statusCounts(replies)).toEqual({ 200: LIMIT, 429: 30 - LIMIT })
@@ -179,7 +149,7 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("the MCP hot
         const replies = yield* Effect.all(
           Array.from(
             { length: 40 },
-            (_, n) => toolCall(n % 2 === 0 ? a.url : b.url, reader.token, "get_web_page", page)
+            (_, n) => rawToolCall(n % 2 === 0 ? a.url : b.url, reader.token, "get_web_page", page)
           ),
           { concurrency: "unbounded" }
         )
@@ -195,11 +165,11 @@ describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("the MCP hot
         expect(counted.map((row) => row.count)).toEqual([40])
 
         // The owner reads through both processes; revoked through one, the next call through the other is 401.
-        succeeded(yield* toolCall(a.url, owner.token, "get_web_page", page))
-        succeeded(yield* toolCall(b.url, owner.token, "get_web_page", page))
+        succeeded(yield* rawToolCall(a.url, owner.token, "get_web_page", page))
+        succeeded(yield* rawToolCall(b.url, owner.token, "get_web_page", page))
         yield* revoke(a.url, ADMIN, owner.id)
-        expectUnauthorized(yield* toolCall(b.url, owner.token, "get_web_page", page))
-        expectUnauthorized(yield* toolCall(a.url, owner.token, "get_web_page", page))
+        expectUnauthorized(yield* rawToolCall(b.url, owner.token, "get_web_page", page))
+        expectUnauthorized(yield* rawToolCall(a.url, owner.token, "get_web_page", page))
       }).pipe(Effect.scoped),
     300_000
   )

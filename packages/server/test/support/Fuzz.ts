@@ -8,6 +8,7 @@
  * logged as an error, and no stored row changed by a refused call.
  *
  * Reproduce a run: a failure names `DOCK_FUZZ_SEED` and `DOCK_FUZZ_RUNS` (runs per tool, default 4); set both. */
+import { SpecErrorCodes } from "@dock/domain"
 import type { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
@@ -36,17 +37,8 @@ export const FUZZ_SEED = process.env.DOCK_FUZZ_SEED === undefined || process.env
 export const FUZZ_RUNS = Number(process.env.DOCK_FUZZ_RUNS ?? "4")
 
 /** Codes a refusal may carry: the spec's (§7) without `internal`, plus the error table's 409 and 413. */
-export const REFUSAL_CODES = [
-  "unauthorized",
-  "permission_denied",
-  "forbidden",
-  "not_found",
-  "bad_request",
-  "validation_error",
-  "tier_limit_exceeded",
-  "rate_limited",
-  "invalid_front_matter",
-  "invalid_slug",
+export const REFUSAL_CODES: ReadonlyArray<string> = [
+  ...SpecErrorCodes.filter((code) => code !== "internal"),
   "conflict",
   "payload_too_large"
 ]

@@ -79,3 +79,37 @@ export const nodeRequest = (options: {
 
 /** Lowercase letters and digits, unique per call: keeps data of tests sharing one database apart. */
 export const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 10)
+
+/** Headers of a raw MCP request: JSON in, JSON or SSE out, the 2025 era (stateless, no initialize needed). */
+export const MCP_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2025-11-25"
+}
+
+/** The JSON-RPC answer of a single message, sent as JSON or as an SSE `data:` event. */
+export const jsonRpcAnswer = (reply: Reply): any =>
+  reply.json ??
+    JSON.parse(reply.text.split("\n").find((line) => line.startsWith("data: "))?.slice(6) ?? "null")
+
+/**
+ * One raw tools/call (no client, no initialize: one HTTP request) to `path` of `url`, with `token` unless it is
+ * undefined. Patient: the first push starts a content worker, which on a loaded machine has taken over 20 seconds.
+ */
+export const rawToolCall = (
+  url: string,
+  token: string | undefined,
+  name: string,
+  args: Record<string, unknown>,
+  path = "/mcp"
+) =>
+  Effect.promise(async (): Promise<Reply> => {
+    const response = await fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { ...MCP_HEADERS, ...(token === undefined ? {} : bearer(token)) },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+      signal: AbortSignal.timeout(120_000)
+    })
+    const text = await response.text()
+    return { status: response.status, headers: Object.fromEntries(response.headers), text, json: parse(text) }
+  })
