@@ -15,15 +15,9 @@ import * as Path from "node:path"
 import { bearer, unique } from "./support/Http.ts"
 import { connectMcp } from "./support/McpClients.ts"
 import { ADMIN_TOKEN, processDatabase, userWithTokens } from "./support/ProcessMcp.ts"
-import { accepts, pollUntil, ProcessFailed, spawnServer } from "./support/ServerProcess.ts"
+import { accepts, openAccepted, pollUntil, ProcessFailed, spawnServer } from "./support/ServerProcess.ts"
 
 const DRAIN_TEST_TIMEOUT = 110_000
-
-interface Answer {
-  readonly status: number
-  readonly connection: string | undefined
-  readonly text: string
-}
 
 /** The JSON-RPC message of an answer, sent as JSON or as one SSE event. */
 const rpcMessage = (text: string) => {
@@ -44,42 +38,18 @@ const acceptedCall = (
 ) =>
   Effect.gen(function*() {
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } })
-    const continued = yield* Deferred.make<void>()
-    const answered = yield* Deferred.make<Answer, Error>()
-    const request = Http.request({
-      host: "127.0.0.1",
-      port,
-      method: "POST",
+    const { answered, request } = yield* openAccepted(port, {
       path: "/mcp",
-      agent,
       headers: {
         ...bearer(token),
         "content-type": "application/json",
-        "content-length": String(Buffer.byteLength(body)),
         accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        expect: "100-continue"
-      }
+        "mcp-protocol-version": "2025-11-25"
+      },
+      contentLength: Buffer.byteLength(body),
+      agent,
+      within: "30 seconds"
     })
-    request.on("continue", () => Deferred.unsafeDone(continued, Exit.void))
-    request.on("error", (error) => Deferred.unsafeDone(answered, Exit.fail(error)))
-    request.on("response", (response) => {
-      let text = ""
-      response.setEncoding("utf8")
-      response.on("data", (chunk: string) => (text += chunk))
-      response.on("error", (error) => Deferred.unsafeDone(answered, Exit.fail(error)))
-      response.on("end", () =>
-        Deferred.unsafeDone(
-          answered,
-          Exit.succeed({ status: response.statusCode ?? 0, connection: response.headers.connection, text })
-        ))
-    })
-    yield* Effect.addFinalizer(() => Effect.sync(() => request.destroy()))
-    request.flushHeaders()
-    yield* Deferred.await(continued).pipe(Effect.timeoutFail({
-      duration: "30 seconds",
-      onTimeout: () => new ProcessFailed({ message: `The server never accepted the ${name} call` })
-    }))
     return {
       /** Sends the body; `part` of 1 sends all of it, less leaves the call waiting for the rest. */
       send: (part = 1) =>

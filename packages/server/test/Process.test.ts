@@ -9,14 +9,14 @@ import { migrations } from "@dock/migrations"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Option } from "effect"
+import { Deferred, Effect, Option } from "effect"
 import * as Fs from "node:fs"
-import * as Http from "node:http"
 import * as Path from "node:path"
 import { ADMIN_TOKEN_FILE } from "../src/Secrets.ts"
 import { bearer, fetchReply, postJson, unique } from "./support/Http.ts"
 import {
   accepts,
+  openAccepted,
   pollUntil,
   ProcessFailed,
   runToExit,
@@ -34,53 +34,14 @@ afterAll(() => {
   if (timings.length > 0) console.log(`Server process timings:\n  ${timings.join("\n  ")}`)
 })
 
-interface Reply {
-  readonly status: number
-  readonly text: string
-  readonly connection: string | undefined
-}
-
-/**
- * Opens `POST /admin/users` with `Expect: 100-continue` and waits for the server's "100 Continue", which Node
- * sends just as it hands the request to the handler: proof that the request is in flight. The body is the
- * caller's to write.
- */
+/** `POST /admin/users` accepted by the server (openAccepted), its body still the caller's to write. */
 const openInFlightCreate = (port: number, token: string, body: string) =>
-  Effect.gen(function*() {
-    const continued = yield* Deferred.make<void>()
-    const answered = yield* Deferred.make<Reply, Error>()
-    const request = Http.request({
-      host: "127.0.0.1",
-      port,
-      method: "POST",
-      path: "/admin/users",
-      agent: false,
-      headers: {
-        "content-type": "application/json",
-        "content-length": String(Buffer.byteLength(body)),
-        ...bearer(token),
-        expect: "100-continue"
-      }
-    })
-    request.on("continue", () => Deferred.unsafeDone(continued, Exit.void))
-    request.on("error", (error) => Deferred.unsafeDone(answered, Exit.fail(error)))
-    request.on("response", (response) => {
-      let text = ""
-      response.setEncoding("utf8")
-      response.on("data", (chunk: string) => (text += chunk))
-      response.on("end", () =>
-        Deferred.unsafeDone(
-          answered,
-          Exit.succeed({ status: response.statusCode ?? 0, text, connection: response.headers.connection })
-        ))
-    })
-    yield* Effect.addFinalizer(() => Effect.sync(() => request.destroy()))
-    request.flushHeaders()
-    yield* Deferred.await(continued).pipe(Effect.timeoutFail({
-      duration: "20 seconds",
-      onTimeout: () => new ProcessFailed({ message: "The server never accepted the request headers" })
-    }))
-    return { request, answered }
+  openAccepted(port, {
+    path: "/admin/users",
+    headers: { "content-type": "application/json", ...bearer(token) },
+    contentLength: Buffer.byteLength(body),
+    agent: false,
+    within: "20 seconds"
   })
 
 describe("the server process", () => {

@@ -6,6 +6,7 @@
 import { scopedPostgresDatabase, testServerUrl } from "@dock/domain/testing"
 import { Data, Deferred, Duration, Effect, Exit, FiberId, Option, Redacted } from "effect"
 import * as ChildProcess from "node:child_process"
+import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -196,4 +197,57 @@ export const spawnTwoServersOnOneDatabase = (env: Record<string, string>) =>
     )
     const [a, b] = yield* Effect.all([spawnOne, spawnOne], { concurrency: "unbounded" })
     return { databaseUrl, servers: [a, b] as const }
+  })
+
+/** The answer to a request opened with `openAccepted`, read to its end. */
+export interface AcceptedReply {
+  readonly status: number
+  readonly text: string
+  readonly connection: string | undefined
+}
+
+/**
+ * Opens `POST path` on 127.0.0.1:`port` with `Expect: 100-continue` and waits for the server's "100 Continue", which
+ * Node sends just as it hands the request to the handler: proof that the request was accepted and is in flight.
+ * The body (`contentLength` bytes) is the caller's to write to `request`; `answered` settles with the whole answer,
+ * or with the error the connection met.
+ */
+export const openAccepted = (port: number, options: {
+  readonly path: string
+  readonly headers: Record<string, string>
+  readonly contentLength: number
+  readonly agent: Http.Agent | false
+  readonly within: Duration.DurationInput
+}) =>
+  Effect.gen(function*() {
+    const continued = yield* Deferred.make<void>()
+    const answered = yield* Deferred.make<AcceptedReply, Error>()
+    const request = Http.request({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: options.path,
+      agent: options.agent,
+      headers: { ...options.headers, "content-length": String(options.contentLength), expect: "100-continue" }
+    })
+    request.on("continue", () => Deferred.unsafeDone(continued, Exit.void))
+    request.on("error", (error) => Deferred.unsafeDone(answered, Exit.fail(error)))
+    request.on("response", (response) => {
+      let text = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk: string) => (text += chunk))
+      response.on("error", (error) => Deferred.unsafeDone(answered, Exit.fail(error)))
+      response.on("end", () =>
+        Deferred.unsafeDone(
+          answered,
+          Exit.succeed({ status: response.statusCode ?? 0, text, connection: response.headers.connection })
+        ))
+    })
+    yield* Effect.addFinalizer(() => Effect.sync(() => request.destroy()))
+    request.flushHeaders()
+    yield* Deferred.await(continued).pipe(Effect.timeoutFail({
+      duration: options.within,
+      onTimeout: () => new ProcessFailed({ message: `The server never accepted POST ${options.path}` })
+    }))
+    return { request, answered }
   })
