@@ -20,7 +20,12 @@ const loggedDuring = <A, R>(request: Effect.Effect<A, never, R>) =>
     const server = yield* TestServer
     const from = server.logs().length
     const result = yield* request
-    return { result, lines: server.logs().slice(from) as ReadonlyArray<LogEntry> }
+    // Less the sandbox sweep's lines: it runs on its own fiber (at start, then every DOCK_JOB_INTERVAL) and
+    // belongs to no request; at start it may log while a request runs.
+    const lines = (server.logs().slice(from) as ReadonlyArray<LogEntry>).filter((line) =>
+      !String(line.message).startsWith("Sandbox sweep")
+    )
+    return { result, lines }
   })
 
 /** A tool result out of a JSON or an SSE answer. */
