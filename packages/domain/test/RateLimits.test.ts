@@ -142,6 +142,20 @@ layer(DomainTest)("RateLimits", (it) => {
       expect(yield* count(key)).toBe(1)
     }))
 
+  it.effect("claims a period once: the first claim in a window is true, the rest false, a new window claims again", () =>
+    Effect.gen(function*() {
+      const rateLimits = yield* RateLimits
+      const key = `claim:${crypto.randomUUID()}`
+      const claims = yield* Effect.all(Array.from({ length: 10 }, () => rateLimits.claim(key, Duration.minutes(1))), {
+        concurrency: "unbounded"
+      })
+      expect(claims.filter((claimed) => claimed)).toHaveLength(1)
+      yield* TestClock.adjust("1 minute")
+      expect(yield* rateLimits.claim(key, Duration.minutes(1))).toBe(true)
+      expect(yield* rateLimits.claim(key, Duration.minutes(1))).toBe(false)
+      expect(yield* rateLimits.claim(key, Duration.zero)).toBe(true)
+    }))
+
   it.effect("prunes windows that ended before the given time, and only those", () =>
     Effect.gen(function*() {
       // 1970: before every other test's windows, so the count pruned is exactly this test's.

@@ -7,36 +7,21 @@
  * one transaction and re-running it is idempotent; a period whose claimant died is swept in the next one.
  */
 import { RateLimits, Registrations } from "@dock/domain"
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { type Duration, Effect, Layer, Schedule } from "effect"
 
 /** The counter key that claims a period of the sandbox sweep. */
 export const SANDBOX_SWEEP_PERIOD_KEY = "job:sandbox-sweep"
-
-/**
- * Whether this instance is the first to claim the current period of `interval` for `key` (true with a zero
- * interval, which has no periods).
- */
-const claimPeriod = (key: string, interval: Duration.Duration) =>
-  Duration.toMillis(interval) <= 0
-    ? Effect.succeed(true)
-    : Effect.flatMap(RateLimits, (rateLimits) =>
-      rateLimits.hit({ key, limit: 1, window: interval, message: "This period's run was claimed by another instance" }))
-      .pipe(
-        Effect.as(true),
-        Effect.catchTag("RateLimited", () =>
-          Effect.succeed(false))
-      )
 
 export const sandboxSweepJob = (interval: Duration.Duration) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const registrations = yield* Registrations
     const rateLimits = yield* RateLimits
     const sweepIfClaimed = Effect.gen(function*() {
-      if (!(yield* claimPeriod(SANDBOX_SWEEP_PERIOD_KEY, interval))) return
+      if (!(yield* rateLimits.claim(SANDBOX_SWEEP_PERIOD_KEY, interval))) return
       const result = yield* registrations.sweep
       // One line per period across all instances: which instance swept, and what it found.
       yield* Effect.logInfo(`Sandbox sweep: ${result.expired} expired, ${result.purged} purged`)
-    }).pipe(Effect.provideService(RateLimits, rateLimits))
+    })
     // Uninterruptible: shutdown waits for a running sweep (one short transaction) instead of cancelling its
     // query midway, which the embedded database's single connection answers only after a timeout.
     const once = Effect.uninterruptible(sweepIfClaimed).pipe(

@@ -24,6 +24,12 @@ export interface RateLimit {
 export class RateLimits extends Context.Tag("@dock/domain/RateLimits")<RateLimits, {
   /** Counts one hit (or `hits`, in the same single upsert); fails with rate_limited (and the seconds until the window ends) once over the limit. */
   readonly hit: (limit: RateLimit) => Effect.Effect<void, RateLimited>
+  /**
+   * Whether this is the first claim of `key` in the current fixed window of `window` (a durable count of 1 across
+   * every instance on the database): how a periodic job runs once a period however many instances wake for it.
+   * Always true for a window of zero, which has no periods.
+   */
+  readonly claim: (key: string, window: Duration.Duration) => Effect.Effect<boolean>
   /** Hits counted in the current window (of the durable counters, or with `durable: false` of the others). */
   readonly count: (key: string, window: Duration.Duration, durable?: boolean) => Effect.Effect<number>
   /** Drops windows that ended before `before`. */

@@ -5,7 +5,7 @@
  * lock until commit (a refused hit rolls back with its transaction). Per-minute rates live in an UNLOGGED table:
  * as exact, without a WAL flush per hit (docs/decisions.md, "The MCP hot path").
  */
-import { Clock, type Duration, Effect, Layer } from "effect"
+import { Clock, Duration, Effect, Layer } from "effect"
 import { type RateLimit, RateLimits, refusalOf, windowStartOf } from "./RateLimits.ts"
 import { makeRateLimitsRepo } from "./RateLimitsRepo.ts"
 
@@ -23,6 +23,14 @@ export const RateLimitsLive = Layer.effect(
       if (refusal !== undefined) return yield* refusal
     })
 
+    const claim = (key: string, window: Duration.Duration) =>
+      Duration.toMillis(window) <= 0
+        ? Effect.succeed(true)
+        : hit({ key, limit: 1, window, message: "This period was claimed already" }).pipe(
+          Effect.as(true),
+          Effect.catchTag("RateLimited", () => Effect.succeed(false))
+        )
+
     const count = Effect.fn("RateLimits.count")(function*(key: string, window: Duration.Duration, durable = true) {
       return yield* repo.countInWindow(key, new Date(windowStartOf(yield* Clock.currentTimeMillis, window)), durable)
     })
@@ -31,6 +39,6 @@ export const RateLimitsLive = Layer.effect(
       return yield* repo.deleteWindowsBefore(before)
     })
 
-    return { hit, count, prune }
+    return { hit, claim, count, prune }
   })
 )

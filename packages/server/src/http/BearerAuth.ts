@@ -23,6 +23,9 @@ export const bearerChallenge = (request: HttpServerRequest.HttpServerRequest, ba
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
+/** The token of an `Authorization: Bearer <token>` header, or undefined when the header is not that. */
+export const bearerToken = (header: string): string | undefined => BEARER.exec(header)?.[1]
+
 /**
  * The bearer token's principal, with this request counted (as one message) against the token's rate in the same
  * statement that finds the token: one round trip for the whole check. The MCP mount counts a batch's further
@@ -36,8 +39,10 @@ export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest
     if (header === undefined) {
       return yield* new Unauthorized({ message: "A bearer token is required (Authorization: Bearer <token>)" })
     }
-    const match = BEARER.exec(header)
-    if (match === null) return yield* new Unauthorized({ message: "The Authorization header is not a bearer token" })
-    const principal: Principal = yield* tokens.authenticate(match[1]!, tokenRequestRate(1, limits))
+    const token = bearerToken(header)
+    if (token === undefined) {
+      return yield* new Unauthorized({ message: "The Authorization header is not a bearer token" })
+    }
+    const principal: Principal = yield* tokens.authenticate(token, tokenRequestRate(1, limits))
     return principal
   })

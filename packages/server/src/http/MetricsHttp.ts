@@ -9,15 +9,13 @@ import { Effect, Option, Redacted } from "effect"
 import type { ServerConfig } from "../Config.ts"
 import type { ServerMetrics } from "../Metrics.ts"
 import { sameSecret } from "./AdminHttp.ts"
+import { bearerToken } from "./BearerAuth.ts"
 import { errorResponse } from "./ErrorResponse.ts"
-
-const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i
 
 /** The bearer token matches DOCK_METRICS_TOKEN or DOCK_ADMIN_TOKEN (compared in constant time). */
 const authorized = (config: ServerConfig, header: string | undefined) => {
-  const match = header === undefined ? null : BEARER.exec(header)
-  if (match === null) return false
-  const given = match[1]!
+  const given = header === undefined ? undefined : bearerToken(header)
+  if (given === undefined) return false
   return [config.metricsToken, config.adminToken].some((token) =>
     Option.isSome(token) && sameSecret(given, Redacted.value(token.value))
   )
