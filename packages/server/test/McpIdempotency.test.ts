@@ -9,7 +9,7 @@
 import { fingerprintOf, Idempotency } from "@dock/domain"
 import { catalogue } from "@dock/mcp"
 import { describe, expect, layer } from "@effect/vitest"
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { bearer, jsonRpcAnswer, postJson, rawToolCall as rawCall, type Reply, unique } from "./support/Http.ts"
 import type { AnyClient } from "./support/McpClients.ts"
 import { actor, call, createBucket, ok, pathOf, refused, type ToolResult } from "./support/McpTools.ts"
@@ -324,7 +324,7 @@ const answered = (reply: Reply) => {
 }
 
 describe.runIf(process.env["DOCK_TEST_DATABASE_URL"] !== undefined)("idempotent retries across instances", () => {
-  layer(PairLive, { timeout: Duration.toMillis(Duration.minutes(3)) })("two processes", (it) => {
+  layer(PairLive, { excludeTestServices: true, timeout: 180_000 })("two processes", (it) => {
     it.effect("a write retried through the other process with its key writes nothing and answers the first answer", () =>
       Effect.gen(function*() {
         const { a, b } = yield* Pair
