@@ -59,6 +59,7 @@ export const idempotencySweepJob = (interval: Duration.Duration) =>
     interval,
     Effect.gen(function*() {
       const swept = yield* (yield* Idempotency).sweep()
-      if (swept > 0) yield* Effect.logInfo(`Idempotency sweep: ${swept} expired keys dropped`)
+      // Debug: unlike the sandbox sweep, nothing here concerns an operator.
+      yield* Effect.logDebug(`Idempotency sweep: ${swept} expired keys dropped`)
     })
   )
