@@ -4,7 +4,8 @@
  * failures become `isError` results whose `structuredContent` is the error body; only unknown tools are JSON-RPC
  * errors. Everything about the catalogue (the `tools/list` answer, its JSON Schemas, the decoders and encoders,
  * the lookup by name) is built once per handler; a request gets only the SDK's protocol object, which the SDK
- * requires fresh for every exchange, with the two handlers that read from what was built.
+ * requires fresh for every exchange, with the two handlers that read from what was built. Every write tool also
+ * takes an optional `idempotency_key` (Idempotency.ts): a keyed call runs through the domain's Idempotency, once.
  */
 import {
   CurrentPrincipal,
