@@ -8,6 +8,7 @@ import { ActivityLive } from "./Activity/ActivityLive.ts"
 import { PostgresObjectStore } from "./Blobs/ObjectStore.ts"
 import { ContentWorkersLive } from "./Content/ContentWorkers.ts"
 import { DocksLive } from "./Docks/DocksLive.ts"
+import { IdempotencyLive } from "./Idempotency/IdempotencyLive.ts"
 import { ImageProcessorLive } from "./Images/ImageProcessor.ts"
 import { ImagesLive } from "./Images/ImagesLive.ts"
 import { MembersLive } from "./Members/MembersLive.ts"
@@ -33,5 +34,6 @@ export const DomainLive = Layer.mergeAll(
   PagesLive,
   MicroDbLive,
   ImagesWithPorts,
-  SourcesLive
+  SourcesLive,
+  IdempotencyLive
 ).pipe(Layer.provideMerge(Services))

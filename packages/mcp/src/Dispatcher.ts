@@ -4,14 +4,18 @@
  * failures become `isError` results whose `structuredContent` is the error body; only unknown tools are JSON-RPC
  * errors. Everything about the catalogue (the `tools/list` answer, its JSON Schemas, the decoders and encoders,
  * the lookup by name) is built once per handler; a request gets only the SDK's protocol object, which the SDK
- * requires fresh for every exchange, with the two handlers that read from what was built.
+ * requires fresh for every exchange, with the two handlers that read from what was built. Every write tool also
+ * takes an optional `idempotency_key` (Idempotency.ts): a keyed call runs through the domain's Idempotency, once.
  */
 import {
   CurrentPrincipal,
   errorBody,
+  fingerprintOf,
   hasScope,
+  type Idempotency,
   Internal,
   isDockError,
+  ownerOf,
   PermissionDenied,
   type Principal,
   RateLimited,
@@ -28,10 +32,11 @@ import {
   Server,
   type Tool as ListedTool
 } from "@modelcontextprotocol/server"
-import { Cause, Effect, Exit, identity, Option, ParseResult, Runtime, Schema, type Tracer } from "effect"
+import { Cause, type Context, Effect, Exit, identity, Option, ParseResult, Runtime, Schema, type Tracer } from "effect"
 import { ALL_ISSUES_MAX_VALUES, inspectArguments, ISSUES_MAX } from "./Arguments.ts"
 import { callerOf } from "./CallerAuth.ts"
 import { makeCallGate } from "./CallGate.ts"
+import { decodeKeyArgument, splitIdempotencyKey, withIdempotencyKey } from "./Idempotency.ts"
 import { mcpSchema } from "./JsonSchema.ts"
 import type { AnyTool } from "./Tool.ts"
 
@@ -102,9 +107,19 @@ export const makeMcpHandler = <R>(
   tools: ReadonlyArray<AnyTool<R>>,
   runtime: Runtime.Runtime<R>,
   server: { readonly name: string; readonly version: string },
-  options: { readonly toolCallsInFlightPerCaller: number; readonly observe?: ToolCallObserver | undefined }
+  options: {
+    readonly toolCallsInFlightPerCaller: number
+    readonly observe?: ToolCallObserver | undefined
+    /**
+     * Where idempotency keys are kept: when given, every tool of scope mcp:write takes an optional
+     * `idempotency_key` (Idempotency.ts), advertised in its input schema.
+     */
+    readonly idempotency?: Context.Tag.Service<typeof Idempotency> | undefined
+  }
 ): McpHttpHandler => {
   const observe = options.observe
+  const idempotency = options.idempotency
+  const takesKey = (entry: AnyTool) => idempotency !== undefined && entry.scope === "mcp:write"
   const run = Runtime.runPromiseExit(runtime)
   const gate = makeCallGate(options.toolCallsInFlightPerCaller)
   const registered = new Map(tools.map((entry) => {
@@ -116,7 +131,8 @@ export const makeMcpHandler = <R>(
       decodeFirst: Schema.decodeUnknown(entry.input, { onExcessProperty: "error", errors: "first" }),
       /** The advertised output schema, which the SDK's result projection is given (as McpServer gives it). */
       outputJson: output["~standard"].jsonSchema.output({ target: "draft-2020-12" }),
-      encode: Schema.encode(entry.output)
+      encode: Schema.encode(entry.output),
+      takesKey: takesKey(entry)
     }] as const
   }))
   type Registered = typeof registered extends Map<string, infer R> ? R : never
@@ -130,12 +146,30 @@ export const makeMcpHandler = <R>(
       return {
         name: entry.name,
         description: entry.description,
-        inputSchema: json as ListedTool["inputSchema"],
+        inputSchema: (takesKey(entry) ? withIdempotencyKey(json) : json) as ListedTool["inputSchema"],
         annotations: { ...entry.annotations, openWorldHint: false },
         outputSchema: registered.get(entry.name)!.outputJson as ListedTool["outputSchema"]
       }
     })
   }
+
+  /** A write sent with an idempotency_key: once per caller and key (the domain's Idempotency). */
+  const keyed = <E, R>(
+    tool: string,
+    key: unknown,
+    args: unknown,
+    principal: Principal,
+    write: Effect.Effect<unknown, E, R>
+  ) =>
+    Effect.gen(function*() {
+      const decoded = yield* decodeKeyArgument({ idempotency_key: key }).pipe(Effect.mapError(invalidArguments))
+      const owner = ownerOf(principal)
+      if (owner === undefined || idempotency === undefined) {
+        return yield* new ValidationError({ message: "idempotency_key needs a caller with a token" })
+      }
+      const call = { owner, key: decoded.idempotency_key, tool, fingerprint: fingerprintOf(args) }
+      return yield* idempotency.once(call, write)
+    })
 
   const call = (
     entry: Registered,
@@ -151,9 +185,11 @@ export const makeMcpHandler = <R>(
         const inspected = inspectArguments(args)
         if (inspected instanceof ValidationError) return yield* inspected
         const decode = inspected.values <= ALL_ISSUES_MAX_VALUES ? entry.decodeAll : entry.decodeFirst
-        const input = yield* decode(args ?? {}).pipe(Effect.mapError(invalidArguments))
-        const output = yield* entry.entry.run(input)
-        return yield* Effect.orDie(entry.encode(output))
+        const { key, rest } = entry.takesKey ? splitIdempotencyKey(args) : { key: undefined, rest: args }
+        const input = yield* decode(rest ?? {}).pipe(Effect.mapError(invalidArguments))
+        const write = Effect.flatMap(entry.entry.run(input), (output) => Effect.orDie(entry.encode(output)))
+        if (key === undefined || idempotency === undefined) return yield* write
+        return yield* keyed(entry.entry.name, key, rest ?? {}, principal, write)
       }).pipe(
         Effect.provideService(CurrentPrincipal, principal),
         Effect.withSpan(

@@ -28,6 +28,7 @@ import {
   newUser,
   NOT_FOUND,
   ok,
+  ownInputSchema,
   rawToolCall,
   refused,
   seedPage,
@@ -230,8 +231,9 @@ const checkAdvertised = (tools: ReadonlyArray<ToolInfo>, names: ReadonlyArray<st
     expect(typeof tool!.description, expected.name).toBe("string")
     expect(tool!.description.length, expected.name).toBeGreaterThan(20)
     expect(tool!.inputSchema.required ?? [], expected.name).toEqual(expected.required)
-    expect(Object.keys(tool!.inputSchema.properties ?? {}), expected.name).toEqual(Object.keys(expected.properties))
-    expect(tool!.inputSchema, expected.name).toEqual({
+    const input = ownInputSchema(tool!.inputSchema)
+    expect(Object.keys(input.properties ?? {}), expected.name).toEqual(Object.keys(expected.properties))
+    expect(input, expected.name).toEqual({
       type: "object",
       properties: expected.properties,
       additionalProperties: false,

@@ -10,7 +10,18 @@ import { Effect } from "effect"
 import { unique } from "./support/Http.ts"
 import { register } from "./support/Identity.ts"
 import { ERAS } from "./support/McpClients.ts"
-import { actor, call, connect, createBucket, grant, newUser, ok, refused, tokenFor } from "./support/McpTools.ts"
+import {
+  actor,
+  call,
+  connect,
+  createBucket,
+  grant,
+  newUser,
+  ok,
+  ownInputSchema,
+  refused,
+  tokenFor
+} from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 const dockRow = (id: string) =>
@@ -47,7 +58,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
 
         const update = byName["update_bucket"]!
         expect(update.inputSchema.required).toEqual(["bucket"])
-        expect(Object.keys(update.inputSchema.properties!).sort()).toEqual(
+        expect(Object.keys(ownInputSchema(update.inputSchema).properties!).sort()).toEqual(
           ["bucket", "description", "tags", "title", "visibility"]
         )
         expect(update.inputSchema).toMatchObject({
@@ -58,7 +69,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
 
         const remove = byName["delete_bucket"]!
         expect(remove.inputSchema.required).toEqual(["bucket"])
-        expect(Object.keys(remove.inputSchema.properties!)).toEqual(["bucket"])
+        expect(Object.keys(ownInputSchema(remove.inputSchema).properties!)).toEqual(["bucket"])
         expect(remove.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true })
 
         expect(byName["create_bucket"]!.inputSchema.required ?? []).toEqual([])

@@ -45,6 +45,7 @@ import {
   listedTool,
   ok,
   outputShapes,
+  ownInputSchema,
   pathOf as dockPath,
   tokenFor
 } from "./support/McpTools.ts"
@@ -472,7 +473,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 180_000 })("push_ima
       const { client } = yield* actor(MODERN)
       const listed = (yield* listedTool(client, "push_image"))!
       expect(listed).toBeDefined()
-      const schema = listed.inputSchema as {
+      const schema = ownInputSchema(listed.inputSchema) as {
         properties: Record<string, any>
         required: Array<string>
         additionalProperties: boolean

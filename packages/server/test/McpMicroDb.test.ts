@@ -22,6 +22,7 @@ import {
   createBucket,
   ok,
   outputShapes,
+  ownInputSchema,
   PART_KEYS,
   pathOf,
   tokenFor,
@@ -330,7 +331,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(tool.description.length, expected.name).toBeGreaterThan(20)
         expect([...(tool.inputSchema.required ?? [])].sort(), expected.name).toEqual(expected.required)
         // every input the spec row names; write tools may also take the legacy targeting fields of architecture §14
-        const properties = Object.keys(tool.inputSchema.properties ?? {})
+        const properties = Object.keys(ownInputSchema(tool.inputSchema).properties ?? {})
         expect(properties, expected.name).toEqual(expect.arrayContaining([...expected.properties]))
         const extras = properties.filter((name) => !expected.properties.includes(name))
         expect(extras, expected.name).toEqual(

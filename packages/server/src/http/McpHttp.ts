@@ -7,6 +7,7 @@ import {
   anonymousPrincipal,
   BadRequest,
   Forbidden,
+  Idempotency,
   Limits,
   mcpMessageLimit,
   type Principal,
@@ -217,9 +218,15 @@ export const mcpRoutes = (config: ServerConfig, metrics: ServerMetrics) =>
       const runtime = yield* Effect.runtime<CatalogueServices>()
       const authContext = yield* Effect.context<Tokens | RateLimits | Limits>()
       const info = { name: "dock", version: "0.1.0" }
+      // Every write tool takes an idempotency_key, kept in the database (the domain's Idempotency).
+      const idempotency = yield* Idempotency
       const authenticated = yield* Effect.acquireRelease(
         Effect.sync(() =>
-          makeMcpHandler(catalogue, runtime, info, { ...config.limits, observe: metrics.observeToolCall })
+          makeMcpHandler(catalogue, runtime, info, {
+            ...config.limits,
+            observe: metrics.observeToolCall,
+            idempotency
+          })
         ),
         (handler) => Effect.promise(() => handler.close())
       )

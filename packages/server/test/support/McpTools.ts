@@ -283,3 +283,15 @@ export const outputShapes = (tool: object) => {
   const output = (tool as { outputSchema?: ObjectSchema }).outputSchema!
   return [output, ...(output.anyOf ?? [])].map((shape) => Object.keys(shape.properties ?? {}).sort())
 }
+
+/**
+ * A listed tool's input schema without `idempotency_key`, which the dispatcher adds to every write tool (pinned in
+ * McpIdempotency.test.ts): the parameters the tool itself declares.
+ */
+export const ownInputSchema = <S extends { readonly properties?: Record<string, unknown> | undefined }>(
+  schema: S
+): S => {
+  if (schema.properties === undefined || !("idempotency_key" in schema.properties)) return schema
+  const { idempotency_key: _key, ...properties } = schema.properties
+  return { ...schema, properties }
+}
