@@ -299,14 +299,14 @@ const MICRO_DB_TOOLS: ReadonlyArray<{
   {
     name: "update_micro_db_row",
     required: ["bucket", "data", "row_id", "table"],
-    properties: ["bucket", "data", "row_id", "table"],
+    properties: ["base_version", "bucket", "data", "row_id", "table"],
     read: false,
     output: ["row"]
   },
   {
     name: "delete_micro_db_row",
     required: ["bucket", "row_id", "table"],
-    properties: ["bucket", "row_id", "table"],
+    properties: ["base_version", "bucket", "row_id", "table"],
     read: false,
     output: ["ok"]
   },

@@ -323,7 +323,8 @@ const versionTools = (family: "web_page" | "markdown_file") => {
           Version.pipe(Schema.annotations({ description: "The newer version (the `+` side); default: current" }))
         )
       }),
-      output: PageDiff,
+      // The fields at the top of the answer (a class would be a $ref in tools/list).
+      output: Schema.Struct(PageDiff.fields),
       annotations: READ,
       scope: "mcp:read" as const,
       run: (input) =>
