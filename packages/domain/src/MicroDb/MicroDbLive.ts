@@ -213,14 +213,7 @@ export const MicroDbLive = Layer.effect(
           created_at: at.toISOString(),
           tables: tables.map((table) => {
             const own = byTable.get(table.id) ?? []
-            // Rows as snapshots have always shown them (their `version` is a live row's precondition, not data).
-            return {
-              ...toTable(table, own.length),
-              rows: own.map((row) => {
-                const { version: _version, ...shown } = toRow(row)
-                return shown
-              })
-            }
+            return { ...toTable(table, own.length), rows: own.map(toRow) }
           })
         })
         return { content, tables, rows: rows.length }

@@ -281,7 +281,7 @@ export const insertMicroDbRows = tool({
     withMicroDb((microDb) => microDb.insertRows({ bucket }, table, rows)).pipe(Effect.map((rows) => ({ rows })))
 })
 
-/** The write precondition of a row's update or delete (docs/micro-db.md, "Row versions"). */
+/** The write precondition of a row's update or delete (docs/versions.md, "Rows"). */
 const RowBaseVersion = Schema.Int.pipe(
   Schema.greaterThanOrEqualTo(1),
   Schema.annotations({

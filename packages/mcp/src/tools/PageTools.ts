@@ -29,7 +29,7 @@ const PageContent = Schema.String.pipe(
   Schema.annotations({ description: "At most 1 MiB (1,048,576 bytes of UTF-8)" })
 )
 const Version = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))
-/** The write precondition every page write takes (docs/pages.md, "Write preconditions"). */
+/** The write precondition every page write takes (docs/versions.md, "Write preconditions"). */
 const BaseVersion = Schema.Int.pipe(
   Schema.greaterThanOrEqualTo(1),
   Schema.annotations({
