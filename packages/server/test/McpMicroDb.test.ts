@@ -34,7 +34,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 const TABLE_KEYS = ["columns", "created_at", "description", "id", "name", "position", "row_count", "slug", "updated_at"]
 const COLUMN_KEYS = ["default", "description", "name", "options", "position", "required", "slug", "type", "unique"]
-const ROW_KEYS = ["created_at", "data", "id", "updated_at"]
+const ROW_KEYS = ["created_at", "data", "id", "updated_at", "version"]
 const SNAPSHOT_KEYS = ["created_at", "part_id", "rows", "tables", "version"]
 
 interface Column {
