@@ -408,6 +408,27 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("write pr
       expect(
         ok(yield* call(anonymous, "diff_web_page_versions", { bucket: open.id, web_page: "page", from_version: 1 }))
       ).toMatchObject({ added: 1, removed: 1, to_version: 2 })
+
+      // A fork's copy is version 1 of the new page: all its lines added.
+      ok(
+        yield* call(owner.client, "update_bucket_metadata", {
+          bucket_path: `${owner.user.username}/${open.slug}`,
+          allow_forks: true
+        })
+      )
+      yield* markdownPage(owner.client, open.id, "long", lines("a", "b", "c") + "d")
+      const fork = ok(
+        yield* call(owner.client, "fork_bucket", {
+          bucket_path: `${owner.user.username}/${open.slug}`,
+          new_name: "Copy"
+        })
+      ).bucket
+      expect((yield* versionsOf(owner.client, fork.id, "long")).map(({ added, removed }) => [added, removed])).toEqual([
+        [4, 0]
+      ])
+      expect((yield* versionsOf(owner.client, fork.id, "page")).map(({ added, removed }) => [added, removed])).toEqual([
+        [1, 0]
+      ])
     }))
 
   it.scoped("tools/list shows the diff tools and base_version with complete schemas", () =>
@@ -422,7 +443,14 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("write pr
         )
         expect([...tool.inputSchema.required].sort()).toEqual(["bucket", "from_version", page].sort())
         expect(tool.inputSchema.properties.from_version).toMatchObject({ type: "integer", minimum: 1 })
-        expect(outputShapes(tool)).toContainEqual(["added", "diff", "from_version", "removed", "to_version", "truncated"])
+        expect(outputShapes(tool)).toContainEqual([
+          "added",
+          "diff",
+          "from_version",
+          "removed",
+          "to_version",
+          "truncated"
+        ])
         expect(JSON.stringify(tool.inputSchema)).not.toContain("$ref")
         expect(tool.annotations).toMatchObject({ readOnlyHint: true })
         expect(tool.description).toContain("to_version")
