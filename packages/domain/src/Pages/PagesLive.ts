@@ -99,6 +99,7 @@ export const PagesLive = Layer.effect(
         // lock; the transaction diffs again only when another write came in between (its version differs).
         const before = yield* parts.findInDock(access.dockId, slug)
         const linesBefore = before === undefined ? undefined : {
+          id: before.id,
           version: before.version,
           lines: lineCounts(before.content, fields.content)
         }
@@ -144,7 +145,7 @@ export const PagesLive = Layer.effect(
             // History counts (docs/decisions.md): the old version stays stored, so the new one's bytes are all new.
             yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
             const version = existing.version + 1
-            const lines = linesBefore?.version === existing.version
+            const lines = linesBefore?.id === existing.id && linesBefore.version === existing.version
               ? linesBefore.lines
               : lineCounts(existing.content, fields.content)
             const row = yield* parts.newVersion(existing.id, version, fields, author, "updated", now, undefined, lines)
