@@ -13,6 +13,7 @@ import historyUsage from "./0008_history_usage.ts"
 import searchRecent from "./0009_search_recent.ts"
 import microDbCells from "./0010_micro_db_cells.ts"
 import requestCounters from "./0011_request_counters.ts"
+import versionLines from "./0012_version_lines.ts"
 import idempotencyKeys from "./0013_idempotency_keys.ts"
 
 export interface Migration {
@@ -33,5 +34,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 9, name: "search_recent", sql: searchRecent },
   { id: 10, name: "micro_db_cells", sql: microDbCells },
   { id: 11, name: "request_counters", sql: requestCounters },
+  { id: 12, name: "version_lines", sql: versionLines },
   { id: 13, name: "idempotency_keys", sql: idempotencyKeys }
 ]

@@ -36,6 +36,8 @@ import {
 import {
   deleteMarkdownFile,
   deleteWebPage,
+  diffMarkdownFileVersions,
+  diffWebPageVersions,
   getMarkdownFile,
   getMarkdownFileVersion,
   getWebPage,
@@ -101,7 +103,10 @@ export const catalogue = [
   snapshotMicroDb,
   pushImage,
   listSources,
-  readSource
+  readSource,
+  // Issue 18's additions (the 47 spec tools above keep their order).
+  diffWebPageVersions,
+  diffMarkdownFileVersions
 ] as const
 
 export const publicCatalogue = catalogue.filter((entry) => entry.scope === "mcp:read")

@@ -35,7 +35,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 const TABLE_KEYS = ["columns", "created_at", "description", "id", "name", "position", "row_count", "slug", "updated_at"]
 const COLUMN_KEYS = ["default", "description", "name", "options", "position", "required", "slug", "type", "unique"]
-const ROW_KEYS = ["created_at", "data", "id", "updated_at"]
+const ROW_KEYS = ["created_at", "data", "id", "updated_at", "version"]
 const SNAPSHOT_KEYS = ["created_at", "part_id", "rows", "tables", "version"]
 
 interface Column {
@@ -300,14 +300,14 @@ const MICRO_DB_TOOLS: ReadonlyArray<{
   {
     name: "update_micro_db_row",
     required: ["bucket", "data", "row_id", "table"],
-    properties: ["bucket", "data", "row_id", "table"],
+    properties: ["base_version", "bucket", "data", "row_id", "table"],
     read: false,
     output: ["row"]
   },
   {
     name: "delete_micro_db_row",
     required: ["bucket", "row_id", "table"],
-    properties: ["bucket", "row_id", "table"],
+    properties: ["base_version", "bucket", "row_id", "table"],
     read: false,
     output: ["ok"]
   },

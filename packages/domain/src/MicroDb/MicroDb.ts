@@ -7,6 +7,7 @@ import { Context, type Effect } from "effect"
 import type { DockTarget } from "../Docks/Dock.ts"
 import type {
   BadRequest,
+  Conflict,
   NotFound,
   PermissionDenied,
   RateLimited,
@@ -71,7 +72,23 @@ export class MicroDb extends Context.Tag("@dock/domain/MicroDb")<MicroDb, {
     table: string,
     rows: ReadonlyArray<RowData>
   ) => Write<ReadonlyArray<MicroDbRow>>
-  readonly updateRow: (target: DockTarget, table: string, rowId: string, data: RowData) => Write<MicroDbRow>
-  readonly deleteRow: (target: DockTarget, table: string, rowId: string) => Write<void>
+  /**
+   * Raises the row's version. With `baseVersion` the row must be at that version (checked on the locked row),
+   * else Conflict (details.current_version, base_version and the current `row`) and nothing written.
+   */
+  readonly updateRow: (
+    target: DockTarget,
+    table: string,
+    rowId: string,
+    data: RowData,
+    baseVersion?: number
+  ) => Effect.Effect<MicroDbRow, WriteError | Conflict, CurrentPrincipal>
+  /** With `baseVersion`, as updateRow: a row at another version is not deleted (Conflict). */
+  readonly deleteRow: (
+    target: DockTarget,
+    table: string,
+    rowId: string,
+    baseVersion?: number
+  ) => Effect.Effect<void, WriteError | Conflict, CurrentPrincipal>
   readonly snapshot: (target: DockTarget) => Write<MicroDbSnapshot>
 }>() {}

@@ -11,7 +11,7 @@ import { utf8Bytes } from "../Content/Text.ts"
 import { transactional } from "../Database/Transactional.ts"
 import type { DockTarget } from "../Docks/Dock.ts"
 import { Docks } from "../Docks/Docks.ts"
-import { NotFound, TierLimitExceeded, ValidationError } from "../Errors.ts"
+import { Conflict, NotFound, TierLimitExceeded, ValidationError } from "../Errors.ts"
 import type { DockId, RowId, UserId } from "../Ids.ts"
 import { Limits } from "../Limits.ts"
 import { artifactBaseUrl, newPublicSlug, toPart } from "../Pages/Part.ts"
@@ -73,6 +73,7 @@ const toRow = (row: StoredRow) =>
   new MicroDbRow({
     id: row.id,
     data: row.data,
+    version: row.version,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString()
   })
@@ -715,12 +716,24 @@ export const MicroDbLive = Layer.effect(
       }
     )
 
+    /**
+     * A failed row precondition (checked on the locked row, before anything is written): the row's current
+     * version and, in place of a diff (rows keep no history), the row as it is now.
+     */
+    const staleRow = (row: StoredRow, baseVersion: number) =>
+      new Conflict({
+        message: `Row ${row.id} is at version ${row.version}, not base_version ${baseVersion}: someone changed it ` +
+          "since you read it. Nothing was written; details.row is the row as it is now",
+        details: { current_version: row.version, base_version: baseVersion, row: toRow(row) }
+      })
+
     const updateRow = Effect.fn("MicroDb.updateRow")(
-      function*(target: DockTarget, ref: string, rowId: string, data: RowData) {
+      function*(target: DockTarget, ref: string, rowId: string, data: RowData, baseVersion?: number) {
         const access = yield* writable(target)
         return yield* transaction(Effect.gen(function*() {
           const table = yield* tableIn(access.dockId, ref, true)
           const row = yield* rowIn(table, rowId, true)
+          if (baseVersion !== undefined && row.version !== baseVersion) return yield* staleRow(row, baseVersion)
           const checked = checkRow(table.columns, data, row.data)
           if ("errors" in checked) return yield* invalid("Invalid row", checked.errors)
           const problems = yield* uniqueProblems(table, [{ data: checked.data, keys: Object.keys(data) }], row.id)
@@ -740,11 +753,17 @@ export const MicroDbLive = Layer.effect(
       }
     )
 
-    const deleteRow = Effect.fn("MicroDb.deleteRow")(function*(target: DockTarget, ref: string, rowId: string) {
+    const deleteRow = Effect.fn("MicroDb.deleteRow")(function*(
+      target: DockTarget,
+      ref: string,
+      rowId: string,
+      baseVersion?: number
+    ) {
       const access = yield* writable(target)
       yield* transaction(Effect.gen(function*() {
         const table = yield* tableIn(access.dockId, ref, true)
         const row = yield* rowIn(table, rowId, true)
+        if (baseVersion !== undefined && row.version !== baseVersion) return yield* staleRow(row, baseVersion)
         yield* repo.deleteRow(row.id)
         yield* repo.changeRowCount(table.id, -1)
         yield* parts.reserve(access, { artifacts: 0, bytes: -row.size_bytes })

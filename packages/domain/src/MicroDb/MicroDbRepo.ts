@@ -24,6 +24,8 @@ export interface StoredRow {
   readonly table_id: TableId
   readonly data: Record<string, unknown>
   readonly size_bytes: number
+  /** 1 at insert, raised by every update of the row (the base_version of an update or delete). */
+  readonly version: number
   readonly created_at: Date
   readonly updated_at: Date
 }
@@ -38,7 +40,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
   const decodeTables = Schema.decodeUnknown(Schema.Array(TableRow))
   const tableColumns = sql`id, dock_id, name, slug, description, position, columns, row_count, created_at, updated_at`
-  const rowColumns = sql`r.id, r.table_id, r.data, r.size_bytes, r.created_at, r.updated_at`
+  const rowColumns = sql`r.id, r.table_id, r.data, r.size_bytes, r.version, r.created_at, r.updated_at`
 
   const tables = (dockId: DockId) =>
     sql`select ${tableColumns} from micro_db_tables where dock_id = ${dockId} order by position, created_at`.pipe(
@@ -130,7 +132,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       select ${tableId}, e.value, octet_length(e.value::text), ${now}, ${now}
       from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality e
       order by e.ordinality
-      returning id, table_id, data, size_bytes, created_at, updated_at, seq`.pipe(
+      returning id, table_id, data, size_bytes, version, created_at, updated_at, seq`.pipe(
       Effect.map((inserted) => [...inserted].sort((a, b) => Number(a.seq) - Number(b.seq))),
       Effect.orDie
     )
@@ -145,7 +147,8 @@ export const makeMicroDbRepo = Effect.gen(function*() {
 
   const updateRow = (id: RowId, data: Record<string, unknown>, now: Date) =>
     sql<StoredRow>`update micro_db_rows r set data = ${JSON.stringify(data)}::jsonb,
-        size_bytes = octet_length(${JSON.stringify(data)}::jsonb::text), updated_at = ${now}
+        size_bytes = octet_length(${JSON.stringify(data)}::jsonb::text), version = r.version + 1,
+        updated_at = ${now}
       where r.id = ${id}
       returning ${rowColumns}`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 

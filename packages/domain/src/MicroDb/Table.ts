@@ -18,6 +18,8 @@ export class MicroDbTable extends Schema.Class<MicroDbTable>("MicroDbTable")({
 export class MicroDbRow extends Schema.Class<MicroDbRow>("MicroDbRow")({
   id: Schema.UUID,
   data: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** 1 at insert, +1 on every update: the `base_version` update_micro_db_row and delete_micro_db_row may require. */
+  version: Schema.Int,
   created_at: Schema.String,
   updated_at: Schema.String
 }) {}

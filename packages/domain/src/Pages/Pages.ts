@@ -8,6 +8,7 @@ import { Context, type Effect } from "effect"
 import type { DockTarget } from "../Docks/Dock.ts"
 import type {
   BadRequest,
+  Conflict,
   NotFound,
   PermissionDenied,
   RateLimited,
@@ -21,6 +22,7 @@ import type { CurrentPrincipal } from "../Principal.ts"
 import type { InboundLink, OutboundLink } from "./Links.ts"
 import type {
   PageContent,
+  PageDiff,
   PageKind,
   PageNames,
   PageRecord,
@@ -42,12 +44,20 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     content: PageContent
   ) => Effect.Effect<
     { readonly part: Part; readonly action: SaveAction },
-    NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | TierLimitExceeded | RateLimited,
+    | Conflict
+    | NotFound
+    | BadRequest
+    | Unauthorized
+    | PermissionDenied
+    | ValidationError
+    | TierLimitExceeded
+    | RateLimited,
     CurrentPrincipal
   >
   /**
    * push_web_page / push_markdown_file / push_markdown: prepares the content, then saves it into the named Dock,
-   * or with none named into the caller's default Dock (a sandbox token's sandbox).
+   * or with none named into the caller's default Dock (a sandbox token's sandbox). With `input.baseVersion`, the
+   * page must be at that version (checked under the Dock lock), else Conflict with the diff and nothing written.
    */
   readonly push: (
     kind: PushKind,
@@ -84,13 +94,28 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     NotFound | BadRequest | ValidationError | Unavailable,
     CurrentPrincipal
   >
-  /** A new version equal to an old one (history is never rewritten); HTML is sanitized again. */
+  /**
+   * diff_web_page_versions / diff_markdown_file_versions: the line diff from one stored version to another (by
+   * default the current one). A version the page does not have is not_found.
+   */
+  readonly diff: (
+    target: DockTarget,
+    page: string | PageNames,
+    fromVersion: number,
+    toVersion?: number
+  ) => Effect.Effect<PageDiff, NotFound | BadRequest, CurrentPrincipal>
+  /**
+   * A new version equal to an old one (history is never rewritten); HTML is sanitized again. With `baseVersion`
+   * the page must be at that version, else Conflict (details.current_version, base_version, diff).
+   */
   readonly restore: (
     target: DockTarget,
     page: string | PageNames,
-    version: number
+    version: number,
+    baseVersion?: number
   ) => Effect.Effect<
     Part,
+    | Conflict
     | NotFound
     | BadRequest
     | Unauthorized
@@ -127,13 +152,17 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   readonly view: (
     ref: { readonly publicSlug: string } | { readonly id: string }
   ) => Effect.Effect<PageView, NotFound | Unavailable, CurrentPrincipal>
-  /** Needs a named Dock: a delete never falls back to the grounding or default Dock. */
+  /**
+   * Needs a named Dock: a delete never falls back to the grounding or default Dock. With `baseVersion` the page
+   * must be at that version, else Conflict (with the diff) and nothing deleted.
+   */
   readonly remove: (
     target: DockTarget,
-    page: string | PageNames
+    page: string | PageNames,
+    baseVersion?: number
   ) => Effect.Effect<
     void,
-    NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | RateLimited,
+    Conflict | NotFound | BadRequest | Unauthorized | PermissionDenied | ValidationError | RateLimited,
     CurrentPrincipal
   >
 }>() {}

@@ -7,19 +7,21 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { ContentWorkers } from "../Content/ContentWorkers.ts"
+import { lineCounts, lineDiff } from "../Content/LineDiff.ts"
 import { escapeHtml } from "../Content/Text.ts"
 import { transactional } from "../Database/Transactional.ts"
 import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
 import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
 import {
   BadRequest,
+  Conflict,
   type InvalidFrontMatter,
   type InvalidSlug,
   NotFound,
   type Unavailable,
   ValidationError
 } from "../Errors.ts"
-import { type DockId, isUuid, type UserId } from "../Ids.ts"
+import { type DockId, isUuid, type PageId, type UserId } from "../Ids.ts"
 import { authorOf, contentDock, partFields, type PartRow } from "../Parts/PartRow.ts"
 import { Parts } from "../Parts/Parts.ts"
 import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.ts"
@@ -35,6 +37,7 @@ import {
   isPublicSlug,
   newPublicSlug,
   type PageContent,
+  PageDiff,
   type PageKind,
   type PageNames,
   PageSearchResult,
@@ -80,7 +83,7 @@ export const PagesLive = Layer.effect(
      * nothing differs). The answer is read inside the transaction that wrote: after commit a concurrent push (or
      * a delete) would already have changed the page, and the caller would be told another write's version.
      */
-    const saveIn = (resolved: ResolvedDock, input: PageContent) =>
+    const saveIn = (resolved: ResolvedDock, input: PageContent, baseVersion?: number) =>
       Effect.gen(function*() {
         const { access } = resolved
         const principal = yield* CurrentPrincipal
@@ -92,6 +95,14 @@ export const PagesLive = Layer.effect(
           : slugify(input.title ?? "", 56) || `untitled-${crypto.randomUUID().slice(0, 8)}`
         const fields = partFields(input, slug)
         const author = authorOf(principal)
+        // The lines the new version adds and removes, diffed here against the page as read now, outside the Dock
+        // lock; the transaction diffs again only when another write came in between (its version differs).
+        const before = yield* parts.findInDock(access.dockId, slug)
+        const linesBefore = before === undefined ? undefined : {
+          id: before.id,
+          version: before.version,
+          lines: lineCounts(before.content, fields.content)
+        }
         const { action, row } = yield* transactional(
           sql,
           Effect.gen(function*() {
@@ -104,6 +115,9 @@ export const PagesLive = Layer.effect(
                 message: `"${slug}" is this Dock's Micro DB; give the page another slug`,
                 details: { field: "page_slug", value: slug }
               })
+            }
+            if (baseVersion !== undefined && (existing?.version ?? 0) !== baseVersion) {
+              return yield* staleBase(existing?.id, slug, baseVersion, existing?.version ?? 0)
             }
             if (existing === undefined) {
               const row = yield* parts.create(contentDock(resolved), {
@@ -131,7 +145,10 @@ export const PagesLive = Layer.effect(
             // History counts (docs/decisions.md): the old version stays stored, so the new one's bytes are all new.
             yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
             const version = existing.version + 1
-            const row = yield* parts.newVersion(existing.id, version, fields, author, "updated", now)
+            const lines = linesBefore?.id === existing.id && linesBefore.version === existing.version
+              ? linesBefore.lines
+              : lineCounts(existing.content, fields.content)
+            const row = yield* parts.newVersion(existing.id, version, fields, author, "updated", now, undefined, lines)
             yield* activity.record({
               dockId: access.dockId,
               action: "page.updated",
@@ -141,9 +158,59 @@ export const PagesLive = Layer.effect(
             })
             return { action: "updated" as const, row }
           })
-        )
+        ).pipe(withConflictDiff)
         return { part: toPart(row, baseUrl), action }
       })
+
+    /**
+     * A failed write precondition: the page is at `current` (0: there is no such page), not at `base`. Raised
+     * inside the write's transaction (which then writes nothing); withConflictDiff adds the diff after it ended.
+     */
+    const staleBase = (pageId: PageId | undefined, name: string, base: number, current: number) =>
+      new Conflict({
+        message: current === 0
+          ? `Page "${name}" does not exist (any more): base_version ${base} is not its current version`
+          : `Page "${name}" is at version ${current}, not base_version ${base}: someone changed it since you read ` +
+            "it. Nothing was written; details.diff shows what changed (read the page again, then retry)",
+        details: { current_version: current, base_version: base, ...(pageId === undefined ? {} : { page_id: pageId }) }
+      })
+
+    /**
+     * A precondition's conflict completed once its transaction ended (no diff is computed under the Dock lock):
+     * details.diff is the diff from base_version to the current version ({diff, added, removed, truncated}), or
+     * null when either is not stored (the page is gone, or base_version is past the current version).
+     */
+    const withConflictDiff = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.catchIf(
+        effect,
+        (error): error is E & Conflict => error instanceof Conflict,
+        (conflict) =>
+          Effect.gen(function*() {
+            const { base_version, current_version, page_id } = conflict.details as {
+              readonly base_version: number
+              readonly current_version: number
+              readonly page_id?: PageId
+            }
+            const from = page_id === undefined ? undefined : yield* repo.versionContent(page_id, base_version)
+            const to = page_id === undefined ? undefined : yield* repo.versionContent(page_id, current_version)
+            const diff = from === undefined || to === undefined ? null : compactDiff(
+              from.content,
+              to.content,
+              base_version,
+              current_version
+            )
+            return yield* new Conflict({ message: conflict.message, details: { current_version, base_version, diff } })
+          })
+      )
+
+    /** The diff of two versions' sources as the answers show it. */
+    const compactDiff = (from: string, to: string, fromVersion: number, toVersion: number) => {
+      const { added, diff, removed, truncated } = lineDiff(from, to, {
+        fromLabel: `version ${fromVersion}`,
+        toLabel: `version ${toVersion}`
+      })
+      return { diff, added, removed, truncated }
+    }
 
     const save = Effect.fn("Pages.save")(function*(dockId: DockId, input: PageContent) {
       return yield* saveIn(yield* docks.byId(dockId), input)
@@ -160,8 +227,10 @@ export const PagesLive = Layer.effect(
           frontMatterRequired: kind === "markdown_file",
           pageKind: kind === "web_page" ? "web_page" : "markdown_file"
         })).pipe(Effect.provideService(ContentWorkers, workers))
-      if (kind === "markdown" && targetRefs(target).length === 0) return yield* pushStandalone(prepared)
-      const saved = yield* saveIn(yield* docks.forWrite(target), prepared.content)
+      if (kind === "markdown" && targetRefs(target).length === 0) {
+        return yield* pushStandalone(prepared, input.baseVersion)
+      }
+      const saved = yield* saveIn(yield* docks.forWrite(target), prepared.content, input.baseVersion)
       return {
         part: saved.part,
         action: saved.action,
@@ -175,14 +244,20 @@ export const PagesLive = Layer.effect(
      * Each such push is a new artifact. A sandbox token's lands in its sandbox instead; a token restricted to
      * some Docks cannot make one (a write not scoped to a Dock).
      */
-    const pushStandalone = (prepared: Prepared) =>
+    const pushStandalone = (prepared: Prepared, baseVersion: number | undefined) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
         if (principal.sandbox) {
           const sandbox = principal.allowedBucketIds?.[0]
           if (sandbox === undefined) return yield* new NotFound({ message: "This sandbox token has no sandbox" })
-          const saved = yield* save(sandbox, prepared.content)
+          const saved = yield* saveIn(yield* docks.byId(sandbox), prepared.content, baseVersion)
           return { part: saved.part, action: saved.action, warnings: prepared.warnings }
+        }
+        if (baseVersion !== undefined) {
+          return yield* new ValidationError({
+            message: "base_version needs a Dock (`bucket`): push_markdown without one makes a new artifact each time",
+            details: { field: "base_version" }
+          })
         }
         yield* checkCreateDock(principal)
         yield* writeRules.admitWrite(principal)
@@ -317,6 +392,8 @@ export const PagesLive = Layer.effect(
           size_bytes: version.size_bytes,
           reason: version.reason,
           restored_from: version.restored_from,
+          added: version.lines_added,
+          removed: version.lines_removed,
           author: { user_id: version.user_id, username: version.username, agent_label: version.agent_label },
           created_at: version.created_at.toISOString()
         })
@@ -335,7 +412,37 @@ export const PagesLive = Layer.effect(
       return { version: number, content }
     })
 
-    const restore = Effect.fn("Pages.restore")(function*(target: DockTarget, page: string | PageNames, number: number) {
+    const diff = Effect.fn("Pages.diff")(function*(
+      target: DockTarget,
+      page: string | PageNames,
+      fromVersion: number,
+      toVersion?: number
+    ) {
+      const { row } = yield* readablePage(target, page)
+      const to = toVersion ?? row.version
+      const stored = (number: number) =>
+        Effect.flatMap(repo.versionContent(row.id, number), (found) =>
+          found === undefined
+            ? new NotFound({
+              message: `Page "${row.slug ?? row.id}" has no version ${number} (its current version is ${row.version})`,
+              details: { version: number, current_version: row.version }
+            })
+            : Effect.succeed(found.content))
+      const fromContent = yield* stored(fromVersion)
+      const toContent = to === row.version ? row.content : yield* stored(to)
+      return new PageDiff({
+        from_version: fromVersion,
+        to_version: to,
+        ...compactDiff(fromContent, toContent, fromVersion, to)
+      })
+    })
+
+    const restore = Effect.fn("Pages.restore")(function*(
+      target: DockTarget,
+      page: string | PageNames,
+      number: number,
+      baseVersion?: number
+    ) {
       const principal = yield* CurrentPrincipal
       const { access, resolved, row } = yield* readablePage(target, page)
       yield* checkWrite(principal, access)
@@ -370,6 +477,8 @@ export const PagesLive = Layer.effect(
         : { ...current, content: old.content, contentType: old.content_type as ContentType }
       const fields = partFields({ ...derived, title: old.title, summary: old.summary }, current.slug)
       const author = authorOf(principal)
+      // Diffed against the current content read above (outside the Dock lock); again inside only after a race.
+      const linesBefore = { version: row.version, lines: lineCounts(current.content, fields.content) }
       const restored = yield* transactional(
         sql,
         Effect.gen(function*() {
@@ -378,9 +487,15 @@ export const PagesLive = Layer.effect(
           if (current === undefined) {
             return yield* new NotFound({ message: `No page "${row.slug ?? row.id}" in this Dock` })
           }
+          if (baseVersion !== undefined && current.version !== baseVersion) {
+            return yield* staleBase(row.id, row.slug ?? row.id, baseVersion, current.version)
+          }
           const next = current.version + 1
           yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
-          const restored = yield* parts.newVersion(row.id, next, fields, author, "restored", now, number)
+          const lines = linesBefore.version === current.version
+            ? linesBefore.lines
+            : lineCounts(current.content, fields.content)
+          const restored = yield* parts.newVersion(row.id, next, fields, author, "restored", now, number, lines)
           yield* activity.record({
             dockId: access.dockId,
             action: "page.restored",
@@ -390,11 +505,15 @@ export const PagesLive = Layer.effect(
           })
           return restored
         })
-      )
+      ).pipe(withConflictDiff)
       return toPart(restored, baseUrl)
     })
 
-    const remove = Effect.fn("Pages.remove")(function*(target: DockTarget, page: string | PageNames) {
+    const remove = Effect.fn("Pages.remove")(function*(
+      target: DockTarget,
+      page: string | PageNames,
+      baseVersion?: number
+    ) {
       const principal = yield* CurrentPrincipal
       const { access, resolved, row } = yield* readablePage(target, page, "named")
       yield* checkWrite(principal, access)
@@ -403,6 +522,15 @@ export const PagesLive = Layer.effect(
       yield* transactional(
         sql,
         Effect.gen(function*() {
+          // The page's row locked: a delete and a concurrent write of it take turns (base_version is checked
+          // against the version that is current now, and a page deleted meanwhile is not released twice).
+          const current = yield* parts.findInDock(access.dockId, row.id, true)
+          if (current === undefined) {
+            return yield* new NotFound({ message: `No page "${row.slug ?? row.id}" in this Dock` })
+          }
+          if (baseVersion !== undefined && current.version !== baseVersion) {
+            return yield* staleBase(row.id, row.slug ?? row.id, baseVersion, current.version)
+          }
           // The page goes with its versions: every stored version's bytes are released.
           yield* parts.remove(contentDock(resolved), row.id)
           yield* activity.record({
@@ -413,7 +541,7 @@ export const PagesLive = Layer.effect(
             details: { slug: row.slug }
           })
         })
-      )
+      ).pipe(withConflictDiff)
     })
 
     const search = Effect.fn("Pages.search")(function*(
@@ -552,6 +680,6 @@ export const PagesLive = Layer.effect(
         )
       })
 
-    return { save, push, read, list, search, links: pageLinks, view, versions, version, restore, remove }
+    return { save, push, read, list, search, links: pageLinks, view, versions, version, diff, restore, remove }
   })
 )

@@ -9,6 +9,7 @@
 import { Effect, Option, Schema } from "effect"
 import type {
   BadRequest,
+  Conflict,
   InvalidFrontMatter,
   InvalidSlug,
   NotFound,
@@ -85,6 +86,7 @@ export type SaveAction = "created" | "updated" | "unchanged"
 export type PushKind = "web_page" | "markdown_file" | "markdown"
 
 export type PushError =
+  | Conflict
   | NotFound
   | BadRequest
   | Unauthorized
@@ -142,12 +144,34 @@ export class PartVersion extends Schema.Class<PartVersion>("PartVersion")({
   /** created, updated, restored, forked or snapshot */
   reason: Schema.String,
   restored_from: Schema.NullOr(Schema.Int),
+  /** Lines added against the version before (version 1: all its lines); null when not recorded. */
+  added: Schema.NullOr(Schema.Int),
+  /** Lines removed against the version before; null when not recorded. */
+  removed: Schema.NullOr(Schema.Int),
   author: Schema.Struct({
     user_id: Schema.NullOr(Schema.String),
     username: Schema.NullOr(Schema.String),
     agent_label: Schema.NullOr(Schema.String)
   }),
   created_at: Schema.String
+}) {}
+
+/**
+ * What changed between two versions of a page (diff_web_page_versions, diff_markdown_file_versions, and a
+ * base_version conflict's details.diff without the version numbers): a unified line diff of the source.
+ */
+export class PageDiff extends Schema.Class<PageDiff>("PageDiff")({
+  from_version: Schema.Int,
+  to_version: Schema.Int,
+  diff: Schema.String.annotations({
+    description: "Unified line diff of the source (`@@ -a,b +c,d @@` hunks, 3 lines of context), at most 64 KiB"
+  }),
+  added: Schema.Int.annotations({ description: "Lines added" }),
+  removed: Schema.Int.annotations({ description: "Lines removed" }),
+  truncated: Schema.Boolean.annotations({
+    description: "The diff was cut at 64 KiB, or (pages that differ almost everywhere) shows the whole changed " +
+      "region removed then added instead of a line-by-line diff, its counts then upper bounds"
+  })
 }) {}
 
 /**

@@ -41,6 +41,12 @@ export interface PushInput {
   readonly title?: string | null | undefined
   readonly slug?: string | null | undefined
   readonly content: string
+  /**
+   * The write precondition (`base_version`): the page's version the caller read. When the page's current version
+   * is another (or the page is gone: current version 0), the push fails with `conflict` (details.current_version,
+   * details.base_version and details.diff from it to the current one) and writes nothing.
+   */
+  readonly baseVersion?: number | undefined
 }
 
 export interface Prepared {

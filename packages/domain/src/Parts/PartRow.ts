@@ -33,6 +33,15 @@ export interface Author {
   readonly agentLabel: string | null
 }
 
+/**
+ * The lines a version added and removed relative to the version before it (version 1: all its lines added),
+ * stored with the version (part_versions.lines_added / lines_removed; null when not recorded).
+ */
+export interface VersionLines {
+  readonly added: number
+  readonly removed: number
+}
+
 /** Why a version was made (part_versions.reason). */
 export type VersionReason = "created" | "updated" | "restored" | "forked" | "snapshot"
 

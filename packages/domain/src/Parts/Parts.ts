@@ -9,7 +9,16 @@ import { Context, type Effect } from "effect"
 import type { TierLimitExceeded } from "../Errors.ts"
 import type { DockId, PageId, UserId } from "../Ids.ts"
 import type { PageKind } from "../Pages/Part.ts"
-import type { Author, ContentChange, ContentDock, PartFields, PartRow, ShellFields, VersionReason } from "./PartRow.ts"
+import type {
+  Author,
+  ContentChange,
+  ContentDock,
+  PartFields,
+  PartRow,
+  ShellFields,
+  VersionLines,
+  VersionReason
+} from "./PartRow.ts"
 
 export interface NewPart {
   readonly ownerId: UserId
@@ -33,13 +42,15 @@ export class Parts extends Context.Tag("@dock/domain/Parts")<Parts, {
    */
   readonly reserve: (dock: ContentDock | DockId, change: ContentChange) => Effect.Effect<void, TierLimitExceeded>
   /**
-   * A new page, version 1 ("created"), its artifact and bytes reserved: in the Dock, or with none a standalone
+   * A new page, version 1 ("created", all its lines added), its artifact and bytes reserved: in the Dock, or with none a standalone
    * artifact of its owner (the owner's standalone artifacts count as one Dock for the plan caps).
    */
   readonly create: (dock: ContentDock | DockId | null, part: NewPart) => Effect.Effect<PartRow, TierLimitExceeded>
   /**
    * A new version of a page with the reason for it (updated, restored, snapshot). The caller reserves the bytes,
-   * with the rest of its change when it has more (a snapshot with the rows a table's delete releases).
+   * with the rest of its change when it has more (a snapshot with the rows a table's delete releases). `lines`:
+   * what the version added and removed against the current one (the caller diffs them, outside the Dock lock
+   * where it can: Content/LineDiff.ts); without it the version records none (null).
    */
   readonly newVersion: (
     id: PageId,
@@ -48,7 +59,8 @@ export class Parts extends Context.Tag("@dock/domain/Parts")<Parts, {
     author: Author,
     reason: VersionReason,
     now: Date,
-    restoredFrom?: number
+    restoredFrom?: number,
+    lines?: VersionLines
   ) => Effect.Effect<PartRow>
   /** Deletes a page with its versions and releases the artifact and every stored version's bytes. */
   readonly remove: (dock: ContentDock | DockId, id: PageId) => Effect.Effect<void>

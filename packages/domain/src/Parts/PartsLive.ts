@@ -1,5 +1,6 @@
 /** The Parts port over PostgreSQL: the caps' arithmetic here, every statement in PartsRepo. */
 import { Effect, Layer } from "effect"
+import { countLines } from "../Content/LineDiff.ts"
 import { TierLimitExceeded } from "../Errors.ts"
 import type { DockId, UserId } from "../Ids.ts"
 import { Limits } from "../Limits.ts"
@@ -60,12 +61,24 @@ export const PartsLive = Layer.effect(
           part.visibility ?? null,
           part.now
         )
-        yield* repo.insertVersion(row.id, 1, part.fields, part.author, "created", part.now)
+        yield* repo.insertVersion(row.id, 1, part.fields, part.author, "created", part.now, null, {
+          added: countLines(part.fields.content),
+          removed: 0
+        })
         return row
       }),
-      newVersion: Effect.fn("Parts.newVersion")(function*(id, version, fields, author, reason, now, restoredFrom) {
+      newVersion: Effect.fn("Parts.newVersion")(function*(
+        id,
+        version,
+        fields,
+        author,
+        reason,
+        now,
+        restoredFrom,
+        lines
+      ) {
         const row = yield* repo.update(id, version, fields, now)
-        yield* repo.insertVersion(id, version, fields, author, reason, now, restoredFrom ?? null)
+        yield* repo.insertVersion(id, version, fields, author, reason, now, restoredFrom ?? null, lines)
         return row
       }),
       remove: Effect.fn("Parts.remove")(function*(dock, id) {

@@ -12,6 +12,7 @@ import {
   type PartFields,
   PartRow,
   type ShellFields,
+  type VersionLines,
   type VersionReason
 } from "./PartRow.ts"
 
@@ -141,13 +142,17 @@ export const makePartsRepo = Effect.gen(function*() {
     author: Author,
     reason: VersionReason,
     now: Date,
-    restoredFrom: number | null = null
+    restoredFrom: number | null = null,
+    lines?: VersionLines
   ) =>
     sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter, size_bytes,
-        user_id, token_id, agent_label, reason, restored_from, created_at)
+        user_id, token_id, agent_label, reason, restored_from, created_at, lines_added, lines_removed)
       values (${partId}, ${version}, ${fields.title}, ${fields.summary}, ${fields.contentType}, ${fields.content},
         ${sql.json(fields.frontMatter)}, ${fields.sizeBytes}, ${author.userId}, ${author.tokenId}, ${author.agentLabel},
-        ${reason}, ${restoredFrom}, ${now})`.pipe(Effect.asVoid, Effect.orDie)
+        ${reason}, ${restoredFrom}, ${now}, ${lines?.added ?? null}, ${lines?.removed ?? null})`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
 
   /** Deletes a page with its versions; returns the bytes every stored version held (the current one included). */
   const remove = (id: PageId) =>
@@ -202,10 +207,14 @@ export const makePartsRepo = Effect.gen(function*() {
           concepts, '{}', links, claim_count, 1, size_bytes, id, version, ${now}, ${now}
         from parts where dock_id = ${from} and visibility is distinct from 'private'
         returning id, size_bytes`
+      // Version 1 adds all its lines (as Content/LineDiff.ts counts them: a final newline starts no line).
       yield* sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter,
-          size_bytes, user_id, token_id, agent_label, reason, created_at)
+          size_bytes, user_id, token_id, agent_label, reason, created_at, lines_added, lines_removed)
         select id, 1, title, summary, content_type, content, front_matter, size_bytes, ${author.userId},
-          ${author.tokenId}, ${author.agentLabel}, 'forked', ${now}
+          ${author.tokenId}, ${author.agentLabel}, 'forked', ${now},
+          length(content) - length(replace(content, chr(10), ''))
+            + case when content = '' or right(content, 1) = chr(10) then 0 else 1 end,
+          0
         from parts where dock_id = ${to}`
       yield* sql`insert into micro_db_tables (dock_id, name, slug, description, position, columns, row_count, created_at,
           updated_at)

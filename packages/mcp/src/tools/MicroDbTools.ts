@@ -281,27 +281,50 @@ export const insertMicroDbRows = tool({
     withMicroDb((microDb) => microDb.insertRows({ bucket }, table, rows)).pipe(Effect.map((rows) => ({ rows })))
 })
 
+/** The write precondition of a row's update or delete (docs/versions.md, "Rows"). */
+const RowBaseVersion = Schema.Int.pipe(
+  Schema.greaterThanOrEqualTo(1),
+  Schema.annotations({
+    description: "Optional precondition: the row's `version` you read. If the row is at another version now, " +
+      "nothing is written and the answer is conflict with details.current_version and details.row (the row now)"
+  })
+)
+const ROW_BASE_VERSION_NOTE = " Every row has a `version` (1 at insert, +1 on every update). Pass `base_version` " +
+  "(the version you read) to write only if nobody changed the row since: if someone did, the answer is conflict " +
+  "(409) with details.current_version and details.row (the row as it is now), and nothing is written."
+
 export const updateMicroDbRow = tool({
   name: "update_micro_db_row",
   description:
-    "Merge `data`'s keys into a row (null clears a value); the whole row is validated again. Returns `{ row }`.",
-  input: Schema.Struct({ bucket: Bucket, table: Table, row_id: RowId, data: RowData }),
+    "Merge `data`'s keys into a row (null clears a value); the whole row is validated again. Returns `{ row }` " +
+    "with its raised `version`." + ROW_BASE_VERSION_NOTE,
+  input: Schema.Struct({
+    bucket: Bucket,
+    table: Table,
+    row_id: RowId,
+    data: RowData,
+    base_version: optional(RowBaseVersion)
+  }),
   output: Schema.Struct({ row: MicroDbRow }),
   annotations: WRITE,
   scope: "mcp:write",
-  run: ({ bucket, data, row_id, table }) =>
-    withMicroDb((microDb) => microDb.updateRow({ bucket }, table, row_id, data)).pipe(Effect.map((row) => ({ row })))
+  run: ({ base_version, bucket, data, row_id, table }) =>
+    withMicroDb((microDb) => microDb.updateRow({ bucket }, table, row_id, data, base_version)).pipe(
+      Effect.map((row) => ({ row }))
+    )
 })
 
 export const deleteMicroDbRow = tool({
   name: "delete_micro_db_row",
-  description: "Delete one row. Returns `{ ok: true }`.",
-  input: Schema.Struct({ bucket: Bucket, table: Table, row_id: RowId }),
+  description: "Delete one row. Returns `{ ok: true }`." + ROW_BASE_VERSION_NOTE,
+  input: Schema.Struct({ bucket: Bucket, table: Table, row_id: RowId, base_version: optional(RowBaseVersion) }),
   output: Schema.Struct({ ok: Schema.Literal(true) }),
   annotations: DESTRUCTIVE,
   scope: "mcp:write",
-  run: ({ bucket, row_id, table }) =>
-    withMicroDb((microDb) => microDb.deleteRow({ bucket }, table, row_id)).pipe(Effect.as({ ok: true as const }))
+  run: ({ base_version, bucket, row_id, table }) =>
+    withMicroDb((microDb) => microDb.deleteRow({ bucket }, table, row_id, base_version)).pipe(
+      Effect.as({ ok: true as const })
+    )
 })
 
 export const snapshotMicroDb = tool({

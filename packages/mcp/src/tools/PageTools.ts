@@ -3,6 +3,7 @@ import {
   type DockTarget,
   InboundLink,
   OutboundLink,
+  PageDiff,
   type PageNames,
   Pages,
   PageSearchResult,
@@ -28,6 +29,19 @@ const PageContent = Schema.String.pipe(
   Schema.annotations({ description: "At most 1 MiB (1,048,576 bytes of UTF-8)" })
 )
 const Version = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))
+/** The write precondition every page write takes (docs/versions.md, "Write preconditions"). */
+const BaseVersion = Schema.Int.pipe(
+  Schema.greaterThanOrEqualTo(1),
+  Schema.annotations({
+    description: "Optional precondition: the page's version you read (part.version). If the page is at another " +
+      "version now, nothing is written and the answer is conflict with details.current_version and details.diff " +
+      "(what changed since base_version)"
+  })
+)
+/** What the LLM-facing descriptions say about base_version. */
+const BASE_VERSION_NOTE = " Pass `base_version` (the version you read) to write only if nobody changed the page " +
+  "since: if someone did, the answer is conflict (409) with details.current_version and details.diff, the diff " +
+  "from your version to the current one, and nothing is written."
 
 const PushOutput = Schema.Struct({
   part: Part,
@@ -39,18 +53,30 @@ const PushOutput = Schema.Struct({
 const withPages = <A, E, R>(f: (pages: Pages["Type"]) => Effect.Effect<A, E, R>) => Effect.flatMap(Pages, f)
 
 /** What every push takes besides its Dock. */
-const PushFields = { page_title: optional(PageTitle), page_slug: optional(PageSlug), page_content: PageContent }
+const PushFields = {
+  page_title: optional(PageTitle),
+  page_slug: optional(PageSlug),
+  page_content: PageContent,
+  base_version: optional(BaseVersion)
+}
 
 /** The three push tools differ only in their kind and which Dock fields they take. */
 const runPush = (kind: PushKind) =>
-({ content_type, page_content, page_slug, page_title, ...target }: {
+({ base_version, content_type, page_content, page_slug, page_title, ...target }: {
   readonly content_type?: "markdown" | "html"
   readonly page_title?: string | null
   readonly page_slug?: string | null
   readonly page_content: string
+  readonly base_version?: number
 } & DockTarget) =>
   withPages((pages) =>
-    pages.push(kind, target, { contentType: content_type, title: page_title, slug: page_slug, content: page_content })
+    pages.push(kind, target, {
+      contentType: content_type,
+      title: page_title,
+      slug: page_slug,
+      content: page_content,
+      baseVersion: base_version
+    })
   )
 
 export const pushWebPage = tool({
@@ -59,7 +85,9 @@ export const pushWebPage = tool({
     "Create or update one page (HTML by default, or Markdown with content_type \"markdown\"). The page is found by " +
     "`page_slug` (or the slug derived from `page_title`): pushing again updates it and makes a new version, identical " +
     "content answers action \"unchanged\". HTML is sanitized before storage; `sanitization_warnings` says what was " +
-    "removed. With no Dock named it goes to your default Dock. Returns `{ part, action, warnings }`.",
+    "removed. With no Dock named it goes to your default Dock. Returns `{ part, action, warnings }`." +
+    BASE_VERSION_NOTE + " A base_version for a page that does not exist (any more) is conflict with " +
+    "current_version 0.",
   input: Schema.Struct({ ...WriteTarget, content_type: optional(Schema.Literal("markdown", "html")), ...PushFields }),
   output: PushOutput,
   annotations: WRITE,
@@ -72,7 +100,8 @@ export const pushMarkdownFile = tool({
   description: "Create or update a Markdown file: a complete Markdown document that starts with YAML front matter " +
     "(---\\ntitle: …\\n---). Front matter fields title, summary, slug, tags, entities, concepts, claims and sources " +
     "feed the page record; `page_title` / `page_slug` override them. Bad front matter is invalid_front_matter, a bad " +
-    "slug invalid_slug. With no Dock named it goes to your default Dock. Returns `{ part, action, warnings }`.",
+    "slug invalid_slug. With no Dock named it goes to your default Dock. Returns `{ part, action, warnings }`." +
+    BASE_VERSION_NOTE,
   input: Schema.Struct({ ...WriteTarget, ...PushFields }),
   output: PushOutput,
   annotations: WRITE,
@@ -84,7 +113,8 @@ export const pushMarkdown = tool({
   name: "push_markdown",
   description: "Save Markdown (front matter optional). With `bucket` it is created or updated in that Dock like " +
     "push_markdown_file; without it, it becomes a standalone artifact of yours, in no Dock, reachable at its `url`. " +
-    "Returns `{ part, action, warnings }`.",
+    "Returns `{ part, action, warnings }`." + BASE_VERSION_NOTE + " base_version needs `bucket` (a standalone " +
+    "artifact is new each time: validation_error).",
   input: Schema.Struct({ bucket: optional(Bucket), ...PushFields }),
   output: PushOutput,
   annotations: WRITE,
@@ -210,18 +240,21 @@ export const deleteWebPage = tool({
   name: "delete_web_page",
   description:
     "Delete one page (and its versions) from a Dock you own or edit. Name it with `web_page` (UUID or slug) or " +
-    "`page_slug`, the Dock with `bucket` or `bucket_path`. Returns `{ ok: true }`.",
+    "`page_slug`, the Dock with `bucket` or `bucket_path`. Returns `{ ok: true }`." + BASE_VERSION_NOTE,
   input: Schema.Struct({
     bucket: optional(Bucket),
     web_page: optional(PageRef("page")),
     bucket_path: optional(BucketPath),
-    page_slug: optional(Text(64))
+    page_slug: optional(Text(64)),
+    base_version: optional(BaseVersion)
   }),
   output: Schema.Struct({ ok: Schema.Literal(true) }),
   annotations: DESTRUCTIVE,
   scope: "mcp:write",
-  run: ({ page_slug, web_page, ...target }) =>
-    withPages((pages) => pages.remove(target, { web_page, page_slug })).pipe(Effect.as({ ok: true as const }))
+  run: ({ base_version, page_slug, web_page, ...target }) =>
+    withPages((pages) => pages.remove(target, { web_page, page_slug }, base_version)).pipe(
+      Effect.as({ ok: true as const })
+    )
 })
 
 /** The version tools come in two families that differ only in the name of the page parameter. */
@@ -242,7 +275,9 @@ const versionTools = (family: "web_page" | "markdown_file") => {
       name: `list_${family}_versions`,
       description:
         `List every saved version of a ${label}, oldest first: version number, title, summary, size, why it was made ` +
-        "(created, updated, restored, forked, snapshot), who made it (user and agent label) and when. Returns `{ versions }`.",
+        "(created, updated, restored, forked, snapshot), who made it (user and agent label) and when, and the lines " +
+        "it `added` and `removed` against the version before (version 1: all its lines added; null for versions " +
+        `saved before these counts were recorded). diff_${family}_versions shows the lines. Returns \`{ versions }\`.`,
       input: Schema.Struct(fields),
       output: Schema.Struct({ versions: Schema.Array(PartVersion) }),
       annotations: READ,
@@ -264,15 +299,36 @@ const versionTools = (family: "web_page" | "markdown_file") => {
     restore: tool({
       name: `restore_${family}_version`,
       description: `Make an old version of a ${label} current again, as a new version (history is never rewritten). ` +
-        "Returns `{ part }`.",
-      input: Schema.Struct({ ...fields, version: Version }),
+        "Returns `{ part }`." + BASE_VERSION_NOTE,
+      input: Schema.Struct({ ...fields, version: Version, base_version: optional(BaseVersion) }),
       output: Schema.Struct({ part: Part }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
       scope: "mcp:write" as const,
       run: (input) =>
-        withPages((pages) => pages.restore({ bucket: input.bucket }, pageOf(input), input.version)).pipe(
-          Effect.map((part) => ({ part }))
+        withPages((pages) => pages.restore({ bucket: input.bucket }, pageOf(input), input.version, input.base_version))
+          .pipe(Effect.map((part) => ({ part })))
+    }),
+    diff: tool({
+      name: `diff_${family}_versions`,
+      description: `What changed in a ${label} between two saved versions: a unified line diff of the source ` +
+        "(`@@ -a,b +c,d @@` hunks with 3 lines of context; `-` lines only in from_version, `+` lines only in " +
+        "to_version). `to_version` defaults to the current version. The diff is at most 64 KiB; `truncated` says " +
+        "it was cut, or that the versions differ almost everywhere and the whole changed region is shown removed " +
+        "then added (`added`/`removed` are then upper bounds). A version the page does not have is not_found. " +
+        "Returns `{ from_version, to_version, diff, added, removed, truncated }`.",
+      input: Schema.Struct({
+        ...fields,
+        from_version: Version.pipe(Schema.annotations({ description: "The older version (the diff's `-` side)" })),
+        to_version: optional(
+          Version.pipe(Schema.annotations({ description: "The newer version (the `+` side); default: current" }))
         )
+      }),
+      // The fields at the top of the answer (a class would be a $ref in tools/list).
+      output: Schema.Struct(PageDiff.fields),
+      annotations: READ,
+      scope: "mcp:read" as const,
+      run: (input) =>
+        withPages((pages) => pages.diff({ bucket: input.bucket }, pageOf(input), input.from_version, input.to_version))
     })
   }
 }
@@ -283,9 +339,11 @@ const markdownFileVersions = versionTools("markdown_file")
 export const listWebPageVersions = webPageVersions.list
 export const getWebPageVersion = webPageVersions.get
 export const restoreWebPageVersion = webPageVersions.restore
+export const diffWebPageVersions = webPageVersions.diff
 export const listMarkdownFileVersions = markdownFileVersions.list
 export const getMarkdownFileVersion = markdownFileVersions.get
 export const restoreMarkdownFileVersion = markdownFileVersions.restore
+export const diffMarkdownFileVersions = markdownFileVersions.diff
 
 export const getMarkdownFile = tool({
   name: "get_markdown_file",
@@ -315,13 +373,19 @@ export const listMarkdownFiles = tool({
 
 export const deleteMarkdownFile = tool({
   name: "delete_markdown_file",
-  description: "Delete one Markdown file (and its versions) from a Dock you own or edit. Returns `{ ok: true }`.",
-  input: Schema.Struct({ bucket: Bucket, markdown_file: PageRef("Markdown file") }),
+  description: "Delete one Markdown file (and its versions) from a Dock you own or edit. Returns `{ ok: true }`." +
+    BASE_VERSION_NOTE,
+  input: Schema.Struct({
+    bucket: Bucket,
+    markdown_file: PageRef("Markdown file"),
+    base_version: optional(BaseVersion)
+  }),
   output: Schema.Struct({ ok: Schema.Literal(true) }),
   annotations: DESTRUCTIVE,
   scope: "mcp:write",
-  run: ({ bucket, markdown_file }) =>
-    withPages((pages) => pages.remove({ bucket }, { web_page: markdown_file, kinds: ["markdown_file"] })).pipe(
-      Effect.as({ ok: true as const })
-    )
+  run: ({ base_version, bucket, markdown_file }) =>
+    withPages((pages) => pages.remove({ bucket }, { web_page: markdown_file, kinds: ["markdown_file"] }, base_version))
+      .pipe(
+        Effect.as({ ok: true as const })
+      )
 })

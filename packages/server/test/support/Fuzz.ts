@@ -379,6 +379,9 @@ const byName = (name: string, world: World): fc.Arbitrary<unknown> | undefined =
     case "source_id":
       return fc.constant(world.source.id)
     case "version":
+    case "from_version":
+    case "to_version":
+    case "base_version":
       return fc.integer({ min: 1, max: 4 })
     case "query":
       return fc.constantFrom("home", "version", "notes", "fuzz", "about page")
@@ -968,7 +971,8 @@ export const fuzzEveryTool = (kind: keyof typeof KINDS) =>
     const server = yield* TestServer
     const world = yield* makeWorld
     const tools = fuzzOrder(yield* listedTools(world))
-    expect(tools).toHaveLength(47)
+    // The 47 spec tools and issue 18's diff tools.
+    expect(tools).toHaveLength(49)
     const tally = newTally()
     console.log(`fuzz ${kind}: seed ${FUZZ_SEED}, ${FUZZ_RUNS} runs per tool`)
     for (const [index, tool] of tools.entries()) {
@@ -993,4 +997,4 @@ export const fuzzEveryTool = (kind: keyof typeof KINDS) =>
   })
 
 /** A test's time: generous for the default runs, growing with DOCK_FUZZ_RUNS. */
-export const FUZZ_TIMEOUT = Math.max(180_000, FUZZ_RUNS * 47 * 1_500)
+export const FUZZ_TIMEOUT = Math.max(180_000, FUZZ_RUNS * 49 * 1_500)
