@@ -35,7 +35,13 @@ export type PageEdit =
   | { readonly op: "set_front_matter"; readonly key: string; readonly value: unknown }
   | { readonly op: "delete_front_matter"; readonly key: string }
 
-/** Which operations a kind of page takes: Markdown files all, web pages the text ones. */
+/** The kinds of page an edit names: edit_markdown_file, edit_web_page. */
+export type EditKind = "markdown_file" | "web_page"
+
+/**
+ * The stored source's format: Markdown takes every operation, HTML the text ones (as does any web page, whatever
+ * its format: edit_web_page offers only those).
+ */
 export type EditFormat = "markdown" | "html"
 
 export const TEXT_EDIT_OPS: ReadonlyArray<PageEdit["op"]> = ["replace_text", "insert_text"]
