@@ -5,10 +5,10 @@
  * is `{ _tag, message, details }`, made an error class again on the calling side).
  */
 import { Effect } from "effect"
+import type { EditFormat, PageEdit } from "../Pages/Edit.ts"
 import type { SourceMediaType } from "../Sources/Source.ts"
 import type { ContentJobNames } from "./ContentWorkers.ts"
 import { splitFrontMatter } from "./FrontMatter.ts"
-import type { EditFormat, PageEdit } from "../Pages/Edit.ts"
 import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
 import { readMarkdown, renderMarkdown, type Wikilink } from "./MarkdownRender.ts"
 import { applyPageEdits, hasFrontMatter, markdownSourceTitle } from "./PageEdits.ts"

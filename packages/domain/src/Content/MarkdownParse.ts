@@ -312,7 +312,7 @@ export const headingLines = (text: string): Array<HeadingLine> => {
     headings.push({
       depth: Number(token.tag.slice(1)),
       source: inline?.content ?? "",
-      text: (inline?.children ?? []).map((child) => 
+      text: (inline?.children ?? []).map((child) =>
         child.type === "text" || child.type === "code_inline"
           ? child.content
           : child.type === "softbreak" || child.type === "hardbreak"

@@ -99,11 +99,16 @@ const replaceText = (index: number, state: State, edit: Extract<PageEdit, { op: 
     if (edit.find === "") return yield* refuse(index, edit.op, "find must not be empty", { field: "find" })
     const found = occurrences(state.text, edit.find)
     if (found.length === 0) {
-      return yield* refuse(index, edit.op, `find ${quote(edit.find)} matches nowhere in the page (the match is exact)`, {
-        field: "find",
-        value: edit.find.slice(0, QUOTE_MAX),
-        matches: 0
-      })
+      return yield* refuse(
+        index,
+        edit.op,
+        `find ${quote(edit.find)} matches nowhere in the page (the match is exact)`,
+        {
+          field: "find",
+          value: edit.find.slice(0, QUOTE_MAX),
+          matches: 0
+        }
+      )
     }
     const bytes = state.bytes + found.length * (utf8Bytes(edit.replace) - utf8Bytes(edit.find))
     if (bytes > PAGE_CONTENT_MAX_BYTES) return yield* contentTooLarge(bytes, { operation: index })
@@ -127,8 +132,7 @@ const insertText = (index: number, state: State, edit: Extract<PageEdit, { op: "
 // ---------------------------------------------------------------------------------------------------------------
 
 /** A heading's name as a path compares it: leading `#`s dropped, whitespace collapsed, case folded. */
-const headingName = (text: string) =>
-  text.replace(/^\s*#{1,6}(?=\s|$)/, "").replace(/\s+/g, " ").trim().toLowerCase()
+const headingName = (text: string) => text.replace(/^\s*#{1,6}(?=\s|$)/, "").replace(/\s+/g, " ").trim().toLowerCase()
 
 /** Where each line of `text` starts, lines ended as markdown-it ends them (`\r\n`, `\r` or `\n`). */
 const lineStarts = (text: string): Array<number> => {
@@ -225,6 +229,9 @@ const replaceSection = (index: number, state: State, edit: Extract<PageEdit, { o
 // Front matter
 // ---------------------------------------------------------------------------------------------------------------
 
+/** YAML written back as people write it: long lines unfolded, `[a, b]` rather than `[ a, b ]`. */
+const WRITE_YAML = { lineWidth: 0, flowCollectionPadding: false } as const
+
 const frontMatterEdit = (
   index: number,
   state: State,
@@ -251,7 +258,7 @@ const frontMatterEdit = (
       }
       const doc = parseDocument("", frontMatterYamlOptions())
       doc.set(key, doc.createNode(edit.value))
-      return yield* splice(index, state, bom, bom, `---\n${doc.toString({ lineWidth: 0 })}---\n`)
+      return yield* splice(index, state, bom, bom, `---\n${doc.toString(WRITE_YAML)}---\n`)
     }
     const yaml = text.slice(span.yamlStart, span.yamlEnd)
     // Read as a push reads it first: the bounds (depth, aliases) hold before the Document is worked on.
@@ -278,7 +285,7 @@ const frontMatterEdit = (
     const written = isMap(doc.contents) && doc.contents.items.length === 0 && doc.commentBefore == null &&
         doc.comment == null
       ? ""
-      : doc.toString({ lineWidth: 0 })
+      : doc.toString(WRITE_YAML)
     return yield* splice(index, state, bom + span.yamlStart, bom + span.yamlEnd, written)
   }) as Effect.Effect<State, ValidationError | InvalidFrontMatter>
 

@@ -251,7 +251,11 @@ export const PagesLive = Layer.effect(
       if (outcome._tag === "Refused") return yield* refusalError(outcome.refusal)
       const title = markdown && row.title === outcome.sourceTitle ? undefined : row.title
       // A Markdown file keeps needing front matter once it has it; one without (push_markdown) does not.
-      const pushKind: PushKind = kind === "web_page" ? "web_page" : outcome.hadFrontMatter ? "markdown_file" : "markdown"
+      const pushKind: PushKind = kind === "web_page"
+        ? "web_page"
+        : outcome.hadFrontMatter
+        ? "markdown_file"
+        : "markdown"
       return yield* push(pushKind, target, {
         title,
         slug: row.slug,

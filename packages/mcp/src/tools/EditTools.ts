@@ -56,7 +56,9 @@ const SetFrontMatter = Schema.Struct({
   op: Schema.Literal("set_front_matter"),
   key: FrontMatterKey,
   value: Schema.Unknown.pipe(Schema.annotations({ description: "Any JSON value (string, number, list, object …)" }))
-}).pipe(Schema.annotations({ description: "Set one front matter key (added last when new); other keys stay as written" }))
+}).pipe(
+  Schema.annotations({ description: "Set one front matter key (added last when new); other keys stay as written" })
+)
 
 const DeleteFrontMatter = Schema.Struct({
   op: Schema.Literal("delete_front_matter"),
