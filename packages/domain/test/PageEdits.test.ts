@@ -259,10 +259,11 @@ describe("set_front_matter and delete_front_matter", () => {
   it("set changes one key in place, keeping the others, their order, comments and quoting", () => {
     const result = edited(guide, [
       { op: "set_front_matter", key: "title", value: "Handbook" },
-      { op: "set_front_matter", key: "order", value: 3 }
+      { op: "set_front_matter", key: "order", value: 3 },
+      { op: "set_front_matter", key: "tags", value: ["c"] }
     ])
     expect(result.split("---\n# Guide")[0]).toBe(
-      "---\n# who reads this\ntitle: 'Handbook' # the title\ntags: [a, b]\norder: 3\n"
+      "---\n# who reads this\ntitle: 'Handbook' # the title\ntags: [c]\norder: 3\n"
     )
   })
 

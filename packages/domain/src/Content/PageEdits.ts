@@ -16,7 +16,7 @@
  * the push's size error, before the text is built.
  */
 import { Effect } from "effect"
-import { isMap, isScalar, parseDocument } from "yaml"
+import { isCollection, isMap, isScalar, parseDocument } from "yaml"
 import { type InvalidFrontMatter, ValidationError } from "../Errors.ts"
 import { EDIT_OPERATIONS_MAX, type EditFormat, type PageEdit, TEXT_EDIT_OPS } from "../Pages/Edit.ts"
 import { frontMatterSpan, frontMatterYamlOptions, readFrontMatter } from "./FrontMatter.ts"
@@ -273,14 +273,15 @@ const frontMatterEdit = (
       }
       doc.delete(key)
     } else {
-      // An existing key keeps its place and the comments on it (a scalar given a scalar keeps its own too); a
-      // new key goes last.
+      // An existing key keeps its place and the comments on it (a scalar given a scalar keeps its own too);
+      // a new key goes last.
       const current = doc.get(key, true)
       const value = edit.value
       if (
         isScalar(current) && (value === null || ["string", "number", "boolean"].includes(typeof value))
       ) current.value = value
-      else doc.set(key, doc.createNode(value))
+      // A list or map written inline (`[a, b]`) stays inline.
+      else doc.set(key, doc.createNode(value, { flow: isCollection(current) && current.flow === true }))
     }
     const written = isMap(doc.contents) && doc.contents.items.length === 0 && doc.commentBefore == null &&
         doc.comment == null
