@@ -243,8 +243,10 @@ export const PagesLive = Layer.effect(
           details: { operation: textOnly, op: operations[textOnly]!.op }
         })
       }
+      // Stored HTML as get_web_page shows it (sanitized again, once per version): what the caller's text matches.
+      const source = markdown ? row.content : yield* sanitizedHtml(row)
       const outcome = yield* workers.run("pageEdits", {
-        content: row.content,
+        content: source,
         operations,
         format: markdown ? "markdown" : "html"
       })
