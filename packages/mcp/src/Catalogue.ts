@@ -14,6 +14,7 @@ import {
   updateBucket,
   updateBucketMetadata
 } from "./tools/DockTools.ts"
+import { editMarkdownFile, editWebPage } from "./tools/EditTools.ts"
 import { pushImage } from "./tools/ImageTools.ts"
 import {
   addMicroDbColumn,
@@ -79,6 +80,8 @@ export const catalogue = [
   restoreWebPageVersion,
   pushMarkdownFile,
   pushMarkdown,
+  editWebPage,
+  editMarkdownFile,
   getMarkdownFile,
   listMarkdownFiles,
   deleteMarkdownFile,

@@ -5,11 +5,13 @@
  * is `{ _tag, message, details }`, made an error class again on the calling side).
  */
 import { Effect } from "effect"
+import type { EditFormat, PageEdit } from "../Pages/Edit.ts"
 import type { SourceMediaType } from "../Sources/Source.ts"
 import type { ContentJobNames } from "./ContentWorkers.ts"
 import { splitFrontMatter } from "./FrontMatter.ts"
 import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
 import { readMarkdown, renderMarkdown, type Wikilink } from "./MarkdownRender.ts"
+import { applyPageEdits, hasFrontMatter, markdownSourceTitle } from "./PageEdits.ts"
 import { type PageFields, pageFields } from "./PageFields.ts"
 import { extractSourceText } from "./SourceText.ts"
 
@@ -66,6 +68,25 @@ export const contentJobs = {
         }
         return { _tag: "Page" as const, page }
       }).pipe(Effect.catchAll(refused))
+    ),
+
+  /**
+   * A patch edit (edit_markdown_file, edit_web_page): the source after the operations, or why not; with, for
+   * Markdown, the title the unedited source gives itself (PageEdits.ts `markdownSourceTitle`).
+   */
+  pageEdits: (
+    input: { readonly content: string; readonly operations: ReadonlyArray<PageEdit>; readonly format: EditFormat }
+  ) =>
+    Effect.runSync(
+      applyPageEdits(input.content, input.operations, input.format).pipe(
+        Effect.map((content) => ({
+          _tag: "Edited" as const,
+          content,
+          sourceTitle: input.format === "markdown" ? markdownSourceTitle(input.content) : null,
+          hadFrontMatter: input.format === "markdown" && hasFrontMatter(input.content)
+        })),
+        Effect.catchAll(refused)
+      )
     ),
 
   /** An operator's source (up to 5 MiB): its text (HTML sanitized, Markdown without front matter), or why not. */

@@ -3,7 +3,20 @@
  * the body and read as inert, bounded data (no other languages, no alias bombs, no prototype-reaching keys).
  */
 import { Effect } from "effect"
-import { CST, type Document, isAlias, isMap, isScalar, isSeq, Lexer, LineCounter, parseDocument } from "yaml"
+import {
+  CST,
+  type Document,
+  type DocumentOptions,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  Lexer,
+  LineCounter,
+  parseDocument,
+  type ParseOptions,
+  type SchemaOptions
+} from "yaml"
 import { InvalidFrontMatter } from "../Errors.ts"
 import { FORBIDDEN_KEYS } from "./Text.ts"
 
@@ -37,6 +50,55 @@ const lineAt = (text: string, start: number, end: number): string =>
   text.slice(start, end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end)
 
 /**
+ * Where the front matter of a document lies (`text` without its BOM): the YAML between `yamlStart` and
+ * `yamlEnd`, the body from `bodyStart`; or why there is none (`absent`: the first line is no fence) or it cannot
+ * be read. Front matter starts at the very first line (no leading blank lines) with `---` and ends at the next
+ * line that is `---` or `...`.
+ */
+export type FrontMatterSpan =
+  | { readonly _tag: "Found"; readonly yamlStart: number; readonly yamlEnd: number; readonly bodyStart: number }
+  | { readonly _tag: "Absent" }
+  | { readonly _tag: "Refused"; readonly error: InvalidFrontMatter }
+
+export const frontMatterSpan = (text: string): FrontMatterSpan => {
+  const firstEnd = lineEnd(text, 0)
+  const first = lineAt(text, 0, firstEnd)
+  if (!OPEN_FENCE.test(first)) {
+    if (LANGUAGE_FENCE.test(first) || TOML_FENCE.test(first)) {
+      return {
+        _tag: "Refused",
+        error: invalid("front matter must be YAML between `---` lines (no language tag such as ---js or ---json)", {
+          line: 1,
+          fence: first.slice(0, 40)
+        })
+      }
+    }
+    return { _tag: "Absent" }
+  }
+  const yamlStart = firstEnd + 1
+  let position = yamlStart
+  while (position <= text.length) {
+    // Characters never outnumber UTF-8 bytes, so this bounds the scan before the exact count below.
+    if (position - yamlStart > FRONT_MATTER_MAX_BYTES) break
+    const end = lineEnd(text, position)
+    if (CLOSE_FENCE.test(lineAt(text, position, end))) {
+      if (new TextEncoder().encode(text.slice(yamlStart, position)).length > FRONT_MATTER_MAX_BYTES) break
+      return { _tag: "Found", yamlStart, yamlEnd: position, bodyStart: Math.min(end + 1, text.length) }
+    }
+    position = end + 1
+  }
+  if (position - yamlStart > FRONT_MATTER_MAX_BYTES || position <= text.length) {
+    return {
+      _tag: "Refused",
+      error: invalid(`front matter is larger than ${FRONT_MATTER_MAX_BYTES} bytes`, {
+        max_bytes: FRONT_MATTER_MAX_BYTES
+      })
+    }
+  }
+  return { _tag: "Refused", error: invalid("front matter is not closed: add a line `---` after it", { line: 1 }) }
+}
+
+/**
  * Splits a Markdown document into its YAML front matter (parsed into JSON-safe data) and its body.
  * Front matter starts at the very first line (after an optional BOM; no leading blank lines) with `---`
  * and ends at the next line that is `---` or `...`.
@@ -47,43 +109,20 @@ export const splitFrontMatter = (
 ): Effect.Effect<SplitDocument, InvalidFrontMatter> =>
   Effect.suspend(() => {
     const text = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source
-    const firstEnd = lineEnd(text, 0)
-    const first = lineAt(text, 0, firstEnd)
-    if (!OPEN_FENCE.test(first)) {
-      if (LANGUAGE_FENCE.test(first) || TOML_FENCE.test(first)) {
-        return Effect.fail(
-          invalid("front matter must be YAML between `---` lines (no language tag such as ---js or ---json)", {
-            line: 1,
-            fence: first.slice(0, 40)
-          })
-        )
-      }
-      return options.required
-        ? Effect.fail(invalid("the Markdown file must start with YAML front matter between `---` lines"))
-        : Effect.succeed({ frontMatter: {}, body: text })
-    }
-    const yamlStart = firstEnd + 1
-    let position = yamlStart
-    while (position <= text.length) {
-      // Characters never outnumber UTF-8 bytes, so this bounds the scan before the exact count below.
-      if (position - yamlStart > FRONT_MATTER_MAX_BYTES) break
-      const end = lineEnd(text, position)
-      if (CLOSE_FENCE.test(lineAt(text, position, end))) {
-        const yaml = text.slice(yamlStart, position)
-        if (new TextEncoder().encode(yaml).length > FRONT_MATTER_MAX_BYTES) break
-        return Effect.map(parseFrontMatter(yaml), (frontMatter) => ({
+    const span = frontMatterSpan(text)
+    switch (span._tag) {
+      case "Refused":
+        return Effect.fail(span.error)
+      case "Absent":
+        return options.required
+          ? Effect.fail(invalid("the Markdown file must start with YAML front matter between `---` lines"))
+          : Effect.succeed({ frontMatter: {}, body: text })
+      case "Found":
+        return Effect.map(readFrontMatter(text.slice(span.yamlStart, span.yamlEnd)), (frontMatter) => ({
           frontMatter,
-          body: text.slice(Math.min(end + 1, text.length))
+          body: text.slice(span.bodyStart)
         }))
-      }
-      position = end + 1
     }
-    if (position - yamlStart > FRONT_MATTER_MAX_BYTES || position <= text.length) {
-      return Effect.fail(
-        invalid(`front matter is larger than ${FRONT_MATTER_MAX_BYTES} bytes`, { max_bytes: FRONT_MATTER_MAX_BYTES })
-      )
-    }
-    return Effect.fail(invalid("front matter is not closed: add a line `---` after it", { line: 1 }))
   })
 
 /** A rejection found while reading the YAML; becomes InvalidFrontMatter. */
@@ -94,7 +133,8 @@ class Problem {
 // The YAML text starts on document line 2 (after the opening fence).
 const FIRST_YAML_LINE = 2
 
-const parseFrontMatter = (yaml: string): Effect.Effect<Record<string, unknown>, InvalidFrontMatter> =>
+/** The YAML of front matter (the text between its fences) read as data, or why it cannot be. */
+export const readFrontMatter = (yaml: string): Effect.Effect<Record<string, unknown>, InvalidFrontMatter> =>
   Effect.try({
     try: () => readYaml(yaml),
     catch: (error) =>
@@ -103,23 +143,26 @@ const parseFrontMatter = (yaml: string): Effect.Effect<Record<string, unknown>, 
         : invalid("front matter could not be read as YAML", { reason: String(error) })
   })
 
+/**
+ * The options every parse of front matter uses. The core schema: strings, numbers, booleans, null. No timestamps,
+ * binary, sets, merge keys or JS types (not even as explicit `!!timestamp`/`!!binary` tags), and no custom tags;
+ * an unresolved tag is a warning, which is rejected.
+ */
+export const frontMatterYamlOptions = (): DocumentOptions & ParseOptions & SchemaOptions => ({
+  schema: "core",
+  customTags: [],
+  resolveKnownTags: false,
+  merge: false,
+  strict: true,
+  prettyErrors: true,
+  // Duplicate keys are found while converting (a Set per map); the library's own check is quadratic.
+  uniqueKeys: false
+})
+
 const readYaml = (yaml: string): Record<string, unknown> => {
   checkShape(yaml)
   const lineCounter = new LineCounter()
-  const doc = parseDocument(yaml, {
-    // The core schema: strings, numbers, booleans, null. No timestamps, binary, sets, merge keys or JS types
-    // (not even as explicit `!!timestamp`/`!!binary` tags), and no custom tags; an unresolved tag is a
-    // warning, which is rejected below.
-    schema: "core",
-    customTags: [],
-    resolveKnownTags: false,
-    merge: false,
-    strict: true,
-    prettyErrors: true,
-    // Duplicate keys are found while converting (a Set per map); the library's own check is quadratic.
-    uniqueKeys: false,
-    lineCounter
-  })
+  const doc = parseDocument(yaml, { ...frontMatterYamlOptions(), lineCounter })
   const problem = doc.errors[0] ?? doc.warnings[0]
   if (problem !== undefined) {
     const at = problem.linePos?.[0]

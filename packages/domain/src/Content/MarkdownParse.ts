@@ -283,6 +283,50 @@ export const parseMarkdown = (text: string, standIns?: StandIns): Array<RootCont
   return root.children
 }
 
+/** A heading of a document's top level (not inside a quote or a list), where the parser found it. */
+export interface HeadingLine {
+  /** 1-6. */
+  readonly depth: number
+  /** Its text as written (markup kept, an ATX heading's closing `#`s dropped). */
+  readonly source: string
+  /** Its text without inline markup (the text of emphasis, code, links). */
+  readonly text: string
+  /** The lines it takes, from `startLine` up to (not including) `endLine`, 0-based; a setext heading takes two. */
+  readonly startLine: number
+  readonly endLine: number
+}
+
+/**
+ * The top-level headings of `text`, ATX and setext, in order: what the parser takes for headings, so a `#` line
+ * inside fenced code or an HTML block is none. Lines are counted as markdown-it counts them (`\r\n`, `\r` and
+ * `\n` each end one).
+ */
+export const headingLines = (text: string): Array<HeadingLine> => {
+  const env: ParseEnv = { references: {}, footnotes: new Set() }
+  const tokens = md.parse(text, env)
+  const headings: Array<HeadingLine> = []
+  for (let index = 0; index < tokens.length; index++) {
+    const token = tokens[index]!
+    if (token.type !== "heading_open" || token.level !== 0 || token.map === null) continue
+    const inline = tokens[index + 1]
+    headings.push({
+      depth: Number(token.tag.slice(1)),
+      source: inline?.content ?? "",
+      text: (inline?.children ?? []).map((child) =>
+        child.type === "text" || child.type === "code_inline"
+          ? child.content
+          : child.type === "softbreak" || child.type === "hardbreak"
+          ? " "
+          : ""
+      )
+        .join(""),
+      startLine: token.map[0],
+      endLine: token.map[1]
+    })
+  }
+  return headings
+}
+
 const attribute = (token: Token, name: string): string | null => {
   const value = token.attrGet(name)
   return value === null ? null : String(value)

@@ -8,6 +8,16 @@ export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (ch
 /** The size of text as stored (UTF-8 bytes): what content caps count. */
 export const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength
 
+/** `page_content` limit: 1 MiB counted in UTF-8 bytes (architecture §14). */
+export const PAGE_CONTENT_MAX_BYTES = 1_048_576
+
+/** A page's content over the limit: a push of it, or an edit that would make it. */
+export const contentTooLarge = (bytes: number, details?: Record<string, unknown>) =>
+  new ValidationError({
+    message: `page_content is ${bytes} bytes of UTF-8; the limit is ${PAGE_CONTENT_MAX_BYTES} (1 MiB)`,
+    details: { field: "page_content", bytes, limit: PAGE_CONTENT_MAX_BYTES, ...details }
+  })
+
 /** Keys that could reach an object's prototype if anything downstream merged user-given keys naively. */
 export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"])
 

@@ -19,6 +19,7 @@ import type {
 } from "../Errors.ts"
 import type { DockId } from "../Ids.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
+import type { EditKind, PageEdit } from "./Edit.ts"
 import type { InboundLink, OutboundLink } from "./Links.ts"
 import type {
   PageContent,
@@ -64,6 +65,18 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     target: DockTarget,
     input: PushInput & { readonly contentType?: "markdown" | "html" | undefined }
   ) => Effect.Effect<PushResult, PushError, CurrentPrincipal>
+  /**
+   * edit_markdown_file / edit_web_page: patch operations on a page's stored source, applied in order, all or
+   * none, then saved as a push of the result (one new version, or `unchanged`). `baseVersion` (else the version
+   * read) must be the page's current version: otherwise `conflict` with `details.current_version`.
+   */
+  readonly edit: (
+    kind: EditKind,
+    target: DockTarget,
+    page: string,
+    operations: ReadonlyArray<PageEdit>,
+    baseVersion: number | undefined
+  ) => Effect.Effect<PushResult, PushError | Conflict, CurrentPrincipal>
   /** One page with its content; the Dock named or, with none, the grounding or default Dock. */
   readonly read: (
     target: DockTarget,

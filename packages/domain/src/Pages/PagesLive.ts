@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import { Activity } from "../Activity/Activity.ts"
-import { ContentWorkers } from "../Content/ContentWorkers.ts"
+import { ContentWorkers, refusalError } from "../Content/ContentWorkers.ts"
 import { lineCounts, lineDiff } from "../Content/LineDiff.ts"
 import { escapeHtml } from "../Content/Text.ts"
 import { transactional } from "../Database/Transactional.ts"
@@ -28,6 +28,7 @@ import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.
 import { CurrentPrincipal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
 import { WriteRules } from "../WriteRules.ts"
+import { type EditKind, type PageEdit, TEXT_EDIT_OPS } from "./Edit.ts"
 import { linkDockOf, makeLinks, WIKILINKS_MAX } from "./Links.ts"
 import { Pages } from "./Pages.ts"
 import { makePagesRepo } from "./PagesRepo.ts"
@@ -282,6 +283,63 @@ export const PagesLive = Layer.effect(
         )
         return { part: toPart(row, baseUrl), action: "created" as const, warnings: prepared.warnings }
       })
+
+    /**
+     * edit_markdown_file / edit_web_page: the page read with its version, the operations applied to its stored
+     * source in a content worker (all or none), and the result written as a push of it would be (sanitized,
+     * checked, capped, one new version or `unchanged`), over the version read: a write between the read and this
+     * one makes the push a `conflict` rather than lose it. The slug never changes; the title stays unless it was
+     * the document's own (front matter `title` or first heading), which the edited document then gives again.
+     */
+    const edit = Effect.fn("Pages.edit")(function*(
+      kind: EditKind,
+      target: DockTarget,
+      page: string,
+      operations: ReadonlyArray<PageEdit>,
+      baseVersion: number | undefined
+    ) {
+      const principal = yield* CurrentPrincipal
+      const resolved = yield* docks.named(target)
+      const row = yield* pageIn(resolved.access, { web_page: page, kinds: [kind] }, parts.findInDock)
+      yield* checkWrite(principal, resolved.access)
+      if (baseVersion !== undefined && baseVersion !== row.version) {
+        return yield* new Conflict({
+          message: `The page is at version ${row.version}, not ${baseVersion}: read it again and edit that version`,
+          details: { current_version: row.version, base_version: baseVersion }
+        })
+      }
+      const markdown = row.content_type === "markdown"
+      const textOnly = operations.findIndex((operation) => !TEXT_EDIT_OPS.includes(operation.op))
+      if (kind === "web_page" && textOnly !== -1) {
+        return yield* new ValidationError({
+          message: `operations[${textOnly}] (${operations[textOnly]!.op}): a web page takes replace_text and ` +
+            "insert_text only",
+          details: { operation: textOnly, op: operations[textOnly]!.op }
+        })
+      }
+      // Stored HTML as get_web_page shows it (sanitized again, once per version): what the caller's text matches.
+      const source = markdown ? row.content : yield* sanitizedHtml(row)
+      const outcome = yield* workers.run("pageEdits", {
+        content: source,
+        operations,
+        format: markdown ? "markdown" : "html"
+      })
+      if (outcome._tag === "Refused") return yield* refusalError(outcome.refusal)
+      const title = markdown && row.title === outcome.sourceTitle ? undefined : row.title
+      // A Markdown file keeps needing front matter once it has it; one without (push_markdown) does not.
+      const pushKind: PushKind = kind === "web_page"
+        ? "web_page"
+        : outcome.hadFrontMatter
+        ? "markdown_file"
+        : "markdown"
+      return yield* push(pushKind, target, {
+        title,
+        slug: row.slug,
+        content: outcome.content,
+        contentType: markdown ? "markdown" : "html",
+        baseVersion: baseVersion ?? row.version
+      })
+    })
 
     /** The names a call gives its page: one string, or `web_page` and/or `page_slug`. */
     const pageRefs = (page: string | PageNames) =>
@@ -680,6 +738,6 @@ export const PagesLive = Layer.effect(
         )
       })
 
-    return { save, push, read, list, search, links: pageLinks, view, versions, version, diff, restore, remove }
+    return { save, push, edit, read, list, search, links: pageLinks, view, versions, version, diff, restore, remove }
   })
 )

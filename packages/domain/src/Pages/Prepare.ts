@@ -6,23 +6,15 @@
  */
 import { Effect } from "effect"
 import { ContentWorkers, refusalError } from "../Content/ContentWorkers.ts"
-import { deriveSummary, utf8Bytes } from "../Content/Text.ts"
+import { contentTooLarge, deriveSummary, PAGE_CONTENT_MAX_BYTES, utf8Bytes } from "../Content/Text.ts"
 import { type InvalidFrontMatter, InvalidSlug, type Unavailable, ValidationError } from "../Errors.ts"
 import { isSlug, SLUG_MAX } from "../Slug.ts"
 import { checkWikilinkCount } from "./Links.ts"
 import { type PageContent, type PageKind } from "./Part.ts"
 
-/** `page_content` limit: 1 MiB counted in UTF-8 bytes (architecture §14). */
-export const PAGE_CONTENT_MAX_BYTES = 1_048_576
-
 export const checkContentSize = (content: string): Effect.Effect<void, ValidationError> => {
   const bytes = utf8Bytes(content)
-  return bytes <= PAGE_CONTENT_MAX_BYTES ? Effect.void : Effect.fail(
-    new ValidationError({
-      message: `page_content is ${bytes} bytes of UTF-8; the limit is ${PAGE_CONTENT_MAX_BYTES} (1 MiB)`,
-      details: { field: "page_content", bytes, limit: PAGE_CONTENT_MAX_BYTES }
-    })
-  )
+  return bytes <= PAGE_CONTENT_MAX_BYTES ? Effect.void : Effect.fail(contentTooLarge(bytes))
 }
 
 /** A page slug given by the caller (`page_slug` or front matter `slug`). */
