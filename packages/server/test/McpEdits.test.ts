@@ -409,7 +409,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("patch ed
       expect(ok(yield* call(editor.client, "edit_web_page", args)).part.version).toBe(2)
     }))
 
-  it.scoped("base_version: an edit of a version the page has left is conflict with details.current_version", () =>
+  it.scoped("base_version: an edit of a version the page has left is conflict with details.current_version and the diff", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
       const page = yield* push(owner.client, "push_markdown_file", {
@@ -426,7 +426,15 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("patch ed
         })
       expect(ok(yield* edit("Intro text.", "Intro one.", 1)).part.version).toBe(2)
       const stale = refused(yield* edit("Use it daily.", "Use it never.", 1)).error
-      expect(stale).toMatchObject({ code: "conflict", status: 409, details: { current_version: 2 } })
+      expect(stale).toMatchObject({
+        code: "conflict",
+        status: 409,
+        details: { current_version: 2, base_version: 1, diff: { added: 1, removed: 1, truncated: false } }
+      })
+      // The diff from the version the caller had to the current one: what the other edit changed.
+      const { diff } = (stale.details as { diff: { diff: string } }).diff
+      expect(diff).toContain("-Intro text.")
+      expect(diff).toContain("+Intro one.")
       expect(yield* versionsOf(page.part.id)).toHaveLength(2)
     }))
 

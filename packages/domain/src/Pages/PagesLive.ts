@@ -302,11 +302,11 @@ export const PagesLive = Layer.effect(
       const resolved = yield* docks.named(target)
       const row = yield* pageIn(resolved.access, { web_page: page, kinds: [kind] }, parts.findInDock)
       yield* checkWrite(principal, resolved.access)
+      // A stale base_version is refused before the operations run, with the diff the push's conflict carries.
       if (baseVersion !== undefined && baseVersion !== row.version) {
-        return yield* new Conflict({
-          message: `The page is at version ${row.version}, not ${baseVersion}: read it again and edit that version`,
-          details: { current_version: row.version, base_version: baseVersion }
-        })
+        return yield* Effect.fail(staleBase(row.id, row.slug ?? row.id, baseVersion, row.version)).pipe(
+          withConflictDiff
+        )
       }
       const markdown = row.content_type === "markdown"
       const textOnly = operations.findIndex((operation) => !TEXT_EDIT_OPS.includes(operation.op))
