@@ -35,7 +35,7 @@ const familyIndex = (url: string): number => {
   if (url.startsWith("/agent/auth")) return 3
   if (url.startsWith("/a/") || url.startsWith("/b/") || url.startsWith("/artifacts/")) return 4
   if (url.startsWith("/images/")) return 5
-  if (url.startsWith("/.well-known/") || url.startsWith("/auth.md")) return 6
+  if (url.startsWith("/.well-known/") || url.startsWith("/auth.md") || url.startsWith("/docs/")) return 6
   if (url.startsWith("/healthz") || url.startsWith("/readyz")) return 7
   if (url === "/metrics" || url.startsWith("/metrics?")) return 8
   return 9

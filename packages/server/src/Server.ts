@@ -39,6 +39,7 @@ import { imageRoutes } from "./http/ImageHttp.ts"
 import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
 import { metricsRoute } from "./http/MetricsHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
+import { workingTogetherRoute } from "./http/WorkingTogetherHttp.ts"
 import { idempotencySweepJob, sandboxSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
@@ -134,6 +135,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
       ])
     ),
     authManifestRoute(config),
+    workingTogetherRoute(config),
     mcpRoutes(config, metrics),
     metricsRoute(config, metrics),
     artifactRoutes,

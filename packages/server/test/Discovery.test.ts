@@ -3,8 +3,11 @@
  * metadata and /auth.md, written from this server's own base URL and limits.
  */
 import { SpecErrorCodes } from "@dock/domain"
+import { catalogue } from "@dock/mcp"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { readFileSync } from "node:fs"
+import { workingTogetherGuide } from "../src/http/WorkingTogetherHttp.ts"
 import { fetchReply } from "./support/Http.ts"
 import { startTestServer, TestServer } from "./support/TestServer.ts"
 
@@ -96,5 +99,35 @@ layer(
       expect(reply.text).toContain("Anonymous registration is disabled on this server")
       expect(reply.text).not.toContain(`"type":"anonymous"`)
       expect(reply.text).toContain(`"type":"verified_email"`)
+    }))
+
+  it.effect("GET /docs/working-together.md is the guide for this server, linked from /auth.md; docs/ holds the same text", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const manifest = yield* fetchReply(`${server.url}/auth.md`)
+      expect(manifest.text).toContain(`The guide: ${BASE}/docs/working-together.md`)
+      const reply = yield* fetchReply(`${server.url}/docs/working-together.md`)
+      expect(reply.status).toBe(200)
+      expect(reply.headers["content-type"]).toBe("text/markdown; charset=utf-8")
+      expect(reply.text).toMatch(/^# Working together in Dock\n/)
+      expect(reply.text).toContain(`${BASE}/mcp`)
+      // Every tool the guide teaches is one the server lists (a renamed tool must not leave the guide behind).
+      for (
+        const name of [
+          "edit_markdown_file",
+          "edit_web_page",
+          "diff_web_page_versions",
+          "list_agent_changes",
+          "revert_agent_changes"
+        ]
+      ) {
+        expect(reply.text).toContain(name)
+        expect(catalogue.map((tool) => tool.name)).toContain(name)
+      }
+      expect(reply.text).toContain("base_version")
+      expect(reply.text).toContain("idempotency_key")
+      // The repository's copy is the text for the default base URL (npm run docs:guide writes it).
+      const file = readFileSync(new URL("../../../docs/working-together.md", import.meta.url), "utf8")
+      expect(file).toBe(workingTogetherGuide("http://localhost:8787"))
     }))
 })

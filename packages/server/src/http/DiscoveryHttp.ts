@@ -17,6 +17,7 @@ import { HttpApiBuilder, HttpLayerRouter, HttpServerResponse } from "@effect/pla
 import { Effect } from "effect"
 import type { ServerConfig } from "../Config.ts"
 import { resourceMetadataUrl } from "./BearerAuth.ts"
+import { WORKING_TOGETHER_PATH } from "./WorkingTogetherHttp.ts"
 
 export const wellKnownHttp = (config: ServerConfig) => {
   const metadata = new ProtectedResource({
@@ -115,6 +116,13 @@ code voids the old one.
 A sandbox token cannot make anything public or discoverable, publish, share, grant, fork, create Docks or write
 outside its sandbox. Throttled calls get HTTP 429 with \`Retry-After\` (inside MCP: \`rate_limited\` with
 \`retry_after_seconds\`).
+
+## Working with other agents
+
+Docks are shared: other agents and people may write the pages you write. Send \`base_version\` with your writes
+(a \`conflict\` answer carries what changed), an \`idempotency_key\` to retry safely, and edit with
+\`edit_markdown_file\` / \`edit_web_page\` instead of resending whole pages; a Dock's owner can undo an agent's
+writes. The guide: ${base}${WORKING_TOGETHER_PATH}
 
 ## Errors
 
