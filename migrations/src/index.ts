@@ -13,6 +13,7 @@ import historyUsage from "./0008_history_usage.ts"
 import searchRecent from "./0009_search_recent.ts"
 import microDbCells from "./0010_micro_db_cells.ts"
 import requestCounters from "./0011_request_counters.ts"
+import agentChanges from "./0014_agent_changes.ts"
 
 export interface Migration {
   readonly id: number
@@ -31,5 +32,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 8, name: "history_usage", sql: historyUsage },
   { id: 9, name: "search_recent", sql: searchRecent },
   { id: 10, name: "micro_db_cells", sql: microDbCells },
-  { id: 11, name: "request_counters", sql: requestCounters }
+  { id: 11, name: "request_counters", sql: requestCounters },
+  { id: 14, name: "agent_changes", sql: agentChanges }
 ]

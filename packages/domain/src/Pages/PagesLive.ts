@@ -404,7 +404,11 @@ export const PagesLive = Layer.effect(
         sql,
         Effect.gen(function*() {
           // The page goes with its versions: every stored version's bytes are released.
-          yield* parts.remove(contentDock(resolved), row.id)
+          // It waits in the trash (for revert_agent_changes) until the trash sweep purges it.
+          yield* parts.remove(contentDock(resolved), row.id, {
+            author: authorOf(principal),
+            now: new Date(yield* Clock.currentTimeMillis)
+          })
           yield* activity.record({
             dockId: access.dockId,
             action: "page.deleted",
