@@ -4,6 +4,7 @@
  */
 import { Layer } from "effect"
 import { AccountsLive } from "./Accounts/AccountsLive.ts"
+import { AgentChangesLive } from "./AgentChanges/AgentChangesLive.ts"
 import { ActivityLive } from "./Activity/ActivityLive.ts"
 import { PostgresObjectStore } from "./Blobs/ObjectStore.ts"
 import { ContentWorkersLive } from "./Content/ContentWorkers.ts"
@@ -33,5 +34,6 @@ export const DomainLive = Layer.mergeAll(
   PagesLive,
   MicroDbLive,
   ImagesWithPorts,
-  SourcesLive
+  SourcesLive,
+  AgentChangesLive
 ).pipe(Layer.provideMerge(Services))

@@ -25,6 +25,7 @@ import type { ServerConfig } from "./Config.ts"
 import {
   adminAuthorizationLayer,
   AdminMembersHttp,
+  AdminRevertHttp,
   AdminSandboxesHttp,
   AdminSourcesHttp,
   AdminTokensHttp,
@@ -130,7 +131,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
         AdminTokensHttp.pipe(Layer.provide(admin)),
         AdminSandboxesHttp.pipe(Layer.provide(admin)),
         AdminMembersHttp.pipe(Layer.provide(admin)),
-        AdminSourcesHttp.pipe(Layer.provide(admin))
+        AdminSourcesHttp.pipe(Layer.provide(admin)),
+        AdminRevertHttp.pipe(Layer.provide(admin))
       ])
     ),
     authManifestRoute(config),

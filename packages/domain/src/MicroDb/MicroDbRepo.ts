@@ -208,6 +208,24 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       )
       delete from micro_db_rows where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
 
+  /**
+   * Deletes many rows of a table at once (a revert of their inserts), each logged with its data in the same
+   * statement; answers how many went and the bytes they held.
+   */
+  const deleteRows = (tableId: TableId, ids: ReadonlyArray<RowId>, now: Date, actor: RowActor) =>
+    sql<{ rows: number; bytes: string }>`with gone as (
+        delete from micro_db_rows where table_id = ${tableId} and id = any(${ids}::uuid[])
+        returning id, table_id, data, size_bytes
+      ),
+      logged as (
+        insert into micro_db_row_changes (dock_id, table_id, row_id, token_id, user_id, op, data_before, at)
+        select ${actor.dockId}, table_id, id, ${actor.tokenId}, ${actor.userId}, 'delete', data, ${now} from gone
+      )
+      select count(*)::int as rows, coalesce(sum(size_bytes), 0)::bigint as bytes from gone`.pipe(
+      Effect.map(([row]) => ({ rows: row!.rows, bytes: Number(row!.bytes) })),
+      Effect.orDie
+    )
+
   /** Purges the row change log of entries before `before`; answers how many went. */
   const purgeChanges = (before: Date) =>
     sql`delete from micro_db_row_changes where at < ${before} returning seq`.pipe(
@@ -498,6 +516,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     deleteTable,
     insertRows,
     restoreRow,
+    deleteRows,
     purgeChanges,
     findRow,
     updateRow,

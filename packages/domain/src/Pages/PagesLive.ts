@@ -13,8 +13,6 @@ import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
 import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
 import {
   BadRequest,
-  type InvalidFrontMatter,
-  type InvalidSlug,
   NotFound,
   type Unavailable,
   ValidationError
@@ -44,6 +42,7 @@ import {
 } from "./Part.ts"
 import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "./Prepare.ts"
 import { makeFailureMemory, makeRenderCache } from "./RenderCache.ts"
+import { fieldsOfVersion } from "./VersionFields.ts"
 
 /** The Micro DB shell is changed only by the Micro DB tools: its versions are snapshots of its tables. */
 const microDbShellRefused = (what: "restored" | "deleted") =>
@@ -345,30 +344,9 @@ export const PagesLive = Layer.effect(
       if (old === undefined) {
         return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
       }
-      // Everything derived from the content is derived again from the old content, so the restored version is
-      // wholly the old one (text for search, front matter fields, wikilinks, claim count). It was accepted once:
-      // only the content workers' bound (or their being busy) can refuse it now.
-      const current = yield* parts.fieldsOf(row.id)
-      const accepted = <A, R>(
-        prepare: Effect.Effect<A, ValidationError | Unavailable | InvalidSlug | InvalidFrontMatter, R>
-      ) =>
-        prepare.pipe(
-          Effect.catchTags({ InvalidSlug: Effect.die, InvalidFrontMatter: Effect.die }),
-          Effect.provideService(ContentWorkers, workers)
-        )
-      const derived: PageContent = old.content_type === "html"
-        ? {
-          ...(yield* accepted(prepareHtml({ title: old.title, content: old.content }))).content,
-          pageKind: current.pageKind
-        }
-        : old.content_type === "markdown"
-        ? (yield* accepted(prepareMarkdown({ title: old.title, content: old.content }, {
-          frontMatterRequired: false,
-          pageKind: current.pageKind
-          // A version stored before a limit (the wikilink cap) is refused as a push of it would be.
-        }))).content
-        : { ...current, content: old.content, contentType: old.content_type as ContentType }
-      const fields = partFields({ ...derived, title: old.title, summary: old.summary }, current.slug)
+      const fields = yield* fieldsOfVersion(old, yield* parts.fieldsOf(row.id)).pipe(
+        Effect.provideService(ContentWorkers, workers)
+      )
       const author = authorOf(principal)
       const restored = yield* transactional(
         sql,
