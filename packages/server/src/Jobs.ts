@@ -6,7 +6,7 @@
  * `dock sandboxes sweep`) waits for a running one and finds its work done. Killing a sweep midway is safe: it is
  * one transaction and re-running it is idempotent; a period whose claimant died is swept in the next one.
  */
-import { RateLimits, Registrations } from "@dock/domain"
+import { AgentChanges, RateLimits, Registrations } from "@dock/domain"
 import { type Duration, Effect, Layer, Schedule } from "effect"
 
 /** The counter key that claims a period of the sandbox sweep. */
@@ -26,6 +26,29 @@ export const sandboxSweepJob = (interval: Duration.Duration) =>
     // query midway, which the embedded database's single connection answers only after a timeout.
     const once = Effect.uninterruptible(sweepIfClaimed).pipe(
       Effect.catchAllCause((cause) => Effect.logError("Sandbox sweep failed", cause))
+    )
+    yield* Effect.forkScoped(once.pipe(Effect.repeat(Schedule.spaced(interval))))
+  }))
+
+/** The counter key that claims a period of the trash sweep. */
+export const TRASH_SWEEP_PERIOD_KEY = "job:trash-sweep"
+
+/**
+ * The trash sweep (docs/undo.md): once per DOCK_JOB_INTERVAL across instances (claimed as the sandbox sweep is),
+ * purges the pages deleted and the row changes logged more than TRASH_RETENTION_DAYS ago. Each purge is one
+ * statement; re-running it is idempotent.
+ */
+export const trashSweepJob = (interval: Duration.Duration) =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const agentChanges = yield* AgentChanges
+    const rateLimits = yield* RateLimits
+    const sweepIfClaimed = Effect.gen(function*() {
+      if (!(yield* rateLimits.claim(TRASH_SWEEP_PERIOD_KEY, interval))) return
+      const result = yield* agentChanges.sweep
+      yield* Effect.logInfo(`Trash sweep: ${result.pages} pages, ${result.rowChanges} row changes purged`)
+    })
+    const once = Effect.uninterruptible(sweepIfClaimed).pipe(
+      Effect.catchAllCause((cause) => Effect.logError("Trash sweep failed", cause))
     )
     yield* Effect.forkScoped(once.pipe(Effect.repeat(Schedule.spaced(interval))))
   }))

@@ -40,7 +40,7 @@ import { imageRoutes } from "./http/ImageHttp.ts"
 import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
 import { metricsRoute } from "./http/MetricsHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
-import { sandboxSweepJob } from "./Jobs.ts"
+import { sandboxSweepJob, trashSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
 import { tracingLayer } from "./Tracing.ts"
@@ -149,6 +149,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
   return gracefulShutdown(nodeServer, config.shutdownGrace).pipe(
     Layer.provideMerge(serving),
     Layer.merge(sandboxSweepJob(config.jobInterval)),
+    Layer.merge(trashSweepJob(config.jobInterval)),
     Layer.provide(DomainLive),
     Layer.provide(infrastructure),
     // Spans go to OTEL_EXPORTER_OTLP_ENDPOINT when it is set; without it the tracer is off, since every span

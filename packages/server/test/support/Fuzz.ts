@@ -968,7 +968,7 @@ export const fuzzEveryTool = (kind: keyof typeof KINDS) =>
     const server = yield* TestServer
     const world = yield* makeWorld
     const tools = fuzzOrder(yield* listedTools(world))
-    expect(tools).toHaveLength(47)
+    expect(tools).toHaveLength(49)
     const tally = newTally()
     console.log(`fuzz ${kind}: seed ${FUZZ_SEED}, ${FUZZ_RUNS} runs per tool`)
     for (const [index, tool] of tools.entries()) {
