@@ -15,6 +15,18 @@ const stepLine = (step: RevertStep) => {
   return `  ${step.action}  ${what}${versions}${step.note === undefined ? "" : `: ${step.note}`}`
 }
 
+/** The order the counts are printed in. */
+const ACTIONS = [
+  "restore_version",
+  "delete_page",
+  "undelete_page",
+  "delete_row",
+  "restore_row",
+  "reinsert_row",
+  "skip",
+  "not_reverted"
+]
+
 const human = (result: RevertResult) => {
   const head = result.dry_run
     ? `Plan to revert token ${result.token_id} since ${result.since} (dry run: nothing changed)`
@@ -24,7 +36,9 @@ const human = (result: RevertResult) => {
     head,
     ...result.buckets.flatMap((bucket) => [
       `${bucket.bucket_path} (${bucket.bucket_id}): ${
-        Object.entries(bucket.counts).map(([action, count]) => `${count} ${action}`).join(", ") || "nothing to do"
+        ACTIONS.filter((action) => bucket.counts[action] !== undefined)
+          .map((action) => `${bucket.counts[action]} ${action}`)
+          .join(", ") || "nothing to do"
       }`,
       ...bucket.steps.map(stepLine),
       ...(bucket.truncated ? ["  … (more steps than shown)"] : [])

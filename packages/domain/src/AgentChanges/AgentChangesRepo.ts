@@ -73,7 +73,7 @@ export const makeAgentChangesRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** Every version (without content) of the Dock's pages the token wrote a version of since `since`. */
+  /** Every version (without content) of the Dock's pages the token wrote a version of since `since`, by slug. */
   const pageVersions = (dockId: DockId, tokenId: TokenId, since: Date) =>
     sql<VersionMeta>`select p.id as page_id, p.slug, p.title, p.version as current, v.version, v.token_id::text,
         v.reason, v.created_at
@@ -81,9 +81,9 @@ export const makeAgentChangesRepo = Effect.gen(function*() {
       where p.dock_id = ${dockId} and p.page_kind <> 'micro_db' and p.id in (
         select w.part_id from part_versions w where w.token_id = ${tokenId} and w.created_at >= ${since}
       )
-      order by p.id, v.version`.pipe(Effect.orDie)
+      order by p.slug, p.id, v.version`.pipe(Effect.orDie)
 
-  /** Every version (without content) of the Dock's pages the token deleted since `since`, as the trash keeps them. */
+  /** Every version (without content) of the Dock's pages the token deleted since `since`, as the trash keeps them, by slug. */
   const trashedVersions = (dockId: DockId, tokenId: TokenId, since: Date) =>
     sql<TrashedVersionMeta>`select t.id as page_id, t.slug, t.part ->> 'title' as title,
         (t.part ->> 'version')::int as current, v.version, v.token_id::text, v.reason, v.created_at, t.deleted_at
@@ -91,7 +91,7 @@ export const makeAgentChangesRepo = Effect.gen(function*() {
         cross join lateral jsonb_to_recordset(t.versions)
           as v(version int, token_id uuid, reason text, created_at timestamptz)
       where t.dock_id = ${dockId} and t.token_id = ${tokenId} and t.deleted_at >= ${since}
-      order by t.deleted_at, t.id, v.version`.pipe(Effect.orDie)
+      order by t.slug, t.id, v.version`.pipe(Effect.orDie)
 
   /** Whether the Dock has a page of this slug now (a trashed page cannot come back over it). */
   const slugTaken = (dockId: DockId, slug: string | null, except: PageId) =>
