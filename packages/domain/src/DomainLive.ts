@@ -4,8 +4,8 @@
  */
 import { Layer } from "effect"
 import { AccountsLive } from "./Accounts/AccountsLive.ts"
-import { AgentChangesLive } from "./AgentChanges/AgentChangesLive.ts"
 import { ActivityLive } from "./Activity/ActivityLive.ts"
+import { AgentChangesLive } from "./AgentChanges/AgentChangesLive.ts"
 import { PostgresObjectStore } from "./Blobs/ObjectStore.ts"
 import { ContentWorkersLive } from "./Content/ContentWorkers.ts"
 import { DocksLive } from "./Docks/DocksLive.ts"

@@ -49,17 +49,21 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("undo an 
       // A's work: two pages and a table with two rows.
       const alpha = yield* push(a, bucket, "alpha", "<p>A wrote alpha</p>")
       const beta = yield* push(a, bucket, "beta", "<p>A wrote beta</p>")
-      ok(yield* call(a, "create_micro_db_table", {
-        bucket,
-        name: "Tasks",
-        slug: "tasks",
-        columns: [{ name: "Title", type: "text" }, { name: "Done", type: "boolean" }]
-      }))
-      const [r1, r2] = ok(yield* call(a, "insert_micro_db_rows", {
-        bucket,
-        table: "tasks",
-        rows: [{ title: "first", done: false }, { title: "second", done: false }]
-      })).rows as Array<{ id: string }>
+      ok(
+        yield* call(a, "create_micro_db_table", {
+          bucket,
+          name: "Tasks",
+          slug: "tasks",
+          columns: [{ name: "Title", type: "text" }, { name: "Done", type: "boolean" }]
+        })
+      )
+      const [r1, r2] = ok(
+        yield* call(a, "insert_micro_db_rows", {
+          bucket,
+          table: "tasks",
+          rows: [{ title: "first", done: false }, { title: "second", done: false }]
+        })
+      ).rows as Array<{ id: string }>
       const before = dataOf(yield* rowsOf(a, bucket))
       const [{ now }] = yield* server.sql<{ now: Date }>`select clock_timestamp() as now`
       const since = now.toISOString()
@@ -68,11 +72,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("undo an 
       const gamma = yield* push(b, bucket, "gamma", "<p>B made gamma</p>")
       yield* push(b, bucket, "alpha", "<p>B rewrote alpha</p>")
       ok(yield* call(b, "delete_web_page", { bucket, web_page: "beta" }))
-      const inserted = ok(yield* call(b, "insert_micro_db_rows", {
-        bucket,
-        table: "tasks",
-        rows: [{ title: "third", done: true }, { title: "fourth", done: true }]
-      })).rows as Array<{ id: string }>
+      const inserted = ok(
+        yield* call(b, "insert_micro_db_rows", {
+          bucket,
+          table: "tasks",
+          rows: [{ title: "third", done: true }, { title: "fourth", done: true }]
+        })
+      ).rows as Array<{ id: string }>
       ok(yield* call(b, "update_micro_db_row", { bucket, table: "tasks", row_id: r1!.id, data: { done: true } }))
       ok(yield* call(b, "delete_micro_db_row", { bucket, table: "tasks", row_id: r2!.id }))
 

@@ -10,7 +10,9 @@ const stepLine = (step: RevertStep) => {
     ? `row ${step.row_id} of ${step.table ?? "a deleted table"}`
     : `schema ${step.change ?? ""}`
   const versions = step.to_version !== undefined
-    ? ` v${step.from_version} -> v${step.to_version}${step.new_version === undefined ? "" : ` (now v${step.new_version})`}`
+    ? ` v${step.from_version} -> v${step.to_version}${
+      step.new_version === undefined ? "" : ` (now v${step.new_version})`
+    }`
     : ""
   return `  ${step.action}  ${what}${versions}${step.note === undefined ? "" : `: ${step.note}`}`
 }

@@ -254,7 +254,12 @@ export const AgentChangesLive = Layer.effect(
             }
           }
           const to = all[start - 1]!.version
-          const step = new RevertStep({ ...base(page), action: "restore_version", from_version: current, to_version: to })
+          const step = new RevertStep({
+            ...base(page),
+            action: "restore_version",
+            from_version: current,
+            to_version: to
+          })
           return {
             step,
             run: Effect.gen(function*() {
@@ -473,15 +478,18 @@ export const AgentChangesLive = Layer.effect(
       })
 
     const schemaSteps = (covered: Covered, tokenId: TokenId, since: Date) =>
-      Effect.map(repo.schemaEntries(covered.dock.id, tokenId, since, STEPS_SHOWN), (entries): Array<Planned> =>
-        entries.map((entry) => ({
-          step: new RevertStep({
-            subject: "schema",
-            action: "not_reverted",
-            change: entry.action,
-            note: "schema changes (tables, columns) are not reverted; undo them with the Micro DB tools"
-          })
-        })))
+      Effect.map(
+        repo.schemaEntries(covered.dock.id, tokenId, since, STEPS_SHOWN),
+        (entries): Array<Planned> =>
+          entries.map((entry) => ({
+            step: new RevertStep({
+              subject: "schema",
+              action: "not_reverted",
+              change: entry.action,
+              note: "schema changes (tables, columns) are not reverted; undo them with the Micro DB tools"
+            })
+          }))
+      )
 
     const revertIn = (
       covered: Covered,

@@ -97,9 +97,9 @@ export const makeAgentChangesRepo = Effect.gen(function*() {
   const slugTaken = (dockId: DockId, slug: string | null, except: PageId) =>
     slug === null ? Effect.succeed(false) : sql`select 1 from parts
       where dock_id = ${dockId} and slug = ${slug} and id <> ${except}`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        Effect.orDie
-      )
+      Effect.map((rows) => rows.length > 0),
+      Effect.orDie
+    )
 
   /** A stored version's own fields: what a new version equal to it starts from. */
   const versionContent = (pageId: PageId, version: number) =>

@@ -11,12 +11,7 @@ import { escapeHtml } from "../Content/Text.ts"
 import { transactional } from "../Database/Transactional.ts"
 import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
 import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
-import {
-  BadRequest,
-  NotFound,
-  type Unavailable,
-  ValidationError
-} from "../Errors.ts"
+import { BadRequest, NotFound, type Unavailable, ValidationError } from "../Errors.ts"
 import { type DockId, isUuid, type UserId } from "../Ids.ts"
 import { authorOf, contentDock, partFields, type PartRow } from "../Parts/PartRow.ts"
 import { Parts } from "../Parts/Parts.ts"

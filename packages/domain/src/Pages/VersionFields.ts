@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import type { ContentWorkers } from "../Content/ContentWorkers.ts"
 import type { InvalidFrontMatter, InvalidSlug, Unavailable, ValidationError } from "../Errors.ts"
-import { partFields, type PartFields } from "../Parts/PartRow.ts"
+import { type PartFields, partFields } from "../Parts/PartRow.ts"
 import type { ContentType, PageContent } from "./Part.ts"
 import { prepareHtml, prepareMarkdown } from "./Prepare.ts"
 
