@@ -201,6 +201,50 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("undo an 
       expect(againSteps.filter((step) => step.action !== "skip")).toEqual([])
     }))
 
+  it.scoped("what someone else changed after the agent is left as they left it (skip, with a note)", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const { dock, editor, owner } = yield* cast("UndoLater")
+      const bucket = dock.id
+      const a = owner.client
+      const b = editor.client
+      yield* push(a, bucket, "shared", "<p>A first</p>")
+      ok(
+        yield* call(a, "create_micro_db_table", {
+          bucket,
+          name: "Tasks",
+          slug: "tasks",
+          columns: [{ name: "Title", type: "text", unique: true }]
+        })
+      )
+      const [mine] = ok(yield* call(a, "insert_micro_db_rows", { bucket, table: "tasks", rows: [{ title: "a" }] }))
+        .rows as Array<{ id: string }>
+      const [{ now }] = yield* server.sql<{ now: Date }>`select clock_timestamp() as now`
+      const since = now.toISOString()
+
+      // B edits the page and the row and inserts a row; A changes all three afterwards.
+      yield* push(b, bucket, "shared", "<p>B second</p>")
+      ok(yield* call(b, "update_micro_db_row", { bucket, table: "tasks", row_id: mine!.id, data: { title: "b" } }))
+      const [theirs] = ok(yield* call(b, "insert_micro_db_rows", { bucket, table: "tasks", rows: [{ title: "x" }] }))
+        .rows as Array<{ id: string }>
+      yield* push(a, bucket, "shared", "<p>A third, on top of B</p>")
+      ok(yield* call(a, "update_micro_db_row", { bucket, table: "tasks", row_id: mine!.id, data: { title: "c" } }))
+      ok(yield* call(a, "update_micro_db_row", { bucket, table: "tasks", row_id: theirs!.id, data: { title: "y" } }))
+
+      const [{ token_id }] = yield* server.sql<{ token_id: string }>`select token_id::text from part_versions v
+        join parts p on p.id = v.part_id where p.dock_id = ${bucket} and v.version = 2`
+      const done = ok(yield* call(a, "revert_agent_changes", { bucket, token_id, since }))
+      const steps = done.buckets[0].steps as Array<Step>
+      expect(steps.map((step) => [step.subject, step.action])).toEqual([
+        ["page", "skip"],
+        ["row", "skip"],
+        ["row", "skip"]
+      ])
+      for (const step of steps) expect(step.note).toContain("someone else changed")
+      expect(ok(yield* page(a, bucket, "shared")).part.version).toBe(3)
+      expect(Object.values(dataOf(yield* rowsOf(a, bucket))).map((data) => data.title).sort()).toEqual(["c", "y"])
+    }))
+
   it.scoped("a bad token_id or since is a validation_error that says what is wrong", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast("UndoBad")

@@ -109,7 +109,8 @@ export const AgentChangesLive = Layer.effect(
           return yield* invalid("token_id", "token_id must be a token's UUID (get_bucket's recent_activity shows them)")
         }
         const text = query.since.trim()
-        const millis = Date.parse(text)
+        // A time without an offset is UTC (as a date alone is), not the server's local time.
+        const millis = Date.parse(/[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/i.test(text) ? `${text}Z` : text)
         if (!ISO_8601.test(text) || Number.isNaN(millis)) {
           return yield* invalid(
             "since",
@@ -267,6 +268,14 @@ export const AgentChangesLive = Layer.effect(
               const old = yield* repo.versionContent(page.page_id, to)
               if (row === undefined || old === undefined) {
                 return new RevertStep({ ...base(page), action: "skip", note: "the page or its version is gone" })
+              }
+              if (row.version !== current) {
+                return new RevertStep({
+                  ...base(page),
+                  action: "skip",
+                  from_version: row.version,
+                  note: "someone else changed this page while the revert was planned: left as they left it"
+                })
               }
               const fields = yield* fieldsOfVersion(old, yield* parts.fieldsOf(page.page_id)).pipe(
                 Effect.provideService(ContentWorkers, workers)
@@ -502,6 +511,8 @@ export const AgentChangesLive = Layer.effect(
           const at = yield* now
           const dock = covered.dock
           yield* parts.lockDock(dock.id)
+          // Row writers wait until the revert ends (they lock their table for update): the log read is the truth.
+          yield* rows.holdTables(dock.id)
           const author = authorOf(principal)
           const actor: RowActor = { dockId: dock.id, tokenId: principal.tokenId, userId: principal.userId }
           const planned = [
