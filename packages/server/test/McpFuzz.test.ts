@@ -19,7 +19,7 @@ layer(Layer.scoped(TestServer, startTestServer(FUZZ_SERVER_ENV)), { excludeTestS
   (it) => {
     for (const kind of ["valid", "near-valid", "hostile"] as const) {
       it.scoped(
-        `${kind} arguments to each of the 47 tools: never internal, never 5xx, no write when refused`,
+        `${kind} arguments to each of the 49 tools: never internal, never 5xx, no write when refused`,
         () => fuzzEveryTool(kind),
         FUZZ_TIMEOUT
       )

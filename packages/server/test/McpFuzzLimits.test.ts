@@ -27,7 +27,7 @@ layer(Layer.scoped(TestServer, startTestServer(TIGHT)), { excludeTestServices: t
   (it) => {
     for (const kind of ["valid", "near-valid"] as const) {
       it.scoped(
-        `${kind} arguments to each of the 47 tools: limits refuse without a trace, never internal or 5xx`,
+        `${kind} arguments to each of the 49 tools: limits refuse without a trace, never internal or 5xx`,
         () =>
           Effect.map(fuzzEveryTool(kind), (tally) => {
             // The limits were reached (not only validation): at least one call was refused for the plan.
