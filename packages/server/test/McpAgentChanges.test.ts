@@ -89,6 +89,9 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("undo an 
       const tokenId = activity.find((entry) => entry.actor.username === editor.user.username)?.token_id
       expect(tokenId).toMatch(/^[0-9a-f-]{36}$/)
       const args = { bucket, token_id: tokenId!, since }
+      // list_web_page_versions names the token of each version to members too.
+      const alphaVersions = ok(yield* call(a, "list_web_page_versions", { bucket, web_page: "alpha" })).versions
+      expect(alphaVersions[1].author.token_id).toBe(tokenId)
 
       // The list: pages with versions, the deletion, the row changes.
       const listed = ok(yield* call(a, "list_agent_changes", args))

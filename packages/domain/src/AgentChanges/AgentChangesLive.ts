@@ -121,7 +121,8 @@ export const AgentChangesLive = Layer.effect(
         if (millis > (yield* Clock.currentTimeMillis) + SINCE_SKEW_MS) {
           return yield* invalid("since", "since is in the future: nothing was changed after it yet", text)
         }
-        return { tokenId: tokenId.toLowerCase() as TokenId, since: new Date(millis) }
+        // Nothing was written before 1970: an older time means "everything" (and stays a time PostgreSQL has).
+        return { tokenId: tokenId.toLowerCase() as TokenId, since: new Date(Math.max(millis, 0)) }
       })
 
     const pathOf = (resolved: ResolvedDock) => `${resolved.dock.owner.username}/${resolved.dock.slug}`

@@ -300,8 +300,10 @@ export const PagesLive = Layer.effect(
     })
 
     const versions = Effect.fn("Pages.versions")(function*(target: DockTarget, page: string | PageNames) {
-      const { row } = yield* readablePage(target, page)
+      const { access, row } = yield* readablePage(target, page)
       const rows = yield* repo.versions(row.id)
+      // Members see which token wrote each version (to name an agent to revert_agent_changes); outsiders do not.
+      const member = roleOf(yield* CurrentPrincipal, access) !== null
       return rows.map((version) =>
         new PartVersion({
           version: version.version,
@@ -311,7 +313,12 @@ export const PagesLive = Layer.effect(
           size_bytes: version.size_bytes,
           reason: version.reason,
           restored_from: version.restored_from,
-          author: { user_id: version.user_id, username: version.username, agent_label: version.agent_label },
+          author: {
+            user_id: version.user_id,
+            username: version.username,
+            agent_label: version.agent_label,
+            ...(member ? { token_id: version.token_id } : {})
+          },
           created_at: version.created_at.toISOString()
         })
       )
