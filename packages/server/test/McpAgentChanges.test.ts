@@ -230,6 +230,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("undo an 
       ok(yield* call(b, "update_micro_db_row", { bucket, table: "tasks", row_id: mine!.id, data: { title: "b" } }))
       const [theirs] = ok(yield* call(b, "insert_micro_db_rows", { bucket, table: "tasks", rows: [{ title: "x" }] }))
         .rows as Array<{ id: string }>
+      ok(yield* call(b, "add_micro_db_column", { bucket, table: "tasks", column_def: { name: "Note", type: "text" } }))
       yield* push(a, bucket, "shared", "<p>A third, on top of B</p>")
       ok(yield* call(a, "update_micro_db_row", { bucket, table: "tasks", row_id: mine!.id, data: { title: "c" } }))
       ok(yield* call(a, "update_micro_db_row", { bucket, table: "tasks", row_id: theirs!.id, data: { title: "y" } }))
@@ -241,9 +242,13 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("undo an 
       expect(steps.map((step) => [step.subject, step.action])).toEqual([
         ["page", "skip"],
         ["row", "skip"],
-        ["row", "skip"]
+        ["row", "skip"],
+        ["schema", "not_reverted"]
       ])
-      for (const step of steps) expect(step.note).toContain("someone else changed")
+      for (const step of steps.slice(0, 3)) expect(step.note).toContain("someone else changed")
+      expect(steps[3]).toMatchObject({ change: "micro_db.column.added" })
+      const listed = ok(yield* call(a, "list_agent_changes", { bucket, token_id, since })).buckets[0]
+      expect(listed.schema_changes).toEqual([expect.objectContaining({ action: "micro_db.column.added" })])
       expect(ok(yield* page(a, bucket, "shared")).part.version).toBe(3)
       expect(Object.values(dataOf(yield* rowsOf(a, bucket))).map((data) => data.title).sort()).toEqual(["c", "y"])
     }))

@@ -139,7 +139,8 @@ export const makeAgentChangesRepo = Effect.gen(function*() {
     sql<SchemaEntry>`select a.action, a.subject_id::text, a.details, a.created_at
       from activity a
       where a.dock_id = ${dockId} and a.token_id = ${tokenId} and a.created_at >= ${since}
-        and (a.action like 'micro\\_db.table.%' or a.action like 'micro\\_db.column.%' or a.action = 'micro_db.updated')
+        and (starts_with(a.action, 'micro_db.table.') or starts_with(a.action, 'micro_db.column.')
+          or a.action = 'micro_db.updated')
       order by a.seq
       limit ${limit}`.pipe(Effect.orDie)
 
