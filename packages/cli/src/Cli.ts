@@ -6,6 +6,7 @@
 import { Command } from "@effect/cli"
 import { claim, register } from "./commands/Agents.ts"
 import { members } from "./commands/Members.ts"
+import { revert } from "./commands/Revert.ts"
 import { sandboxes } from "./commands/Sandboxes.ts"
 import { migrate, serve } from "./commands/Server.ts"
 import { sources } from "./commands/Sources.ts"
@@ -16,7 +17,7 @@ export { CliFailure } from "./CliFailure.ts"
 
 const dock = Command.make("dock").pipe(
   Command.withDescription("Dock: an agent-first store for living artifacts"),
-  Command.withSubcommands([serve, migrate, users, tokens, members, sources, sandboxes, register, claim])
+  Command.withSubcommands([serve, migrate, users, tokens, members, sources, sandboxes, revert, register, claim])
 )
 
 export const cli = Command.run(dock, { name: "dock", version: "0.0.0" })

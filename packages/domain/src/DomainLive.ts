@@ -5,6 +5,7 @@
 import { Layer } from "effect"
 import { AccountsLive } from "./Accounts/AccountsLive.ts"
 import { ActivityLive } from "./Activity/ActivityLive.ts"
+import { AgentChangesLive } from "./AgentChanges/AgentChangesLive.ts"
 import { PostgresObjectStore } from "./Blobs/ObjectStore.ts"
 import { ContentWorkersLive } from "./Content/ContentWorkers.ts"
 import { DocksLive } from "./Docks/DocksLive.ts"
@@ -35,5 +36,6 @@ export const DomainLive = Layer.mergeAll(
   MicroDbLive,
   ImagesWithPorts,
   SourcesLive,
-  IdempotencyLive
+  IdempotencyLive,
+  AgentChangesLive
 ).pipe(Layer.provideMerge(Services))

@@ -1,6 +1,7 @@
 /** Every tool this server offers, in one list: `tools/list` order. Tools needing only mcp:read are also served on /mcp/public. */
 import type { CurrentPrincipal } from "@dock/domain"
 import type { Effect } from "effect"
+import { listAgentChanges, revertAgentChanges } from "./tools/AgentTools.ts"
 import {
   createBucket,
   deleteBucket,
@@ -109,7 +110,9 @@ export const catalogue = [
   readSource,
   // Issue 18's additions (the 47 spec tools above keep their order).
   diffWebPageVersions,
-  diffMarkdownFileVersions
+  diffMarkdownFileVersions,
+  listAgentChanges,
+  revertAgentChanges
 ] as const
 
 export const publicCatalogue = catalogue.filter((entry) => entry.scope === "mcp:read")

@@ -9,8 +9,9 @@
  *   in the next one.
  * - The idempotency sweep: drops idempotency keys older than 24 hours (one delete; a period missed leaves them
  *   for the next, and an expired key is reusable before it is swept).
+ * - The trash sweep: purges deleted pages and logged row changes past their retention (docs/undo.md).
  */
-import { Idempotency, RateLimits, Registrations } from "@dock/domain"
+import { AgentChanges, Idempotency, RateLimits, Registrations } from "@dock/domain"
 import { type Duration, Effect, Layer, Schedule } from "effect"
 
 /** The counter key that claims a period of the sandbox sweep. */
@@ -61,5 +62,23 @@ export const idempotencySweepJob = (interval: Duration.Duration) =>
       const swept = yield* (yield* Idempotency).sweep()
       // Debug: unlike the sandbox sweep, nothing here concerns an operator.
       yield* Effect.logDebug(`Idempotency sweep: ${swept} expired keys dropped`)
+    })
+  )
+
+/** The counter key that claims a period of the trash sweep. */
+export const TRASH_SWEEP_PERIOD_KEY = "job:trash-sweep"
+
+/**
+ * The trash sweep (docs/undo.md): purges the pages deleted and the row changes logged more than
+ * TRASH_RETENTION_DAYS ago. Each purge is one statement; re-running it is idempotent.
+ */
+export const trashSweepJob = (interval: Duration.Duration) =>
+  periodicJob(
+    "Trash sweep",
+    TRASH_SWEEP_PERIOD_KEY,
+    interval,
+    Effect.gen(function*() {
+      const result = yield* (yield* AgentChanges).sweep
+      yield* Effect.logInfo(`Trash sweep: ${result.pages} pages, ${result.rowChanges} row changes purged`)
     })
   )

@@ -25,6 +25,7 @@ import type { ServerConfig } from "./Config.ts"
 import {
   adminAuthorizationLayer,
   AdminMembersHttp,
+  AdminRevertHttp,
   AdminSandboxesHttp,
   AdminSourcesHttp,
   AdminTokensHttp,
@@ -40,7 +41,7 @@ import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
 import { metricsRoute } from "./http/MetricsHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 import { workingTogetherRoute } from "./http/WorkingTogetherHttp.ts"
-import { idempotencySweepJob, sandboxSweepJob } from "./Jobs.ts"
+import { idempotencySweepJob, sandboxSweepJob, trashSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
 import { tracingLayer } from "./Tracing.ts"
@@ -131,7 +132,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
         AdminTokensHttp.pipe(Layer.provide(admin)),
         AdminSandboxesHttp.pipe(Layer.provide(admin)),
         AdminMembersHttp.pipe(Layer.provide(admin)),
-        AdminSourcesHttp.pipe(Layer.provide(admin))
+        AdminSourcesHttp.pipe(Layer.provide(admin)),
+        AdminRevertHttp.pipe(Layer.provide(admin))
       ])
     ),
     authManifestRoute(config),
@@ -150,6 +152,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.provideMerge(serving),
     Layer.merge(sandboxSweepJob(config.jobInterval)),
     Layer.merge(idempotencySweepJob(config.jobInterval)),
+    Layer.merge(trashSweepJob(config.jobInterval)),
     Layer.provide(DomainLive),
     Layer.provide(infrastructure),
     // Spans go to OTEL_EXPORTER_OTLP_ENDPOINT when it is set; without it the tracer is off, since every span

@@ -782,11 +782,18 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           "updated",
           null
         ]])
-        expect(listed[0].author).toEqual({ user_id: owner.user.id, username: owner.user.username, agent_label: null })
+        // Members (the viewer here) also see which token wrote each version.
+        expect(listed[0].author).toEqual({
+          user_id: owner.user.id,
+          username: owner.user.username,
+          agent_label: null,
+          token_id: expect.stringMatching(/^[0-9a-f-]{36}$/)
+        })
         expect(listed[1].author).toEqual({
           user_id: editor.user.id,
           username: editor.user.username,
-          agent_label: label
+          agent_label: label,
+          token_id: expect.stringMatching(/^[0-9a-f-]{36}$/)
         })
         expect(listed[0]).toMatchObject({ content_type: family === "web_page" ? "html" : "markdown" })
         expect(listed[0].size_bytes).toBe(new TextEncoder().encode(body(1)).byteLength)

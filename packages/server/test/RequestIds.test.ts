@@ -20,10 +20,10 @@ const loggedDuring = <A, R>(request: Effect.Effect<A, never, R>) =>
     const server = yield* TestServer
     const from = server.logs().length
     const result = yield* request
-    // Less the sandbox sweep's lines: it runs on its own fiber (at start, then every DOCK_JOB_INTERVAL) and
-    // belongs to no request; at start it may log while a request runs.
+    // Less the sandbox and trash sweeps' lines: they run on their own fibers (at start, then every
+    // DOCK_JOB_INTERVAL) and belong to no request; at start they may log while a request runs.
     const lines = (server.logs().slice(from) as ReadonlyArray<LogEntry>).filter((line) =>
-      !String(line.message).startsWith("Sandbox sweep")
+      !String(line.message).startsWith("Sandbox sweep") && !String(line.message).startsWith("Trash sweep")
     )
     return { result, lines }
   })

@@ -12,6 +12,7 @@ import {
 } from "@effect/platform"
 import { Schema } from "effect"
 import { CreateUser, User } from "../Accounts/User.ts"
+import { RevertRequest, RevertResult } from "../AgentChanges/AgentChange.ts"
 import { wire } from "../Errors.ts"
 import { Member, Role } from "../Members/Member.ts"
 import {
@@ -198,6 +199,21 @@ export class AdminSourcesGroup extends HttpApiGroup.make("adminSources")
   .prefix("/admin")
 {}
 
+/** Undo an agent (docs/undo.md): the operator reverts a token's changes since a time, in one Dock or all. */
+export class AdminRevertGroup extends HttpApiGroup.make("adminRevert")
+  .add(
+    HttpApiEndpoint.post("revert", "/revert")
+      .setPayload(RevertRequest)
+      .addSuccess(RevertResult)
+      .addError(wire("validation_error"))
+      .addError(wire("not_found"))
+      .addError(wire("tier_limit_exceeded"))
+      .addError(wire("unavailable"))
+  )
+  .middleware(AdminAuthorization)
+  .prefix("/admin")
+{}
+
 export class DockApi extends HttpApi.make("dock")
   .add(HealthGroup)
   .add(WellKnownGroup)
@@ -207,4 +223,5 @@ export class DockApi extends HttpApi.make("dock")
   .add(AdminSandboxesGroup)
   .add(AdminMembersGroup)
   .add(AdminSourcesGroup)
+  .add(AdminRevertGroup)
 {}

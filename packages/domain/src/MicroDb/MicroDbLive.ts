@@ -34,7 +34,7 @@ import {
   type RowData
 } from "./Columns.ts"
 import { MicroDb } from "./MicroDb.ts"
-import { makeMicroDbRepo, type StoredRow, type TableRow } from "./MicroDbRepo.ts"
+import { makeMicroDbRepo, type RowActor, type StoredRow, type TableRow } from "./MicroDbRepo.ts"
 import { compileFilters, compileSort } from "./Query.ts"
 import {
   LISTED_INVALID_ROWS,
@@ -147,6 +147,14 @@ export const MicroDbLive = Layer.effect(
       subject: { readonly type: "page" | "micro_db_table" | "micro_db_row"; readonly id: string },
       details?: Record<string, unknown>
     ) => activity.record({ dockId, action, subjectType: subject.type, subjectId: subject.id, details })
+
+    /** The caller as the row change log records them. */
+    const actorIn = (dockId: DockId) =>
+      Effect.map(CurrentPrincipal, (principal): RowActor => ({
+        dockId,
+        tokenId: principal.tokenId,
+        userId: principal.userId
+      }))
 
     const tableIn = (dockId: DockId, ref: string, lock = false) =>
       Effect.flatMap(repo.findTable(dockId, ref, lock), (table) =>
@@ -701,7 +709,12 @@ export const MicroDbLive = Layer.effect(
               details: { max_rows_per_table: limits.planMaxRowsPerTable, rows: table.row_count, adding: rows.length }
             })
           }
-          const inserted = yield* repo.insertRows(table.id, rows.map((row) => row.data), yield* now)
+          const inserted = yield* repo.insertRows(
+            table.id,
+            rows.map((row) => row.data),
+            yield* now,
+            yield* actorIn(access.dockId)
+          )
           yield* parts.reserve(access, {
             artifacts: 0,
             bytes: inserted.reduce((sum, row) => sum + row.size_bytes, 0)
@@ -743,7 +756,7 @@ export const MicroDbLive = Layer.effect(
               problems.map(({ row: _row, ...problem }) => problem)
             )
           }
-          const updated = yield* repo.updateRow(row.id, checked.data, yield* now)
+          const updated = yield* repo.updateRow(row.id, checked.data, yield* now, yield* actorIn(access.dockId))
           yield* parts.reserve(access, { artifacts: 0, bytes: updated.size_bytes - row.size_bytes })
           yield* record(access.dockId, "micro_db.row.updated", { type: "micro_db_row", id: row.id }, {
             table: table.slug
@@ -764,7 +777,7 @@ export const MicroDbLive = Layer.effect(
         const table = yield* tableIn(access.dockId, ref, true)
         const row = yield* rowIn(table, rowId, true)
         if (baseVersion !== undefined && row.version !== baseVersion) return yield* staleRow(row, baseVersion)
-        yield* repo.deleteRow(row.id)
+        yield* repo.deleteRow(row.id, yield* now, yield* actorIn(access.dockId))
         yield* repo.changeRowCount(table.id, -1)
         yield* parts.reserve(access, { artifacts: 0, bytes: -row.size_bytes })
         yield* record(access.dockId, "micro_db.row.deleted", { type: "micro_db_row", id: row.id }, {

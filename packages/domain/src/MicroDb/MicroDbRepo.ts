@@ -2,7 +2,7 @@
 import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
-import { DockId, isUuid, type RowId, TableId } from "../Ids.ts"
+import { DockId, isUuid, type RowId, TableId, type TokenId, type UserId } from "../Ids.ts"
 import { MicroDbColumn } from "./Columns.ts"
 import { CELL_TEXT_CHARS, type CellKind, type Condition, type SortKey } from "./Query.ts"
 
@@ -28,6 +28,13 @@ export interface StoredRow {
   readonly version: number
   readonly created_at: Date
   readonly updated_at: Date
+}
+
+/** Who writes a row (the row change log's attribution) and in which Dock. */
+export interface RowActor {
+  readonly dockId: DockId
+  readonly tokenId: TokenId | null
+  readonly userId: UserId | null
 }
 
 /** A checked query: its filters as conditions and its sort keys (Query.ts). */
@@ -126,14 +133,51 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       return Number(usage!.bytes)
     }).pipe(Effect.orDie)
 
-  /** Inserts rows in order (one statement); each row's size is its stored JSON text's. */
-  const insertRows = (tableId: TableId, rows: ReadonlyArray<Record<string, unknown>>, now: Date) =>
-    sql<StoredRow & { seq: string }>`insert into micro_db_rows (table_id, data, size_bytes, created_at, updated_at)
-      select ${tableId}, e.value, octet_length(e.value::text), ${now}, ${now}
-      from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality e
-      order by e.ordinality
-      returning id, table_id, data, size_bytes, version, created_at, updated_at, seq`.pipe(
+  /**
+   * Inserts rows in order (one statement); each row's size is its stored JSON text's. The row change log gets one
+   * entry per row in the same statement (one insert … select over the inserted rows, however many).
+   */
+  const insertRows = (
+    tableId: TableId,
+    rows: ReadonlyArray<Record<string, unknown>>,
+    now: Date,
+    actor: RowActor
+  ) =>
+    sql<StoredRow & { seq: string }>`with inserted as (
+        insert into micro_db_rows (table_id, data, size_bytes, created_at, updated_at)
+        select ${tableId}, e.value, octet_length(e.value::text), ${now}, ${now}
+        from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality e
+        order by e.ordinality
+        returning id, table_id, data, size_bytes, version, created_at, updated_at, seq
+      ),
+      logged as (
+        insert into micro_db_row_changes (dock_id, table_id, row_id, token_id, user_id, op, data_before, at)
+        select ${actor.dockId}, table_id, id, ${actor.tokenId}, ${actor.userId}, 'insert', null, ${now}
+        from inserted order by seq
+      )
+      select * from inserted`.pipe(
       Effect.map((inserted) => [...inserted].sort((a, b) => Number(a.seq) - Number(b.seq))),
+      Effect.orDie
+    )
+
+  /**
+   * Puts a row back under its own id (a revert of its delete), logged as an insert by `actor`. Answers the row, or
+   * undefined when a row of that id exists.
+   */
+  const restoreRow = (tableId: TableId, id: RowId, data: Record<string, unknown>, now: Date, actor: RowActor) =>
+    sql<StoredRow>`with inserted as (
+        insert into micro_db_rows (id, table_id, data, size_bytes, created_at, updated_at)
+        values (${id}, ${tableId}, ${JSON.stringify(data)}::jsonb, octet_length(${JSON.stringify(data)}::jsonb::text),
+          ${now}, ${now})
+        on conflict (id) do nothing
+        returning id, table_id, data, size_bytes, version, created_at, updated_at
+      ),
+      logged as (
+        insert into micro_db_row_changes (dock_id, table_id, row_id, token_id, user_id, op, data_before, at)
+        select ${actor.dockId}, table_id, id, ${actor.tokenId}, ${actor.userId}, 'insert', null, ${now} from inserted
+      )
+      select id, table_id, data, size_bytes, version, created_at, updated_at from inserted`.pipe(
+      Effect.map((rows) => rows[0]),
       Effect.orDie
     )
 
@@ -145,14 +189,52 @@ export const makeMicroDbRepo = Effect.gen(function*() {
         ${lock ? sql`for update` : sql``}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
       : Effect.succeed(undefined)
 
-  const updateRow = (id: RowId, data: Record<string, unknown>, now: Date) =>
-    sql<StoredRow>`update micro_db_rows r set data = ${JSON.stringify(data)}::jsonb,
+  /** Changes a row's data; its data before goes to the row change log in the same statement. */
+  const updateRow = (id: RowId, data: Record<string, unknown>, now: Date, actor: RowActor) =>
+    sql<StoredRow>`with logged as (
+        insert into micro_db_row_changes (dock_id, table_id, row_id, token_id, user_id, op, data_before, at)
+        select ${actor.dockId}, table_id, id, ${actor.tokenId}, ${actor.userId}, 'update', data, ${now}
+        from micro_db_rows where id = ${id}
+      )
+      update micro_db_rows r set data = ${JSON.stringify(data)}::jsonb,
         size_bytes = octet_length(${JSON.stringify(data)}::jsonb::text), version = r.version + 1,
         updated_at = ${now}
       where r.id = ${id}
       returning ${rowColumns}`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
 
-  const deleteRow = (id: RowId) => sql`delete from micro_db_rows where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+  /** Deletes a row; its data goes to the row change log in the same statement. */
+  const deleteRow = (id: RowId, now: Date, actor: RowActor) =>
+    sql`with logged as (
+        insert into micro_db_row_changes (dock_id, table_id, row_id, token_id, user_id, op, data_before, at)
+        select ${actor.dockId}, table_id, id, ${actor.tokenId}, ${actor.userId}, 'delete', data, ${now}
+        from micro_db_rows where id = ${id}
+      )
+      delete from micro_db_rows where id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+
+  /**
+   * Deletes many rows of a table at once (a revert of their inserts), each logged with its data in the same
+   * statement; answers how many went and the bytes they held.
+   */
+  const deleteRows = (tableId: TableId, ids: ReadonlyArray<RowId>, now: Date, actor: RowActor) =>
+    sql<{ rows: number; bytes: string }>`with gone as (
+        delete from micro_db_rows where table_id = ${tableId} and id = any(${ids}::uuid[])
+        returning id, table_id, data, size_bytes
+      ),
+      logged as (
+        insert into micro_db_row_changes (dock_id, table_id, row_id, token_id, user_id, op, data_before, at)
+        select ${actor.dockId}, table_id, id, ${actor.tokenId}, ${actor.userId}, 'delete', data, ${now} from gone
+      )
+      select count(*)::int as rows, coalesce(sum(size_bytes), 0)::bigint as bytes from gone`.pipe(
+      Effect.map(([row]) => ({ rows: row!.rows, bytes: Number(row!.bytes) })),
+      Effect.orDie
+    )
+
+  /** Purges the row change log of entries before `before`; answers how many went. */
+  const purgeChanges = (before: Date) =>
+    sql`delete from micro_db_row_changes where at < ${before} returning seq`.pipe(
+      Effect.map((rows) => rows.length),
+      Effect.orDie
+    )
 
   const and = (fragments: ReadonlyArray<Statement.Fragment>) => fragments.length === 0 ? sql`true` : sql.and(fragments)
   const direction = (key: SortKey) => key.direction === "desc" ? sql`desc` : sql`asc`
@@ -436,6 +518,9 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     moveTable,
     deleteTable,
     insertRows,
+    restoreRow,
+    deleteRows,
+    purgeChanges,
     findRow,
     updateRow,
     deleteRow,

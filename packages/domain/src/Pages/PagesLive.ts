@@ -12,15 +12,7 @@ import { escapeHtml } from "../Content/Text.ts"
 import { transactional } from "../Database/Transactional.ts"
 import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
 import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
-import {
-  BadRequest,
-  Conflict,
-  type InvalidFrontMatter,
-  type InvalidSlug,
-  NotFound,
-  type Unavailable,
-  ValidationError
-} from "../Errors.ts"
+import { BadRequest, Conflict, NotFound, type Unavailable, ValidationError } from "../Errors.ts"
 import { type DockId, isUuid, type PageId, type UserId } from "../Ids.ts"
 import { authorOf, contentDock, partFields, type PartRow } from "../Parts/PartRow.ts"
 import { Parts } from "../Parts/Parts.ts"
@@ -48,6 +40,7 @@ import {
 } from "./Part.ts"
 import { type Prepared, prepareHtml, prepareMarkdown, type PushInput } from "./Prepare.ts"
 import { makeFailureMemory, makeRenderCache } from "./RenderCache.ts"
+import { fieldsOfVersion } from "./VersionFields.ts"
 
 /** The Micro DB shell is changed only by the Micro DB tools: its versions are snapshots of its tables. */
 const microDbShellRefused = (what: "restored" | "deleted") =>
@@ -439,8 +432,10 @@ export const PagesLive = Layer.effect(
     })
 
     const versions = Effect.fn("Pages.versions")(function*(target: DockTarget, page: string | PageNames) {
-      const { row } = yield* readablePage(target, page)
+      const { access, row } = yield* readablePage(target, page)
       const rows = yield* repo.versions(row.id)
+      // Members see which token wrote each version (to name an agent to revert_agent_changes); outsiders do not.
+      const member = roleOf(yield* CurrentPrincipal, access) !== null
       return rows.map((version) =>
         new PartVersion({
           version: version.version,
@@ -452,7 +447,12 @@ export const PagesLive = Layer.effect(
           restored_from: version.restored_from,
           added: version.lines_added,
           removed: version.lines_removed,
-          author: { user_id: version.user_id, username: version.username, agent_label: version.agent_label },
+          author: {
+            user_id: version.user_id,
+            username: version.username,
+            agent_label: version.agent_label,
+            ...(member ? { token_id: version.token_id } : {})
+          },
           created_at: version.created_at.toISOString()
         })
       )
@@ -510,30 +510,8 @@ export const PagesLive = Layer.effect(
       if (old === undefined) {
         return yield* new NotFound({ message: `Page "${row.slug ?? row.id}" has no version ${number}` })
       }
-      // Everything derived from the content is derived again from the old content, so the restored version is
-      // wholly the old one (text for search, front matter fields, wikilinks, claim count). It was accepted once:
-      // only the content workers' bound (or their being busy) can refuse it now.
       const current = yield* parts.fieldsOf(row.id)
-      const accepted = <A, R>(
-        prepare: Effect.Effect<A, ValidationError | Unavailable | InvalidSlug | InvalidFrontMatter, R>
-      ) =>
-        prepare.pipe(
-          Effect.catchTags({ InvalidSlug: Effect.die, InvalidFrontMatter: Effect.die }),
-          Effect.provideService(ContentWorkers, workers)
-        )
-      const derived: PageContent = old.content_type === "html"
-        ? {
-          ...(yield* accepted(prepareHtml({ title: old.title, content: old.content }))).content,
-          pageKind: current.pageKind
-        }
-        : old.content_type === "markdown"
-        ? (yield* accepted(prepareMarkdown({ title: old.title, content: old.content }, {
-          frontMatterRequired: false,
-          pageKind: current.pageKind
-          // A version stored before a limit (the wikilink cap) is refused as a push of it would be.
-        }))).content
-        : { ...current, content: old.content, contentType: old.content_type as ContentType }
-      const fields = partFields({ ...derived, title: old.title, summary: old.summary }, current.slug)
+      const fields = yield* fieldsOfVersion(old, current).pipe(Effect.provideService(ContentWorkers, workers))
       const author = authorOf(principal)
       // Diffed against the current content read above (outside the Dock lock); again inside only after a race.
       const linesBefore = { version: row.version, lines: lineCounts(current.content, fields.content) }
@@ -590,7 +568,11 @@ export const PagesLive = Layer.effect(
             return yield* staleBase(row.id, row.slug ?? row.id, baseVersion, current.version)
           }
           // The page goes with its versions: every stored version's bytes are released.
-          yield* parts.remove(contentDock(resolved), row.id)
+          // It waits in the trash (for revert_agent_changes) until the trash sweep purges it.
+          yield* parts.remove(contentDock(resolved), row.id, {
+            author: authorOf(principal),
+            now: new Date(yield* Clock.currentTimeMillis)
+          })
           yield* activity.record({
             dockId: access.dockId,
             action: "page.deleted",

@@ -123,9 +123,10 @@ export const makePagesRepo = Effect.gen(function*() {
       user_id: string | null
       username: string | null
       agent_label: string | null
+      token_id: string | null
       created_at: Date
     }>`select v.version, v.title, v.summary, v.content_type, v.size_bytes, v.reason, v.restored_from, v.lines_added,
-        v.lines_removed, v.user_id::text, u.username, v.agent_label, v.created_at
+        v.lines_removed, v.user_id::text, u.username, v.agent_label, v.token_id::text, v.created_at
       from part_versions v left join users u on u.id = v.user_id
       where v.part_id = ${partId} order by v.version`.pipe(Effect.orDie)
 

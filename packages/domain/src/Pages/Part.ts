@@ -151,7 +151,9 @@ export class PartVersion extends Schema.Class<PartVersion>("PartVersion")({
   author: Schema.Struct({
     user_id: Schema.NullOr(Schema.String),
     username: Schema.NullOr(Schema.String),
-    agent_label: Schema.NullOr(Schema.String)
+    agent_label: Schema.NullOr(Schema.String),
+    /** the token that wrote the version: shown to the Dock's members only (revert_agent_changes names it) */
+    token_id: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
   }),
   created_at: Schema.String
 }) {}

@@ -42,8 +42,8 @@ export interface VersionLines {
   readonly removed: number
 }
 
-/** Why a version was made (part_versions.reason). */
-export type VersionReason = "created" | "updated" | "restored" | "forked" | "snapshot"
+/** Why a version was made (part_versions.reason); "reverted": revert_agent_changes (docs/undo.md). */
+export type VersionReason = "created" | "updated" | "restored" | "forked" | "snapshot" | "reverted"
 
 export interface PartFields {
   readonly slug: string

@@ -62,8 +62,23 @@ export class Parts extends Context.Tag("@dock/domain/Parts")<Parts, {
     restoredFrom?: number,
     lines?: VersionLines
   ) => Effect.Effect<PartRow>
-  /** Deletes a page with its versions and releases the artifact and every stored version's bytes. */
-  readonly remove: (dock: ContentDock | DockId, id: PageId) => Effect.Effect<void>
+  /**
+   * Deletes a page with its versions and releases the artifact and every stored version's bytes. With a deleter
+   * (who and when), the page and its versions go to the trash in the same transaction, for a revert to bring back
+   * (`untrash`) until the trash sweep purges them.
+   */
+  readonly remove: (
+    dock: ContentDock | DockId,
+    id: PageId,
+    deleter?: { readonly author: Author; readonly now: Date }
+  ) => Effect.Effect<void>
+  /**
+   * Brings a trashed page back with its history, reserving its artifact and bytes again. Answers the page, or
+   * undefined when it is not in the trash or its slug is taken in its Dock now (then nothing changes).
+   */
+  readonly untrash: (dock: ContentDock | DockId, id: PageId) => Effect.Effect<PartRow | undefined, TierLimitExceeded>
+  /** Purges the trash of pages deleted before `before`; answers how many. */
+  readonly purgeTrash: (before: Date) => Effect.Effect<number>
   /**
    * A fork's copy of every page of `from` that is not private (and the Micro DB's tables and rows with its shell)
    * into the new Dock `to`, version 1 ("forked") by `author`; reserves what the copy holds. Returns how many pages.

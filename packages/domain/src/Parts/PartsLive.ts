@@ -81,11 +81,18 @@ export const PartsLive = Layer.effect(
         yield* repo.insertVersion(id, version, fields, author, reason, now, restoredFrom ?? null, lines)
         return row
       }),
-      remove: Effect.fn("Parts.remove")(function*(dock, id) {
-        const stored = yield* repo.remove(id)
+      remove: Effect.fn("Parts.remove")(function*(dock, id, deleter) {
+        const stored = yield* repo.remove(id, deleter)
         // A release never passes a cap.
         yield* reserve(dock, { artifacts: -1, bytes: -stored }).pipe(Effect.orDie)
       }),
+      untrash: Effect.fn("Parts.untrash")(function*(dock, id) {
+        const back = yield* repo.untrash(id)
+        if (back === undefined) return undefined
+        yield* reserve(dock, { artifacts: 1, bytes: back.bytes })
+        return back.row
+      }),
+      purgeTrash: repo.purgeTrash,
       copyForFork: Effect.fn("Parts.copyForFork")(function*(from, to, ownerId, author, now) {
         const copied = yield* repo.copyDock(from, to.id, ownerId, author, now)
         yield* reserve(to, { artifacts: copied.pages, bytes: copied.bytes })

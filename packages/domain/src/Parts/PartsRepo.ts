@@ -154,14 +154,70 @@ export const makePartsRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** Deletes a page with its versions; returns the bytes every stored version held (the current one included). */
-  const remove = (id: PageId) =>
+  /**
+   * Deletes a page with its versions, keeping both in the trash (a Dock's page only: a standalone artifact goes for
+   * good) for a revert to bring back; returns the bytes every stored version held (the current one included).
+   */
+  const remove = (id: PageId, deleter: { readonly author: Author; readonly now: Date } | undefined) =>
     Effect.gen(function*() {
       const [stored] = yield* sql<{ bytes: string }>`select coalesce(sum(size_bytes), 0)::bigint as bytes
         from part_versions where part_id = ${id}`
+      if (deleter !== undefined) {
+        yield* sql`insert into trashed_parts (id, dock_id, slug, part, versions, size_bytes, user_id, token_id,
+            deleted_at)
+          select p.id, p.dock_id, p.slug, to_jsonb(p) - 'search' - 'rank_vector',
+            coalesce((select jsonb_agg(to_jsonb(v) order by v.version) from part_versions v where v.part_id = p.id),
+              '[]'::jsonb),
+            ${stored!.bytes}::bigint, ${deleter.author.userId}, ${deleter.author.tokenId}, ${deleter.now}
+          from parts p where p.id = ${id} and p.dock_id is not null
+          on conflict (id) do update set dock_id = excluded.dock_id, slug = excluded.slug, part = excluded.part,
+            versions = excluded.versions, size_bytes = excluded.size_bytes, user_id = excluded.user_id,
+            token_id = excluded.token_id, deleted_at = excluded.deleted_at`
+      }
       yield* sql`delete from parts where id = ${id}`
       return Number(stored!.bytes)
     }).pipe(Effect.orDie)
+
+  /**
+   * Brings a trashed page back into its Dock with its versions, as it was when deleted (its id, slugs and
+   * history), and empties its trash entry. Answers the page and the bytes its versions hold; undefined when it is
+   * not in the trash, or when its Dock has another page of its slug now (nothing is written then).
+   */
+  const untrash = (id: PageId) =>
+    Effect.gen(function*() {
+      const [entry] = yield* sql<{ dock_id: DockId; slug: string | null; size_bytes: string }>`select dock_id, slug,
+          size_bytes from trashed_parts where id = ${id} for update`
+      if (entry === undefined) return undefined
+      const [taken] = yield* sql`select 1 from parts
+        where (dock_id = ${entry.dock_id} and slug = ${entry.slug}) or id = ${id}
+          or public_slug = (select part ->> 'public_slug' from trashed_parts where id = ${id})`
+      if (taken !== undefined) return undefined
+      const rows = yield* sql`insert into parts (id, dock_id, owner_id, slug, public_slug, title, summary, content_type,
+          page_kind, visibility, content, body_text, front_matter, tags, entities, concepts, source_ids, links,
+          claim_count, version, size_bytes, upstream_part_id, upstream_version, created_at, updated_at)
+        select r.id, r.dock_id, r.owner_id, r.slug, r.public_slug, r.title, r.summary, r.content_type, r.page_kind,
+          r.visibility, r.content, r.body_text, r.front_matter, r.tags, r.entities, r.concepts, r.source_ids, r.links,
+          r.claim_count, r.version, r.size_bytes, r.upstream_part_id, r.upstream_version, r.created_at, r.updated_at
+        from trashed_parts t cross join lateral jsonb_populate_record(null::parts, t.part) r
+        where t.id = ${id}
+        returning ${columns}`.pipe(Effect.flatMap(decode))
+      yield* sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter,
+          size_bytes, user_id, token_id, agent_label, reason, restored_from, created_at)
+        select v.part_id, v.version, v.title, v.summary, v.content_type, v.content, v.front_matter, v.size_bytes,
+          case when exists(select 1 from users u where u.id = v.user_id) then v.user_id end, v.token_id,
+          v.agent_label, v.reason, v.restored_from, v.created_at
+        from trashed_parts t cross join lateral jsonb_populate_recordset(null::part_versions, t.versions) v
+        where t.id = ${id}`
+      yield* sql`delete from trashed_parts where id = ${id}`
+      return { row: rows[0]!, bytes: Number(entry.size_bytes) }
+    }).pipe(Effect.orDie)
+
+  /** Empties the trash of pages deleted before `before`; answers how many went. */
+  const purgeTrash = (before: Date) =>
+    sql`delete from trashed_parts where deleted_at < ${before} returning id`.pipe(
+      Effect.map((rows) => rows.length),
+      Effect.orDie
+    )
 
   /** The Micro DB shell's own fields (push_micro_db on an existing shell): they change in place. */
   const updateShell = (
@@ -285,6 +341,8 @@ export const makePartsRepo = Effect.gen(function*() {
     update,
     insertVersion,
     remove,
+    untrash,
+    purgeTrash,
     updateShell,
     pruneVersions,
     copyDock,

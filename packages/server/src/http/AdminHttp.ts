@@ -2,6 +2,7 @@
 import {
   Accounts,
   AdminAuthorization,
+  AgentChanges,
   DockApi,
   Docks,
   issueOperatorToken,
@@ -91,4 +92,15 @@ export const AdminSourcesHttp = HttpApiBuilder.group(DockApi, "adminSources", (h
       .handle("add", ({ payload }) => sources.add(payload))
       .handle("list", ({ urlParams }) => sources.listAll(urlParams.dock))
       .handle("archive", ({ path }) => sources.archive(path.id))
+  }))
+
+export const AdminRevertHttp = HttpApiBuilder.group(DockApi, "adminRevert", (handlers) =>
+  Effect.gen(function*() {
+    const agentChanges = yield* AgentChanges
+    return handlers.handle("revert", ({ payload }) =>
+      agentChanges.revertAsOperator(payload.dock, {
+        tokenId: payload.token,
+        since: payload.since,
+        dryRun: payload.dry_run ?? false
+      }))
   }))

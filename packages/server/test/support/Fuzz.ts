@@ -942,6 +942,7 @@ export const fuzzOrder = (tools: ReadonlyArray<ToolInfo>) => {
     delete_micro_db_table: 3,
     delete_web_page: 3,
     delete_markdown_file: 3,
+    revert_agent_changes: 3,
     delete_bucket: 4
   }
   const rank = (name: string) => ranks[name] ?? 0
