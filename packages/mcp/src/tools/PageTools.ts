@@ -170,12 +170,14 @@ export const searchWebPages = tool({
   name: "search_web_pages",
   description:
     "Full-text search over page titles (weighted most), summaries and text, across every Dock you can read: your " +
-    "own, those you work in, and public discoverable ones. `bucket_slug` (+ `owner_username`) limits it to one " +
-    "Dock; `owner_username` alone to that owner's Docks. Query syntax: words, \"quoted phrases\", OR, -excluded. " +
+    "own, those you work in, and public discoverable ones. `bucket` (the Dock's UUID, owner_username/dock_slug or " +
+    "a slug of yours) or the deprecated `bucket_slug` (+ `owner_username`) limits it to one Dock; `owner_username` " +
+    "alone to that owner's Docks. Query syntax: words, \"quoted phrases\", OR, -excluded. " +
     "`limit` 1-50 (default 20). Returns `{ pages }`, best first: each `{ part, bucket, snippet, rank }`, where " +
     "`snippet` marks matching words with **.",
   input: Schema.Struct({
     query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)),
+    bucket: optional(Bucket),
     bucket_slug: optional(BucketSlug),
     owner_username: optional(OwnerUsername.pipe(Schema.annotations({ description: "Only this owner's Docks" }))),
     limit: optional(Schema.Int.pipe(Schema.between(1, 50)))

