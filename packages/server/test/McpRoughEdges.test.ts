@@ -8,7 +8,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { unique } from "./support/Http.ts"
 import type { Era } from "./support/McpClients.ts"
-import { actor, call, createBucket, listedTool, ok, pathOf, pushed, refused } from "./support/McpTools.ts"
+import { actor, call, createBucket, grant, listedTool, ok, pathOf, pushed, refused } from "./support/McpTools.ts"
 import { TestServerLive } from "./support/TestServer.ts"
 
 const MODERN: Era = "v2 modern"
@@ -77,5 +77,104 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         const hits = ok(yield* call(owner.client, "search_web_pages", { query: word, bucket })).pages as Array<any>
         expect(hits.map((hit) => hit.bucket.id)).toEqual([one.id])
       }
+    }))
+
+  it.scoped("a page's slug is found whatever its case, as wikilinks are", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const dock = yield* createBucket(owner.client, { title: "Case", slug: `case-${unique()}` })
+      const page = (yield* pushed(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "mixed-case",
+        page_content: "<p>one</p>"
+      })).part
+      yield* pushed(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "mixed-case",
+        page_content: "<p>2</p>"
+      })
+      const file = (yield* pushed(owner.client, "push_markdown_file", {
+        bucket: dock.id,
+        page_content: "---\ntitle: Notes\nslug: the-notes\n---\n# Notes\n"
+      })).part
+
+      const read = ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: "Mixed-Case" }))
+      expect(read.part.id).toBe(page.id)
+      expect(ok(yield* call(owner.client, "get_web_page", { bucket: dock.id, page_slug: "MIXED-CASE" })).part.id)
+        .toBe(page.id)
+      expect(ok(yield* call(owner.client, "get_web_page_links", { bucket: dock.id, page_slug: "Mixed-Case" })))
+        .toMatchObject({ outbound: [] })
+      const versions = ok(
+        yield* call(owner.client, "list_web_page_versions", { bucket: dock.id, web_page: "MIXED-case" })
+      )
+      expect(versions.versions).toHaveLength(2)
+      expect(
+        ok(yield* call(owner.client, "get_web_page_version", { bucket: dock.id, web_page: "Mixed-Case", version: 1 }))
+      )
+        .toMatchObject({ version: 1 })
+      expect(
+        ok(
+          yield* call(owner.client, "restore_web_page_version", { bucket: dock.id, web_page: "Mixed-Case", version: 1 })
+        )
+          .part
+      ).toMatchObject({ id: page.id, version: 3 })
+      expect(ok(yield* call(owner.client, "set_cover_web_page", { bucket: dock.id, web_page: "Mixed-CASE" })).bucket)
+        .toMatchObject({ cover_page_id: page.id })
+      expect(
+        ok(yield* call(owner.client, "get_markdown_file", { bucket: dock.id, markdown_file: "The-Notes" })).part.id
+      )
+        .toBe(file.id)
+      expect(ok(yield* call(owner.client, "delete_markdown_file", { bucket: dock.id, markdown_file: "THE-NOTES" })))
+        .toEqual({ ok: true })
+      expect(ok(yield* call(owner.client, "delete_web_page", { bucket: dock.id, web_page: "Mixed-Case" })))
+        .toEqual({ ok: true })
+      expect(refused(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: "mixed-case" })).error.code)
+        .toBe("not_found")
+    }))
+
+  it.scoped("delete_web_page and delete_markdown_file take a page UUID alone; the caller must still write there", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const viewer = yield* actor(MODERN)
+      const outsider = yield* actor(MODERN)
+      const dock = yield* createBucket(owner.client, { title: "Deletes", slug: `deletes-${unique()}` })
+      yield* grant(dock.id, viewer.user, "viewer")
+      const page = (yield* pushed(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "going",
+        page_content: "<p>going</p>"
+      })).part
+      const file = (yield* pushed(owner.client, "push_markdown_file", {
+        bucket: dock.id,
+        page_content: "---\ntitle: Gone\n---\nGone\n"
+      })).part
+      const missing = "00000000-0000-4000-8000-000000000000"
+
+      // an outsider cannot tell a page it may not see from one that does not exist; a viewer may not delete
+      for (const id of [page.id, missing]) {
+        expect(refused(yield* call(outsider.client, "delete_web_page", { web_page: id })).error).toEqual({
+          code: "not_found",
+          status: 404,
+          message: `No page "${id}"`
+        })
+      }
+      expect(refused(yield* call(viewer.client, "delete_web_page", { web_page: page.id })).error.code)
+        .toBe("permission_denied")
+      // a slug alone still needs its Dock
+      expect(refused(yield* call(owner.client, "delete_web_page", { web_page: "going" })).error.code)
+        .toBe("bad_request")
+
+      expect(ok(yield* call(owner.client, "delete_web_page", { web_page: page.id }))).toEqual({ ok: true })
+      expect(refused(yield* call(owner.client, "get_web_page", { bucket: dock.id, web_page: page.id })).error.code)
+        .toBe("not_found")
+      // delete_markdown_file deletes only Markdown files, also by UUID alone
+      const other = (yield* pushed(owner.client, "push_web_page", {
+        bucket: dock.id,
+        page_slug: "kept",
+        page_content: "<p>kept</p>"
+      })).part
+      expect(refused(yield* call(owner.client, "delete_markdown_file", { markdown_file: other.id })).error.code)
+        .toBe("not_found")
+      expect(ok(yield* call(owner.client, "delete_markdown_file", { markdown_file: file.id }))).toEqual({ ok: true })
     }))
 })

@@ -19,7 +19,7 @@ import {
   type Unavailable,
   ValidationError
 } from "../Errors.ts"
-import { type DockId, isUuid, type UserId } from "../Ids.ts"
+import { type DockId, isUuid, type PageId, type UserId } from "../Ids.ts"
 import { authorOf, contentDock, partFields, type PartRow } from "../Parts/PartRow.ts"
 import { Parts } from "../Parts/Parts.ts"
 import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.ts"
@@ -258,10 +258,10 @@ export const PagesLive = Layer.effect(
         return rows[0]!
       })
 
-    /** A readable page of the Dock the target names or, for reads, the grounding or default Dock. */
-    const readablePage = (target: DockTarget, page: string | PageNames, dock: "read" | "named" = "read") =>
+    /** A readable page of the Dock the target names, else the grounding or default Dock. */
+    const readablePage = (target: DockTarget, page: string | PageNames) =>
       Effect.gen(function*() {
-        const resolved = dock === "read" ? yield* docks.forRead(target) : yield* docks.named(target)
+        const resolved = yield* docks.forRead(target)
         return { row: yield* pageIn(resolved.access, page, parts.findInDock), resolved, access: resolved.access }
       })
 
@@ -394,9 +394,27 @@ export const PagesLive = Layer.effect(
       return toPart(restored, baseUrl)
     })
 
+    /**
+     * The Dock a delete means: the one named, else (issue 18) the Dock of the page a UUID names, since a UUID names
+     * one page. A page the caller cannot see there answers as a page that does not exist.
+     */
+    const deleteDock = (target: DockTarget, page: string | PageNames) =>
+      Effect.gen(function*() {
+        const id = pageRefs(page).map((ref) => ref.trim().toLowerCase()).find(isUuid)
+        if (targetRefs(target).length > 0 || id === undefined) return yield* docks.named(target)
+        const kinds = typeof page === "string" ? undefined : page.kinds
+        const what = kinds?.length === 1 && kinds[0] === "markdown_file" ? "Markdown file" : "page"
+        const missing = new NotFound({ message: `No ${what} "${id}"` })
+        const found = yield* parts.findById(id as PageId)
+        if (found?.dock_id == null) return yield* missing
+        return yield* docks.byId(found.dock_id).pipe(Effect.catchTag("NotFound", () => Effect.fail(missing)))
+      })
+
     const remove = Effect.fn("Pages.remove")(function*(target: DockTarget, page: string | PageNames) {
       const principal = yield* CurrentPrincipal
-      const { access, resolved, row } = yield* readablePage(target, page, "named")
+      const resolved = yield* deleteDock(target, page)
+      const access = resolved.access
+      const row = yield* pageIn(access, page, parts.findInDock)
       yield* checkWrite(principal, access)
       if (row.page_kind === "micro_db") return yield* microDbShellRefused("deleted")
       yield* writeRules.admitWrite(principal)

@@ -56,7 +56,8 @@ export const makePagesRepo = Effect.gen(function*() {
   const pageWhere = (dockId: Statement.Fragment, ref: string) =>
     isUuid(ref.trim())
       ? sql`dock_id = ${dockId} and id = ${ref.trim().toLowerCase()}`
-      : sql`dock_id = ${dockId} and slug = ${ref.trim()}`
+      // Slugs are stored lowercase, so a slug is found whatever its case, as wikilinks are (issue 18).
+      : sql`dock_id = ${dockId} and slug in (${ref.trim()}, ${ref.trim().toLowerCase()})`
 
   /** A page of a Dock by its UUID or its slug, with the record fields get_web_page shows, in one read. */
   const findWithRecord = (dockId: DockId, ref: string) =>

@@ -212,7 +212,8 @@ export const deleteWebPage = tool({
   name: "delete_web_page",
   description:
     "Delete one page (and its versions) from a Dock you own or edit. Name it with `web_page` (UUID or slug) or " +
-    "`page_slug`, the Dock with `bucket` or `bucket_path`. Returns `{ ok: true }`.",
+    "`page_slug`, the Dock with `bucket` or `bucket_path`; a page UUID alone needs no Dock (it names one page). " +
+    "Slugs match whatever their case. Returns `{ ok: true }`.",
   input: Schema.Struct({
     bucket: optional(Bucket),
     web_page: optional(PageRef("page")),
@@ -317,8 +318,10 @@ export const listMarkdownFiles = tool({
 
 export const deleteMarkdownFile = tool({
   name: "delete_markdown_file",
-  description: "Delete one Markdown file (and its versions) from a Dock you own or edit. Returns `{ ok: true }`.",
-  input: Schema.Struct({ bucket: Bucket, markdown_file: PageRef("Markdown file") }),
+  description: "Delete one Markdown file (and its versions) from a Dock you own or edit. Name the Dock with " +
+    "`bucket` and the file with `markdown_file` (UUID or slug); a UUID alone needs no `bucket` (it names one " +
+    "file). Returns `{ ok: true }`.",
+  input: Schema.Struct({ bucket: optional(Bucket), markdown_file: PageRef("Markdown file") }),
   output: Schema.Struct({ ok: Schema.Literal(true) }),
   annotations: DESTRUCTIVE,
   scope: "mcp:write",
