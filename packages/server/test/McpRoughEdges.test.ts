@@ -8,8 +8,19 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { unique } from "./support/Http.ts"
 import type { Era } from "./support/McpClients.ts"
-import { actor, call, createBucket, grant, listedTool, ok, pathOf, pushed, refused } from "./support/McpTools.ts"
-import { TestServerLive } from "./support/TestServer.ts"
+import {
+  actor,
+  call,
+  createBucket,
+  grant,
+  listedTool,
+  ok,
+  pathOf,
+  pushed,
+  refused,
+  seedPage
+} from "./support/McpTools.ts"
+import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 const MODERN: Era = "v2 modern"
 
@@ -176,5 +187,61 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(refused(yield* call(owner.client, "delete_markdown_file", { markdown_file: other.id })).error.code)
         .toBe("not_found")
       expect(ok(yield* call(owner.client, "delete_markdown_file", { markdown_file: file.id }))).toEqual({ ok: true })
+    }))
+
+  it.scoped("list_web_pages and list_markdown_files page past 100 with next_cursor, in either sort", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const owner = yield* actor(MODERN)
+      const dock = yield* createBucket(owner.client, { title: "Many", slug: `many-${unique()}` })
+      const files = Array.from({ length: 105 }, (_, index) => `file-${String(index).padStart(3, "0")}`)
+      const pages = Array.from({ length: 30 }, (_, index) => `Page-${String(index).padStart(3, "0")}`)
+      for (const slug of files) {
+        yield* seedPage(owner.user, dock.id, slug, {
+          title: slug,
+          contentType: "markdown",
+          pageKind: "markdown_file",
+          content: `# ${slug}`
+        })
+      }
+      for (const title of pages) yield* seedPage(owner.user, dock.id, title.toLowerCase(), { title })
+      // half the pages share one instant: the recent order breaks the tie by id, and the cursor must too
+      yield* server.sql`update parts set updated_at = '2026-01-02T03:04:05.123456Z'
+        where dock_id = ${dock.id} and slug like 'file-0%'`
+
+      const walk = (tool: string, args: Record<string, unknown>) =>
+        Effect.gen(function*() {
+          const seen: Array<string> = []
+          let cursor: string | undefined
+          for (let round = 0; round < 20; round++) {
+            const answer = ok(
+              yield* call(owner.client, tool, { bucket: dock.id, ...args, ...(cursor ? { cursor } : {}) })
+            )
+            seen.push(...(answer.parts as Array<{ slug: string }>).map((part) => part.slug))
+            expect(answer.has_more).toBe(answer.next_cursor !== null)
+            if (!answer.has_more) return seen
+            cursor = answer.next_cursor
+          }
+          throw new Error("the cursor never ended")
+        })
+
+      const all = [...files, ...pages.map((title) => title.toLowerCase())]
+      const alphabetical = yield* walk("list_web_pages", { limit: 40 })
+      expect(alphabetical).toEqual([...all].sort())
+      const recent = yield* walk("list_web_pages", { limit: 33, sort: "recent" })
+      expect(recent).toHaveLength(all.length)
+      expect(new Set(recent)).toEqual(new Set(all))
+      // newest first: the seeded pages (now) before the files moved back in time
+      expect(recent.slice(0, 30).every((slug) => slug.startsWith("page-"))).toBe(true)
+      expect(yield* walk("list_web_pages", {})).toEqual([...all].sort())
+      expect(yield* walk("list_markdown_files", {})).toEqual(files)
+
+      const first = ok(yield* call(owner.client, "list_web_pages", { bucket: dock.id, limit: 100 }))
+      expect(first.parts).toHaveLength(100)
+      expect(first).toMatchObject({ has_more: true, next_cursor: expect.any(String) })
+      for (const args of [{ cursor: "nonsense" }, { cursor: first.next_cursor, sort: "recent" }]) {
+        expect(refused(yield* call(owner.client, "list_web_pages", { bucket: dock.id, ...args })).error)
+          .toMatchObject({ code: "validation_error", details: { field: "cursor" } })
+      }
     }))
 })

@@ -28,7 +28,7 @@ import { slugify, validateSlug } from "../Slug.ts"
 import { WriteRules } from "../WriteRules.ts"
 import { linkDockOf, makeLinks, WIKILINKS_MAX } from "./Links.ts"
 import { Pages } from "./Pages.ts"
-import { makePagesRepo } from "./PagesRepo.ts"
+import { type ListKey, makePagesRepo } from "./PagesRepo.ts"
 import {
   artifactBaseUrl,
   type ContentType,
@@ -59,6 +59,30 @@ const unrenderedBody = (row: { readonly content: string }, refusal: ValidationEr
   `<p><strong>${escapeHtml(refusal.message)}.</strong> Its source is shown as text.</p>\n<pre>${
     escapeHtml(row.content)
   }</pre>`
+
+/** A list cursor: opaque to callers (base64url of the sort and the last row's key). */
+const encodeListCursor = (sort: "alphabetical" | "recent", key: ListKey) =>
+  Buffer.from(JSON.stringify([sort, key.a, key.b, key.id])).toString("base64url")
+
+const decodeListCursor = (cursor: string, sort: "alphabetical" | "recent") => {
+  const refused = new ValidationError({
+    message: "cursor must be the next_cursor of an earlier answer with the same sort",
+    details: { field: "cursor" }
+  })
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
+    if (
+      Array.isArray(decoded) && decoded.length === 4 && decoded[0] === sort &&
+      decoded.slice(1).every((part) => typeof part === "string") && isUuid(decoded[3] as string) &&
+      (sort === "alphabetical" || /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/.test(decoded[1] as string))
+    ) {
+      return Effect.succeed<ListKey>({ a: decoded[1] as string, b: decoded[2] as string, id: decoded[3] as string })
+    }
+  } catch {
+    // not base64url JSON: refused below
+  }
+  return Effect.fail(refused)
+}
 
 export const PagesLive = Layer.effect(
   Pages,
@@ -294,15 +318,28 @@ export const PagesLive = Layer.effect(
         readonly limit: number
         readonly sort: "alphabetical" | "recent"
         readonly kinds: ReadonlyArray<PageKind>
+        readonly cursor?: string | undefined
       }
     ) {
       const principal = yield* CurrentPrincipal
+      const after = options.cursor === undefined ? undefined : yield* decodeListCursor(options.cursor, options.sort)
       const { access } = yield* docks.forRead(target)
+      // One row more than asked says whether another page follows.
       const rows = yield* repo.listInDock(access.dockId, {
-        ...options,
-        includePrivate: roleOf(principal, access) !== null
+        limit: options.limit + 1,
+        sort: options.sort,
+        kinds: options.kinds,
+        includePrivate: roleOf(principal, access) !== null,
+        after
       })
-      return rows.map((row) => toPart(row, baseUrl))
+      const page = rows.slice(0, options.limit)
+      const last = page.at(-1)
+      return {
+        parts: page.map(({ part }) => toPart(part, baseUrl)),
+        nextCursor: rows.length > options.limit && last !== undefined
+          ? encodeListCursor(options.sort, last.key)
+          : null
+      }
     })
 
     const versions = Effect.fn("Pages.versions")(function*(target: DockTarget, page: string | PageNames) {

@@ -140,30 +140,52 @@ export const getWebPage = tool({
     )
 })
 
+/** list_web_pages / list_markdown_files page past their limit: an opaque cursor in, the next one out. */
+const Cursor = Text(500).pipe(
+  Schema.annotations({ description: "The next_cursor of an earlier answer (same sort): the page after it" })
+)
+const PageListOutput = Schema.Struct({
+  parts: Schema.Array(Part),
+  has_more: Schema.Boolean.pipe(Schema.annotations({ description: "Whether more pages follow this answer" })),
+  next_cursor: Schema.NullOr(Schema.String).pipe(
+    Schema.annotations({ description: "Pass as `cursor` for the next page; null on the last" })
+  )
+})
+const pageList = (
+  { nextCursor, parts }: { readonly parts: ReadonlyArray<Part>; readonly nextCursor: string | null }
+) => ({
+  parts,
+  has_more: nextCursor !== null,
+  next_cursor: nextCursor
+})
+
 export const listWebPages = tool({
   name: "list_web_pages",
   description:
     "List a Dock's pages: title, slug, summary, content_type, page_kind, last_updated, claim_count. `sort`: " +
-    "\"alphabetical\" (default, deterministic) or \"recent\"; `limit` 1-100 (default 50). The Dock as in " +
-    "get_web_page. Returns `{ parts }`.",
+    "\"alphabetical\" (default, deterministic) or \"recent\"; `limit` 1-100 (default 50) per answer. The Dock as in " +
+    "get_web_page. Returns `{ parts, has_more, next_cursor }`: while `has_more`, call again with " +
+    "`cursor: next_cursor` (and the same sort) for the next pages; a bad cursor is validation_error.",
   input: Schema.Struct({
     bucket: optional(Bucket),
     bucket_slug: optional(BucketSlug),
     owner_username: optional(OwnerUsername),
     limit: optional(Schema.Int.pipe(Schema.between(1, 100))),
-    sort: optional(Schema.Literal("alphabetical", "recent"))
+    sort: optional(Schema.Literal("alphabetical", "recent")),
+    cursor: optional(Cursor)
   }),
-  output: Schema.Struct({ parts: Schema.Array(Part) }),
+  output: PageListOutput,
   annotations: READ,
   scope: "mcp:read",
-  run: ({ limit, sort, ...target }) =>
+  run: ({ cursor, limit, sort, ...target }) =>
     withPages((pages) =>
       pages.list(target, {
         limit: limit ?? 50,
         sort: sort ?? "alphabetical",
-        kinds: ["web_page", "markdown_file", "micro_db"]
+        kinds: ["web_page", "markdown_file", "micro_db"],
+        cursor
       })
-    ).pipe(Effect.map((parts) => ({ parts })))
+    ).pipe(Effect.map(pageList))
 })
 
 export const searchWebPages = tool({
@@ -305,15 +327,15 @@ export const getMarkdownFile = tool({
 
 export const listMarkdownFiles = tool({
   name: "list_markdown_files",
-  description: "List the Markdown files of a Dock, alphabetically (at most 100). Returns `{ parts }`.",
-  input: Schema.Struct({ bucket: Bucket }),
-  output: Schema.Struct({ parts: Schema.Array(Part) }),
+  description: "List the Markdown files of a Dock, alphabetically, 100 per answer. Returns " +
+    "`{ parts, has_more, next_cursor }`: while `has_more`, call again with `cursor: next_cursor` for the next files.",
+  input: Schema.Struct({ bucket: Bucket, cursor: optional(Cursor) }),
+  output: PageListOutput,
   annotations: READ,
   scope: "mcp:read",
-  run: ({ bucket }) =>
-    withPages((pages) => pages.list({ bucket }, { limit: 100, sort: "alphabetical", kinds: ["markdown_file"] })).pipe(
-      Effect.map((parts) => ({ parts }))
-    )
+  run: ({ bucket, cursor }) =>
+    withPages((pages) => pages.list({ bucket }, { limit: 100, sort: "alphabetical", kinds: ["markdown_file"], cursor }))
+      .pipe(Effect.map(pageList))
 })
 
 export const deleteMarkdownFile = tool({
