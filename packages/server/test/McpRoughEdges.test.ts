@@ -244,4 +244,40 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           .toMatchObject({ code: "validation_error", details: { field: "cursor" } })
       }
     }))
+
+  it.scoped("update_micro_db_column: a type change says in warnings that it dropped the column's default", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const dock = yield* createBucket(owner.client, { title: "Typed", slug: `typed-${unique()}` })
+      ok(
+        yield* call(owner.client, "create_micro_db_table", {
+          bucket: dock.id,
+          name: "Stock",
+          columns: [
+            { name: "Item", type: "text" },
+            { name: "Count", type: "integer", default: 5 },
+            { name: "Shelf", type: "integer", default: 1 }
+          ]
+        })
+      )
+      const change = (column: string, patch: Record<string, unknown>) =>
+        Effect.map(
+          call(owner.client, "update_micro_db_column", { bucket: dock.id, table: "stock", column, patch }),
+          ok
+        )
+
+      const retyped = yield* change("count", { type: "text" })
+      expect(retyped.column).toMatchObject({ type: "text", default: null })
+      expect(retyped.warnings).toEqual([
+        "The column's default (5) was dropped because its type changed from integer to text; set a new one with " +
+        "patch.default"
+      ])
+      // a new default given with the type, or no type change, drops nothing
+      expect((yield* change("shelf", { type: "text", default: "A" })).warnings).toEqual([])
+      expect((yield* change("count", { name: "Amount" })).warnings).toEqual([])
+      // a column without a default has nothing to drop
+      expect((yield* change("item", { type: "url" })).warnings).toEqual([])
+      const tool = yield* listedTool(owner.client, "update_micro_db_column")
+      expect((tool as unknown as { description: string }).description).toContain("drops the column's default")
+    }))
 })

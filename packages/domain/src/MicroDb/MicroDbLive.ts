@@ -595,7 +595,14 @@ export const MicroDbLive = Layer.effect(
           "micro_db.column.updated",
           { column: old.slug, ...(column.slug === old.slug ? {} : { renamed_to: column.slug }) }
         )
-        return column
+        // A type change that dropped the old default says so (issue 18): inserts no longer fill it in.
+        const warnings = column.type !== old.type && old.default !== null && !("default" in patch)
+          ? [
+            `The column's default (${JSON.stringify(old.default)}) was dropped because its type changed from ` +
+            `${old.type} to ${column.type}; set a new one with patch.default`
+          ]
+          : []
+        return { column, warnings }
       }))
     })
 
