@@ -6,7 +6,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { unique } from "./support/Http.ts"
+import { fetchReply, unique } from "./support/Http.ts"
 import type { Era } from "./support/McpClients.ts"
 import {
   actor,
@@ -279,5 +279,19 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect((yield* change("item", { type: "url" })).warnings).toEqual([])
       const tool = yield* listedTool(owner.client, "update_micro_db_column")
       expect((tool as unknown as { description: string }).description).toContain("drops the column's default")
+    }))
+
+  it.scoped("push_markdown's description says plainly that a standalone artifact is readable by anyone with its link", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const owner = yield* actor(MODERN)
+      const tool = yield* listedTool(owner.client, "push_markdown")
+      expect((tool as unknown as { description: string }).description).toContain("anyone with its link can read it")
+      // and it is so: the link alone, with no token, serves it
+      const loose = (yield* pushed(owner.client, "push_markdown", { page_content: "# Loose\n\nOpen to all." })).part
+      expect(loose.bucket_id).toBeNull()
+      const reply = yield* fetchReply(`${server.url}/a/${loose.public_slug}`)
+      expect(reply.status).toBe(200)
+      expect(reply.text).toContain("Open to all.")
     }))
 })

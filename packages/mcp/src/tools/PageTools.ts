@@ -84,7 +84,8 @@ export const pushMarkdown = tool({
   name: "push_markdown",
   description: "Save Markdown (front matter optional). With `bucket` it is created or updated in that Dock like " +
     "push_markdown_file; without it, it becomes a standalone artifact of yours, in no Dock, reachable at its `url`. " +
-    "Returns `{ part, action, warnings }`.",
+    "A standalone artifact is public: anyone with its link can read it, without a token (it is never listed or " +
+    "found by search); put private content in a private Dock instead. Returns `{ part, action, warnings }`.",
   input: Schema.Struct({ bucket: optional(Bucket), ...PushFields }),
   output: PushOutput,
   annotations: WRITE,
