@@ -294,4 +294,44 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
       expect(reply.status).toBe(200)
       expect(reply.text).toContain("Open to all.")
     }))
+
+  it.scoped("error texts read as sentences: a bad row_id, a value that cannot become an integer, a missing field", () =>
+    Effect.gen(function*() {
+      const owner = yield* actor(MODERN)
+      const dock = yield* createBucket(owner.client, { title: "Words", slug: `words-${unique()}` })
+      ok(
+        yield* call(owner.client, "create_micro_db_table", {
+          bucket: dock.id,
+          name: "Notes",
+          columns: [{ name: "Body", type: "text" }]
+        })
+      )
+      const row =
+        ok(yield* call(owner.client, "insert_micro_db_row", { bucket: dock.id, table: "notes", data: { body: "x" } }))
+          .row
+      const refusal = (name: string, args: Record<string, unknown>) =>
+        Effect.map(call(owner.client, name, { bucket: dock.id, ...args }), (result) => refused(result).error)
+
+      expect(yield* refusal("get_micro_db_row", { table: "notes", row_id: "abc" })).toMatchObject({
+        code: "validation_error",
+        message: `Invalid arguments: row_id must be a row's UUID, not "abc"`
+      })
+      expect(yield* refusal("get_micro_db_row", { table: "notes" })).toMatchObject({
+        code: "validation_error",
+        message: "Invalid arguments: row_id is required"
+      })
+      const converted = yield* refusal("update_micro_db_column", {
+        table: "notes",
+        column: "body",
+        patch: { type: "integer" }
+      })
+      expect(converted.code).toBe("validation_error")
+      expect(converted.message).toContain(`"x" cannot become an integer`)
+      expect(converted.details).toMatchObject({ errors: [{ row_id: row.id, column: "body" }] })
+      const byId = yield* refusal("query_micro_db_rows", {
+        table: "notes",
+        filter: [{ column: "id", op: "eq", value: "not-a-uuid" }]
+      })
+      expect(byId.message).toContain("an id must be a row's UUID")
+    }))
 })

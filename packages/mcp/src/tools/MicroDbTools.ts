@@ -18,7 +18,7 @@ const withMicroDb = <A, E, R>(f: (microDb: MicroDb["Type"]) => Effect.Effect<A, 
 
 const Table = Text(200).pipe(Schema.annotations({ description: "The table: its UUID or its slug" }))
 const Column = Text(64).pipe(Schema.annotations({ description: "The column's slug" }))
-const RowId = Schema.UUID.pipe(Schema.annotations({ description: "The row's UUID" }))
+const RowId = Schema.UUID.pipe(Schema.annotations({ description: "A row's UUID" }))
 const RowData = RowDataInput.pipe(
   Schema.annotations({ description: "Values keyed by column slug; null clears a value" })
 )
