@@ -46,7 +46,7 @@ layer(DomainTest)("MicroDb", (it) => {
       expect(clash.code).toBe("validation_error")
       const snapshot = yield* microDb.snapshot(bucket).pipe(as(owner))
       expect(snapshot).toMatchObject({ version: 2, tables: 1, rows: 3 })
-      const column = yield* microDb.updateColumn(bucket, "tasks", "price", { type: "text" }).pipe(as(owner))
+      const { column } = yield* microDb.updateColumn(bucket, "tasks", "price", { type: "text" }).pipe(as(owner))
       expect(column.type).toBe("text")
       const deleted = yield* microDb.deleteColumn(bucket, "tasks", "due").pipe(as(owner))
       expect(deleted.version).toBe(3)

@@ -66,6 +66,24 @@ const result = (body: unknown, isError: boolean): CallToolResult => ({
 export const ISSUE_MESSAGE_MAX = 300
 
 /**
+ * One schema issue as a sentence naming its field: "row_id must be a row's UUID, not "abc"", "title is required"
+ * (Effect's own texts read "Expected <what>, actual <value>", with the field apart).
+ */
+const issueSentence = (tag: string, issue: { readonly path: ReadonlyArray<string>; readonly message: string }) => {
+  const field = issue.path.length === 0 ? "the arguments" : issue.path.join(".")
+  if (tag === "Missing") return `${field} is required`
+  if (tag === "Unexpected") {
+    return `${field} is not a parameter of this tool (${issue.message.replace(/^is unexpected, /, "")})`
+  }
+  const expected = /^Expected (.+?), actual (.+)$/s.exec(issue.message)
+  if (expected === null) return `${field}: ${issue.message}`
+  const what = expected[1]!
+  // "The row's UUID" (a description) reads "the row's UUID" mid-sentence; "UUID" keeps its capitals.
+  const noun = /^[A-Z](?![A-Z])/.test(what) ? `${what[0]!.toLowerCase()}${what.slice(1)}` : what
+  return `${field} must be ${noun}, not ${expected[2]}`
+}
+
+/**
  * A tool's arguments that do not match its input schema: validation_error naming the offending paths — the
  * first ISSUES_MAX of them, with the total count, so the body stays a few KB whatever was sent.
  */
@@ -78,9 +96,7 @@ const invalidArguments = (error: ParseResult.ParseError) => {
   }))
   const first = issues[0]
   return new ValidationError({
-    message: first === undefined
-      ? "Invalid arguments"
-      : `Invalid arguments: ${first.path.length === 0 ? "" : `${first.path.join(".")}: `}${first.message}`,
+    message: first === undefined ? "Invalid arguments" : `Invalid arguments: ${issueSentence(all[0]!._tag, first)}`,
     details: { issues, ...(all.length > issues.length ? { issue_count: all.length } : {}) }
   })
 }

@@ -90,7 +90,7 @@ describe("Dispatcher", () => {
     const error = answer.result.structuredContent.error
     expect(error).toMatchObject({ code: "validation_error", status: 400 })
     // The first issue names the message; every issue is listed (an optional field reports each union member).
-    expect(error.message).toBe(`Invalid arguments: extra: is unexpected, expected: "title" | "count"`)
+    expect(error.message).toBe(`Invalid arguments: extra is not a parameter of this tool (expected: "title" | "count")`)
     expect(error.details).toEqual({
       issues: [
         { path: ["extra"], message: `is unexpected, expected: "title" | "count"` },
@@ -107,7 +107,8 @@ describe("Dispatcher", () => {
     expect(answer.result.structuredContent.error).toMatchObject({
       code: "validation_error",
       status: 400,
-      details: { issues: [{ path: ["title"], message: expect.any(String) }] }
+      details: { issues: [{ path: ["title"], message: expect.any(String) }] },
+      message: "Invalid arguments: title is required"
     })
   })
 

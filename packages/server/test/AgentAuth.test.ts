@@ -265,9 +265,20 @@ layer(
       expect(tokenExpiry).toBeGreaterThanOrEqual(before + 90 * DAY - 1000)
       expect(tokenExpiry).toBeLessThanOrEqual(Date.now() + 90 * DAY + 1000)
 
+      // The used code after the claim says the registration is claimed, not to request a code claim-start refuses.
       const again = yield* claim(server.url, { claim_token: registration.registration_id, otp: code })
       expect(again.status).toBe(400)
-      expect(again.json).toEqual(wrong.json)
+      expect(again.json).toEqual({
+        error: {
+          code: "validation_error",
+          status: 400,
+          message: "This registration has already been claimed: its code was used, and there is nothing left to claim",
+          details: { field: "otp" }
+        }
+      })
+      expect(again.json.error.message).not.toContain("claim-start")
+      const restart = yield* claim(server.url, { claim_token: registration.registration_id, email })
+      expect(restart.status).toBe(403)
 
       // The person's account holds the sandbox and the agent's (same) token.
       const tokens = yield* admin(server, `/admin/tokens?user=${encodeURIComponent(normalized)}`)
@@ -314,6 +325,16 @@ layer(
         expect(reply.status, JSON.stringify(body)).toBe(400)
         expect(reply.json.error, JSON.stringify(body)).toMatchObject({ code: "validation_error", status: 400 })
       }
+
+      // the claim token alone says what to send next
+      const alone = yield* claim(server.url, { claim_token: registration.registration_id })
+      expect(alone.json.error).toEqual({
+        code: "validation_error",
+        status: 400,
+        message: "Send the claim_token with an `email` to start the claim (a six-digit code is mailed to it), or " +
+          "with `otp` (that code) to finish it",
+        details: { fields: ["email", "otp"] }
+      })
     }))
 
   it.effect("claim-complete before any code was mailed gets the same answer as a wrong code", () =>
@@ -455,11 +476,13 @@ layer(
       expect(statusCounts(replies)).toEqual({ 200: 1, 400: 9 })
       const refused = replies.filter((reply) => reply.status === 400)
       for (const reply of refused) {
+        // the losers waited for the winner's claim: the registration is claimed, the code spent
         expect(reply.json).toEqual({
           error: {
             code: "validation_error",
             status: 400,
-            message: "The code is wrong, expired or already used. Request a new one with claim-start.",
+            message:
+              "This registration has already been claimed: its code was used, and there is nothing left to claim",
             details: { field: "otp" }
           }
         })
@@ -526,10 +549,11 @@ layer(
           expires_at: issued.json.token.expires_at
         })
       ])
-      // The credential is returned once: the same code again is refused.
+      // The credential is returned once: the same code again is refused, saying the registration is claimed.
       const again = yield* claim(server.url, { claim_token: reply.json.registration_id, otp: code })
       expect(again.status).toBe(400)
-      expect(again.json).toEqual(wrong.json)
+      expect(again.json.error).toMatchObject({ code: wrong.json.error.code, details: { field: "otp" } })
+      expect(again.json.error.message).toMatch(/^This registration has already been claimed/)
     }))
 
   it.effect("verified email: a bad address is 400 validation_error and mails nothing", () =>

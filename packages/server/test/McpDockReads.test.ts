@@ -173,13 +173,13 @@ const DOCK_TOOLS: ReadonlyArray<{
   },
   {
     name: "fork_bucket",
-    required: ["bucket_path"],
+    required: [],
     properties: { bucket_path: bucketPath, bucket, bucket_id: bucketId, new_name: nullableText(200), visibility },
     annotations: WRITE
   },
   {
     name: "update_bucket_metadata",
-    required: ["bucket_path"],
+    required: [],
     properties: {
       bucket_path: bucketPath,
       bucket,
@@ -215,7 +215,7 @@ const DOCK_TOOLS: ReadonlyArray<{
   },
   {
     name: "set_grounding_bucket",
-    required: ["bucket_path"],
+    required: [],
     properties: { bucket_path: bucketPath, bucket, bucket_id: bucketId },
     annotations: IDEMPOTENT
   }

@@ -185,8 +185,10 @@ const GET_FORMS: ReadonlyArray<Form> = [
   { name: "bucket_slug alone", args: (dock) => ({ bucket_slug: dock.slug }) }
 ]
 
-/** fork_bucket, update_bucket_metadata, set_grounding_bucket: `bucket_path` is required; `bucket`/`bucket_id` may join it. */
+/** fork_bucket, update_bucket_metadata, set_grounding_bucket: `bucket_path`, `bucket` or `bucket_id`, alone or together. */
 const PATH_FORMS: ReadonlyArray<Form> = [
+  ...BUCKET_FORMS,
+  { name: "bucket_id", args: (dock) => ({ bucket_id: dock.id }) },
   { name: "bucket_path as owner/slug", args: (dock) => ({ bucket_path: dock.path }) },
   { name: "bucket_path as bare slug", args: (dock) => ({ bucket_path: dock.slug }) },
   { name: "bucket_path + bucket_id", args: (dock) => ({ bucket_path: dock.path, bucket_id: dock.id }) },

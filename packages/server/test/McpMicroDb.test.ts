@@ -274,7 +274,7 @@ const MICRO_DB_TOOLS: ReadonlyArray<{
     required: ["bucket", "column", "patch", "table"],
     properties: ["bucket", "column", "patch", "table"],
     read: false,
-    output: ["column"]
+    output: ["column", "warnings"]
   },
   {
     name: "delete_micro_db_column",
@@ -945,7 +945,8 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           patch: { name: "E-mail address", slug: "email", description: "Where to write" }
         })
       )
-      expect(Object.keys(result)).toEqual(["column"])
+      expect(Object.keys(result)).toEqual(["column", "warnings"])
+      expect(result.warnings).toEqual([])
       expect(result.column).toEqual(
         column({ name: "E-mail address", slug: "email", type: "email", description: "Where to write", position: 1 })
       )

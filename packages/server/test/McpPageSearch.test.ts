@@ -470,6 +470,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("search_w
       expect(tool).toBeDefined()
       expect(tool.inputSchema.required).toEqual(["query"])
       expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual([
+        "bucket",
         "bucket_slug",
         "limit",
         "owner_username",

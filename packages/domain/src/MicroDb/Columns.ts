@@ -300,7 +300,23 @@ export const convertValue = (value: unknown, to: Pick<MicroDbColumn, "type" | "o
     const converted = checkValue(to, candidate)
     if (converted.ok) return converted
   }
-  return invalid(`${textOf(value).slice(0, 60)} cannot become a ${to.type}: ${direct.message}`)
+  return invalid(`${JSON.stringify(value).slice(0, 60)} cannot become ${valueNoun[to.type]}: ${direct.message}`)
+}
+
+/** What a value of each type is called in a sentence ("cannot become an integer"). */
+const valueNoun: Readonly<Record<ColumnType, string>> = {
+  text: "text",
+  long_text: "long text",
+  number: "a number",
+  integer: "an integer",
+  boolean: "a boolean",
+  date: "a date",
+  datetime: "a date and time",
+  select: "one of the options",
+  multi_select: "a list of options",
+  url: "a URL",
+  email: "an email address",
+  json: "JSON"
 }
 
 /**

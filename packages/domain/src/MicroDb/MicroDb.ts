@@ -64,7 +64,7 @@ export class MicroDb extends Context.Tag("@dock/domain/MicroDb")<MicroDb, {
     table: string,
     column: string,
     patch: Partial<ColumnDef>
-  ) => Write<MicroDbColumn>
+  ) => Write<{ readonly column: MicroDbColumn; readonly warnings: ReadonlyArray<string> }>
   readonly deleteColumn: (target: DockTarget, table: string, column: string) => Write<MicroDbSnapshot>
   /** All rows or none; validation errors name each failing row by its index. */
   readonly insertRows: (

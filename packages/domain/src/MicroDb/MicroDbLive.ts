@@ -426,7 +426,7 @@ export const MicroDbLive = Layer.effect(
         ...checkText("description", patch.description, TABLE_DESCRIPTION_MAX, false),
         ...(patch.position === undefined || (Number.isInteger(patch.position) && patch.position >= 0)
           ? []
-          : [{ column: "position", message: "is an integer of 0 or more" }])
+          : [{ column: "position", message: "must be an integer of 0 or more" }])
       ]
       if (errors.length > 0) return yield* invalid("Invalid table fields", errors)
       const updated = yield* transaction(Effect.gen(function*() {
@@ -571,7 +571,7 @@ export const MicroDbLive = Layer.effect(
                 const key = JSON.stringify(next)
                 const other = seen.get(key)
                 if (other !== undefined) {
-                  problems.push({ row_id: row.id, column: column.slug, message: `same value as row ${other}` })
+                  problems.push({ row_id: row.id, column: column.slug, message: `has the same value as row ${other}` })
                 }
                 seen.set(key, row.id)
               }
@@ -589,7 +589,9 @@ export const MicroDbLive = Layer.effect(
           }
           if (problems.length > 0) {
             return yield* invalid(
-              `${problems.length} row(s) do not fit the changed column`,
+              problems.length === 1
+                ? "1 row does not fit the changed column"
+                : `${problems.length} rows do not fit the changed column`,
               problems.slice(0, LISTED_INVALID_ROWS),
               { total_invalid: problems.length }
             )
@@ -604,7 +606,14 @@ export const MicroDbLive = Layer.effect(
           "micro_db.column.updated",
           { column: old.slug, ...(column.slug === old.slug ? {} : { renamed_to: column.slug }) }
         )
-        return column
+        // A type change that dropped the old default says so (issue 18): inserts no longer fill it in.
+        const warnings = column.type !== old.type && old.default !== null && !("default" in patch)
+          ? [
+            `The column's default (${JSON.stringify(old.default)}) was dropped because its type changed from ` +
+            `${old.type} to ${column.type}; set a new one with patch.default`
+          ]
+          : []
+        return { column, warnings }
       }))
     })
 
@@ -672,7 +681,7 @@ export const MicroDbLive = Layer.effect(
       function*(target: DockTarget, ref: string, input: ReadonlyArray<RowData>) {
         const access = yield* writable(target)
         if (input.length === 0) {
-          return yield* invalid("Nothing to insert", [{ column: "rows", message: "give at least one row" }])
+          return yield* invalid("Nothing to insert", [{ column: "rows", message: "must hold at least one row" }])
         }
         if (input.length > limits.planMaxBulkRows) {
           return yield* new TierLimitExceeded({

@@ -132,7 +132,7 @@ const valueFor = (target: Target, value: unknown): { ok: true; value: unknown } 
   if (target.kind === "system" && target.name === "id") {
     return typeof value === "string" && isUuid(value)
       ? { ok: true, value: value.toLowerCase() }
-      : { ok: false, message: "id values are UUIDs" }
+      : { ok: false, message: "an id must be a row's UUID" }
   }
   if (target.kind === "system") return checkValue({ type: "datetime", options: [] }, value)
   // contains on multi_select takes one option; the type's own check wants an array.

@@ -92,8 +92,14 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
       readonly limit: number
       readonly sort: "alphabetical" | "recent"
       readonly kinds: ReadonlyArray<PageKind>
+      /** The `nextCursor` of an earlier answer with the same sort: the page after it. */
+      readonly cursor?: string | undefined
     }
-  ) => Effect.Effect<ReadonlyArray<Part>, NotFound | BadRequest, CurrentPrincipal>
+  ) => Effect.Effect<
+    { readonly parts: ReadonlyArray<Part>; readonly nextCursor: string | null },
+    NotFound | BadRequest | ValidationError,
+    CurrentPrincipal
+  >
   readonly versions: (
     target: DockTarget,
     page: string | PageNames

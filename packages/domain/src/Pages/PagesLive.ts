@@ -23,7 +23,7 @@ import { WriteRules } from "../WriteRules.ts"
 import { type EditKind, type PageEdit, TEXT_EDIT_OPS } from "./Edit.ts"
 import { linkDockOf, makeLinks, WIKILINKS_MAX } from "./Links.ts"
 import { Pages } from "./Pages.ts"
-import { makePagesRepo } from "./PagesRepo.ts"
+import { type ListKey, makePagesRepo } from "./PagesRepo.ts"
 import {
   artifactBaseUrl,
   type ContentType,
@@ -56,6 +56,30 @@ const unrenderedBody = (row: { readonly content: string }, refusal: ValidationEr
   `<p><strong>${escapeHtml(refusal.message)}.</strong> Its source is shown as text.</p>\n<pre>${
     escapeHtml(row.content)
   }</pre>`
+
+/** A list cursor: opaque to callers (base64url of the sort and the last row's key). */
+const encodeListCursor = (sort: "alphabetical" | "recent", key: ListKey) =>
+  Buffer.from(JSON.stringify([sort, key.a, key.b, key.id])).toString("base64url")
+
+const decodeListCursor = (cursor: string, sort: "alphabetical" | "recent") => {
+  const refused = new ValidationError({
+    message: "cursor must be the next_cursor of an earlier answer with the same sort",
+    details: { field: "cursor" }
+  })
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
+    if (
+      Array.isArray(decoded) && decoded.length === 4 && decoded[0] === sort &&
+      decoded.slice(1).every((part) => typeof part === "string") && isUuid(decoded[3] as string) &&
+      (sort === "alphabetical" || /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/.test(decoded[1] as string))
+    ) {
+      return Effect.succeed<ListKey>({ a: decoded[1] as string, b: decoded[2] as string, id: decoded[3] as string })
+    }
+  } catch {
+    // not base64url JSON: refused below
+  }
+  return Effect.fail(refused)
+}
 
 export const PagesLive = Layer.effect(
   Pages,
@@ -384,10 +408,10 @@ export const PagesLive = Layer.effect(
         return rows[0]!
       })
 
-    /** A readable page of the Dock the target names or, for reads, the grounding or default Dock. */
-    const readablePage = (target: DockTarget, page: string | PageNames, dock: "read" | "named" = "read") =>
+    /** A readable page of the Dock the target names, else the grounding or default Dock. */
+    const readablePage = (target: DockTarget, page: string | PageNames) =>
       Effect.gen(function*() {
-        const resolved = dock === "read" ? yield* docks.forRead(target) : yield* docks.named(target)
+        const resolved = yield* docks.forRead(target)
         return { row: yield* pageIn(resolved.access, page, parts.findInDock), resolved, access: resolved.access }
       })
 
@@ -420,15 +444,28 @@ export const PagesLive = Layer.effect(
         readonly limit: number
         readonly sort: "alphabetical" | "recent"
         readonly kinds: ReadonlyArray<PageKind>
+        readonly cursor?: string | undefined
       }
     ) {
       const principal = yield* CurrentPrincipal
+      const after = options.cursor === undefined ? undefined : yield* decodeListCursor(options.cursor, options.sort)
       const { access } = yield* docks.forRead(target)
+      // One row more than asked says whether another page follows.
       const rows = yield* repo.listInDock(access.dockId, {
-        ...options,
-        includePrivate: roleOf(principal, access) !== null
+        limit: options.limit + 1,
+        sort: options.sort,
+        kinds: options.kinds,
+        includePrivate: roleOf(principal, access) !== null,
+        after
       })
-      return rows.map((row) => toPart(row, baseUrl))
+      const page = rows.slice(0, options.limit)
+      const last = page.at(-1)
+      return {
+        parts: page.map(({ part }) => toPart(part, baseUrl)),
+        nextCursor: rows.length > options.limit && last !== undefined
+          ? encodeListCursor(options.sort, last.key)
+          : null
+      }
     })
 
     const versions = Effect.fn("Pages.versions")(function*(target: DockTarget, page: string | PageNames) {
@@ -545,13 +582,31 @@ export const PagesLive = Layer.effect(
       return toPart(restored, baseUrl)
     })
 
+    /**
+     * The Dock a delete means: the one named, else (issue 18) the Dock of the page a UUID names, since a UUID names
+     * one page. A page the caller cannot see there answers as a page that does not exist.
+     */
+    const deleteDock = (target: DockTarget, page: string | PageNames) =>
+      Effect.gen(function*() {
+        const id = pageRefs(page).map((ref) => ref.trim().toLowerCase()).find(isUuid)
+        if (targetRefs(target).length > 0 || id === undefined) return yield* docks.named(target)
+        const kinds = typeof page === "string" ? undefined : page.kinds
+        const what = kinds?.length === 1 && kinds[0] === "markdown_file" ? "Markdown file" : "page"
+        const missing = new NotFound({ message: `No ${what} "${id}"` })
+        const found = yield* parts.findById(id as PageId)
+        if (found?.dock_id == null) return yield* missing
+        return yield* docks.byId(found.dock_id).pipe(Effect.catchTag("NotFound", () => Effect.fail(missing)))
+      })
+
     const remove = Effect.fn("Pages.remove")(function*(
       target: DockTarget,
       page: string | PageNames,
       baseVersion?: number
     ) {
       const principal = yield* CurrentPrincipal
-      const { access, resolved, row } = yield* readablePage(target, page, "named")
+      const resolved = yield* deleteDock(target, page)
+      const access = resolved.access
+      const row = yield* pageIn(access, page, parts.findInDock)
       yield* checkWrite(principal, access)
       if (row.page_kind === "micro_db") return yield* microDbShellRefused("deleted")
       yield* writeRules.admitWrite(principal)

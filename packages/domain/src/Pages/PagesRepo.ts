@@ -16,6 +16,13 @@ import { highlightQuery, snippetLocators } from "./Snippets.ts"
 /** The highest number a version can have: part_versions.version is a PostgreSQL `integer`. */
 const MAX_STORED_VERSION = 2_147_483_647
 
+/** Where a page of list_web_pages ended: the last row's sort key (text as PostgreSQL computed it) and id. */
+export interface ListKey {
+  readonly a: string
+  readonly b: string
+  readonly id: string
+}
+
 export const makePagesRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
@@ -56,7 +63,8 @@ export const makePagesRepo = Effect.gen(function*() {
   const pageWhere = (dockId: Statement.Fragment, ref: string) =>
     isUuid(ref.trim())
       ? sql`dock_id = ${dockId} and id = ${ref.trim().toLowerCase()}`
-      : sql`dock_id = ${dockId} and slug = ${ref.trim()}`
+      // Slugs are stored lowercase, so a slug is found whatever its case, as wikilinks are (issue 18).
+      : sql`dock_id = ${dockId} and slug in (${ref.trim()}, ${ref.trim().toLowerCase()})`
 
   /** A page of a Dock by its UUID or its slug, with the record fields get_web_page shows, in one read. */
   const findWithRecord = (dockId: DockId, ref: string) =>
@@ -90,6 +98,11 @@ export const makePagesRepo = Effect.gen(function*() {
     }
   })
 
+  /**
+   * A page of a Dock's list, `limit` at a time: `after` is the key of the last row of the page before (a cursor),
+   * each row comes with its own key, so the next page starts after it whatever was written meanwhile. The key is
+   * computed by PostgreSQL (its `lower`, timestamps to the microsecond), never by JavaScript.
+   */
   const listInDock = (
     dockId: DockId,
     options: {
@@ -97,17 +110,41 @@ export const makePagesRepo = Effect.gen(function*() {
       readonly sort: "alphabetical" | "recent"
       readonly kinds: ReadonlyArray<PageKind>
       readonly includePrivate: boolean
+      readonly after?: ListKey | undefined
     }
-  ) =>
-    sql`select ${columns} from parts
+  ) => {
+    const recent = options.sort === "recent"
+    const key = recent
+      ? sql`to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') as list_key_a, '' as list_key_b`
+      : sql`lower(coalesce(title, slug, '')) as list_key_a, coalesce(slug, '') as list_key_b`
+    const after = options.after
+    const past = after === undefined
+      ? sql``
+      : recent
+      ? sql`and (updated_at < ${after.a}::timestamp at time zone 'UTC'
+          or (updated_at = ${after.a}::timestamp at time zone 'UTC' and id > ${after.id}::uuid))`
+      : sql`and (lower(coalesce(title, slug, '')) collate "C", coalesce(slug, '') collate "C", id)
+          > (${after.a} collate "C", ${after.b} collate "C", ${after.id}::uuid)`
+    return sql`select ${columns}, ${key} from parts
       where dock_id = ${dockId} and page_kind = any(${[...options.kinds]}::text[])
         ${options.includePrivate ? sql`` : sql`and visibility is distinct from 'private'`}
+        ${past}
       order by ${
-      options.sort === "recent"
+      recent
         ? sql`updated_at desc, id`
-        : sql`lower(coalesce(title, slug, '')) collate "C", slug collate "C", id`
+        : sql`lower(coalesce(title, slug, '')) collate "C", coalesce(slug, '') collate "C", id`
     }
-      limit ${options.limit}`.pipe(Effect.flatMap(decode), Effect.orDie)
+      limit ${options.limit}`.pipe(
+      Effect.flatMap((rows) =>
+        Effect.map(decode(rows), (parts) =>
+          parts.map((part, index) => {
+            const row = rows[index] as { list_key_a: string; list_key_b: string }
+            return { part, key: { a: row.list_key_a, b: row.list_key_b, id: part.id } satisfies ListKey }
+          }))
+      ),
+      Effect.orDie
+    )
+  }
 
   const versions = (partId: PageId) =>
     sql<{

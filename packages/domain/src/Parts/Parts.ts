@@ -102,6 +102,8 @@ export class Parts extends Context.Tag("@dock/domain/Parts")<Parts, {
     fields: ShellFields,
     now: Date
   ) => Effect.Effect<PartRow>
+  /** A page by its UUID in whatever Dock holds it (or none: a standalone artifact); no rule applied. */
+  readonly findById: (id: PageId) => Effect.Effect<PartRow | undefined>
   /** A page of the Dock by UUID or slug; `lock` makes the caller's transaction its one writer. */
   readonly findInDock: (dockId: DockId, ref: string, lock?: boolean) => Effect.Effect<PartRow | undefined>
   /** The Dock's page of a kind it has at most one of (the Micro DB shell). */

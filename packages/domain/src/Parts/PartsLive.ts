@@ -100,6 +100,7 @@ export const PartsLive = Layer.effect(
       }),
       pruneVersions: repo.pruneVersions,
       updateShell: repo.updateShell,
+      findById: repo.findById,
       findInDock: repo.findInDock,
       findKind: repo.findKind,
       visibilityOfKind: repo.visibilityOfKind,

@@ -41,11 +41,17 @@ export const makePartsRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** A page of a Dock by its UUID or its slug; `lock` makes the caller's transaction its one writer. */
+  /**
+   * A page of a Dock by its UUID or its slug, whatever the case of either (slugs are stored lowercase; the slug
+   * as given is compared too); `lock` makes the caller's transaction its one writer.
+   */
   const findInDock = (dockId: DockId, ref: string, lock = false) => {
-    const byId = isUuid(ref.trim())
+    const trimmed = ref.trim()
+    const byId = isUuid(trimmed)
     return sql`select ${columns} from parts
-      where dock_id = ${dockId} and ${byId ? sql`id = ${ref.trim().toLowerCase()}` : sql`slug = ${ref.trim()}`}
+      where dock_id = ${dockId} and ${
+      byId ? sql`id = ${trimmed.toLowerCase()}` : sql`slug in (${trimmed}, ${trimmed.toLowerCase()})`
+    }
       ${lock ? sql`for update` : sql``}`.pipe(Effect.flatMap(decode), Effect.map(first), Effect.orDie)
   }
 

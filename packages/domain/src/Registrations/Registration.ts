@@ -65,7 +65,13 @@ export const ClaimCompleteRequest = Schema.Struct({
   claim_token: Schema.String.pipe(Schema.maxLength(200)),
   otp: Schema.String.pipe(Schema.maxLength(32))
 })
-export const ClaimRequest = Schema.Union(ClaimCompleteRequest, ClaimStartRequest)
+/** The claim token alone: answered with what to send (an email to start, a code to finish), never decoded as either. */
+export const ClaimTokenOnlyRequest = Schema.Struct({
+  claim_token: Schema.String.pipe(Schema.maxLength(200)),
+  email: Schema.optionalWith(Schema.Never, { exact: true }),
+  otp: Schema.optionalWith(Schema.Never, { exact: true })
+})
+export const ClaimRequest = Schema.Union(ClaimCompleteRequest, ClaimStartRequest, ClaimTokenOnlyRequest)
 export type ClaimRequest = typeof ClaimRequest.Type
 
 export class ClaimStarted extends Schema.Class<ClaimStarted>("ClaimStarted")({

@@ -44,7 +44,7 @@ export const VERIFIED_EMAIL_WINDOW = Duration.hours(1)
 
 const OTP = /^\d{6}$/
 
-/** The one answer for a wrong, expired, used or voided code (and for a claimed registration). */
+/** The one answer for a wrong, expired, used or voided code (a claimed registration says so instead). */
 const codeRefused = () =>
   new ValidationError({
     message: "The code is wrong, expired or already used. Request a new one with claim-start.",
@@ -353,7 +353,8 @@ export const RegistrationsLive = Layer.effect(
           Effect.gen(function*() {
             const registration = yield* lockRegistration(claimToken)
             yield* checkWindow(registration)
-            if (registration.status === "claimed") return { _tag: "Refused" } as const
+            // After a claim the code is spent and claim-start is refused: say so rather than suggest a new code.
+            if (registration.status === "claimed") return { _tag: "Claimed already" } as const
             const sandbox = yield* sandboxOf(registration)
             const latest = yield* repo.lockLatestOpenCode(registration.id)
             if (Option.isNone(latest)) return { _tag: "Refused" } as const
@@ -446,6 +447,12 @@ export const RegistrationsLive = Layer.effect(
         switch (outcome._tag) {
           case "Refused":
             return yield* codeRefused()
+          case "Claimed already":
+            return yield* new ValidationError({
+              message: "This registration has already been claimed: its code was used, and there is nothing left to " +
+                "claim",
+              details: { field: "otp" }
+            })
           case "Capped": {
             // The counters are calendar-day windows (UTC): the wait ends at the next midnight.
             const day = Duration.toMillis(Duration.days(1))
@@ -461,9 +468,18 @@ export const RegistrationsLive = Layer.effect(
       })
 
     const claim = Effect.fn("Registrations.claim")(function*(request: ClaimRequest) {
-      return "otp" in request
-        ? yield* claimComplete(request.claim_token, request.otp.trim())
-        : yield* claimStart(request.claim_token, request.email)
+      if ("otp" in request && request.otp !== undefined) {
+        return yield* claimComplete(request.claim_token, request.otp.trim())
+      }
+      if ("email" in request && request.email !== undefined) {
+        return yield* claimStart(request.claim_token, request.email)
+      }
+      return yield* new ValidationError({
+        message:
+          "Send the claim_token with an `email` to start the claim (a six-digit code is mailed to it), or with " +
+          "`otp` (that code) to finish it",
+        details: { fields: ["email", "otp"] }
+      })
     })
 
     const list = Effect.fn("Registrations.list")(function*(status?: SandboxStatus) {

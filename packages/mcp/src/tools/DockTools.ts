@@ -2,7 +2,16 @@
 import { Dock, DockDetails, Docks, type DockTarget } from "@dock/domain"
 import { Effect, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
-import { Bucket, BucketSlug, optional, OwnerUsername, PathTarget, Text, Visibility } from "./Params.ts"
+import {
+  Bucket,
+  BucketSlug,
+  optional,
+  OwnerUsername,
+  PATH_TARGET_TEXT,
+  PathTarget,
+  Text,
+  Visibility
+} from "./Params.ts"
 
 const Tags = Schema.Array(Text(64)).pipe(Schema.maxItems(32))
 
@@ -108,8 +117,8 @@ export const forkBucket = tool({
   name: "fork_bucket",
   description:
     "Copy a public Dock whose owner allows forks into a new Dock of yours, with all its pages. The fork keeps " +
-    "attribution to its upstream, and get_bucket on it shows how many upstream pages changed since. Name the " +
-    "upstream with `bucket_path` (owner_username/dock_slug). `new_name` titles the fork (default: the upstream's " +
+    "attribution to its upstream, and get_bucket on it shows how many upstream pages changed since. " +
+    PATH_TARGET_TEXT + " (the upstream). `new_name` titles the fork (default: the upstream's " +
     "title); it is private unless `visibility` is \"public\". Returns `{ bucket }`.",
   input: Schema.Struct({
     ...PathTarget,
@@ -127,8 +136,7 @@ export const forkBucket = tool({
 
 export const updateBucketMetadata = tool({
   name: "update_bucket_metadata",
-  description:
-    "Change a Dock you own, named by `bucket_path` (owner_username/dock_slug): `name` (its title), `description` " +
+  description: "Change a Dock you own. " + PATH_TARGET_TEXT + ". Fields: `name` (its title), `description` " +
     "(null clears it), `visibility`, `discoverable` (whether others can find it when public), `allow_forks` " +
     "(whether others may fork it when public), and topics with `add_topics` / `remove_topics` (topic slugs). " +
     "Owner only; sandbox tokens cannot make a Dock public or discoverable. Returns `{ bucket }`.",
@@ -241,8 +249,8 @@ export const setGroundingBucket = tool({
   name: "set_grounding_bucket",
   description:
     "Choose the Dock that later get_bucket, list_web_pages and get_web_page calls use when they name no Dock. " +
-    "The choice belongs to this token and lasts 24 hours from the last time it was set. Name the Dock with " +
-    "`bucket_path` (owner_username/dock_slug); you must be able to read it. Returns `{ activeWorkspacePath }`.",
+    "The choice belongs to this token and lasts 24 hours from the last time it was set. " + PATH_TARGET_TEXT +
+    "; you must be able to read it. Returns `{ activeWorkspacePath }`.",
   input: Schema.Struct(PathTarget),
   output: Schema.Struct({ activeWorkspacePath: Schema.String }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },

@@ -18,7 +18,7 @@ const withMicroDb = <A, E, R>(f: (microDb: MicroDb["Type"]) => Effect.Effect<A, 
 
 const Table = Text(200).pipe(Schema.annotations({ description: "The table: its UUID or its slug" }))
 const Column = Text(64).pipe(Schema.annotations({ description: "The column's slug" }))
-const RowId = Schema.UUID.pipe(Schema.annotations({ description: "The row's UUID" }))
+const RowId = Schema.UUID.pipe(Schema.annotations({ description: "A row's UUID" }))
 const RowData = RowDataInput.pipe(
   Schema.annotations({ description: "Values keyed by column slug; null clears a value" })
 )
@@ -223,16 +223,20 @@ export const updateMicroDbColumn = tool({
   name: "update_micro_db_column",
   description:
     "Change a column with a partial MicroDbColumnDef `patch`. A new `slug` moves every row's value; a new `type` " +
-    "converts every value or is refused naming the rows that do not convert; turning on required or unique checks " +
-    "existing rows. Returns `{ column }`.",
+    "converts every value or is refused naming the rows that do not convert; a new `type` also drops the column's " +
+    "default (it may not be a value of the new type) unless the patch sets `default`, and `warnings` says so; " +
+    "turning on required or unique checks existing rows. Returns `{ column, warnings }`.",
   input: Schema.Struct({ bucket: Bucket, table: Table, column: Column, patch: ColumnPatch }),
-  output: Schema.Struct({ column: MicroDbColumn }),
+  output: Schema.Struct({
+    column: MicroDbColumn,
+    warnings: Schema.Array(Schema.String).pipe(
+      Schema.annotations({ description: "What the change did besides the patch (a dropped default)" })
+    )
+  }),
   annotations: WRITE,
   scope: "mcp:write",
   run: ({ bucket, column, patch, table }) =>
-    withMicroDb((microDb) => microDb.updateColumn({ bucket }, table, column, patch)).pipe(
-      Effect.map((column) => ({ column }))
-    )
+    withMicroDb((microDb) => microDb.updateColumn({ bucket }, table, column, patch))
 })
 
 export const deleteMicroDbColumn = tool({

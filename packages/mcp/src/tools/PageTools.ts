@@ -113,8 +113,9 @@ export const pushMarkdown = tool({
   name: "push_markdown",
   description: "Save Markdown (front matter optional). With `bucket` it is created or updated in that Dock like " +
     "push_markdown_file; without it, it becomes a standalone artifact of yours, in no Dock, reachable at its `url`. " +
-    "Returns `{ part, action, warnings }`." + BASE_VERSION_NOTE + " base_version needs `bucket` (a standalone " +
-    "artifact is new each time: validation_error).",
+    "A standalone artifact is public: anyone with its link can read it, without a token (it is never listed or " +
+    "found by search); put private content in a private Dock instead. Returns `{ part, action, warnings }`." +
+    BASE_VERSION_NOTE + " base_version needs `bucket` (a standalone artifact is new each time: validation_error).",
   input: Schema.Struct({ bucket: optional(Bucket), ...PushFields }),
   output: PushOutput,
   annotations: WRITE,
@@ -170,42 +171,66 @@ export const getWebPage = tool({
     )
 })
 
+/** list_web_pages / list_markdown_files page past their limit: an opaque cursor in, the next one out. */
+const Cursor = Text(500).pipe(
+  Schema.annotations({ description: "The next_cursor of an earlier answer (same sort): the page after it" })
+)
+const PageListOutput = Schema.Struct({
+  parts: Schema.Array(Part),
+  has_more: Schema.Boolean.pipe(Schema.annotations({ description: "Whether more pages follow this answer" })),
+  next_cursor: Schema.NullOr(Schema.String).pipe(
+    Schema.annotations({ description: "Pass as `cursor` for the next page; null on the last" })
+  )
+})
+const pageList = (
+  { nextCursor, parts }: { readonly parts: ReadonlyArray<Part>; readonly nextCursor: string | null }
+) => ({
+  parts,
+  has_more: nextCursor !== null,
+  next_cursor: nextCursor
+})
+
 export const listWebPages = tool({
   name: "list_web_pages",
   description:
     "List a Dock's pages: title, slug, summary, content_type, page_kind, last_updated, claim_count. `sort`: " +
-    "\"alphabetical\" (default, deterministic) or \"recent\"; `limit` 1-100 (default 50). The Dock as in " +
-    "get_web_page. Returns `{ parts }`.",
+    "\"alphabetical\" (default, deterministic) or \"recent\"; `limit` 1-100 (default 50) per answer. The Dock as in " +
+    "get_web_page. Returns `{ parts, has_more, next_cursor }`: while `has_more`, call again with " +
+    "`cursor: next_cursor` (and the same sort) for the next pages; a bad cursor is validation_error.",
   input: Schema.Struct({
     bucket: optional(Bucket),
     bucket_slug: optional(BucketSlug),
     owner_username: optional(OwnerUsername),
     limit: optional(Schema.Int.pipe(Schema.between(1, 100))),
-    sort: optional(Schema.Literal("alphabetical", "recent"))
+    sort: optional(Schema.Literal("alphabetical", "recent")),
+    cursor: optional(Cursor)
   }),
-  output: Schema.Struct({ parts: Schema.Array(Part) }),
+  output: PageListOutput,
   annotations: READ,
   scope: "mcp:read",
-  run: ({ limit, sort, ...target }) =>
+  run: ({ cursor, limit, sort, ...target }) =>
     withPages((pages) =>
       pages.list(target, {
         limit: limit ?? 50,
         sort: sort ?? "alphabetical",
-        kinds: ["web_page", "markdown_file", "micro_db"]
+        kinds: ["web_page", "markdown_file", "micro_db"],
+        cursor
       })
-    ).pipe(Effect.map((parts) => ({ parts })))
+    ).pipe(Effect.map(pageList))
 })
 
 export const searchWebPages = tool({
   name: "search_web_pages",
   description:
     "Full-text search over page titles (weighted most), summaries and text, across every Dock you can read: your " +
-    "own, those you work in, and public discoverable ones. `bucket_slug` (+ `owner_username`) limits it to one " +
-    "Dock; `owner_username` alone to that owner's Docks. Query syntax: words, \"quoted phrases\", OR, -excluded. " +
+    "own, those you work in, and public discoverable ones. `bucket` (the Dock's UUID, owner_username/dock_slug or " +
+    "a slug of yours) or the deprecated `bucket_slug` (+ `owner_username`) limits it to one Dock; `owner_username` " +
+    "alone to that owner's Docks. Query syntax: words, \"quoted phrases\", OR, -excluded. " +
     "`limit` 1-50 (default 20). Returns `{ pages }`, best first: each `{ part, bucket, snippet, rank }`, where " +
     "`snippet` marks matching words with **.",
   input: Schema.Struct({
     query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)),
+    bucket: optional(Bucket),
     bucket_slug: optional(BucketSlug),
     owner_username: optional(OwnerUsername.pipe(Schema.annotations({ description: "Only this owner's Docks" }))),
     limit: optional(Schema.Int.pipe(Schema.between(1, 50)))
@@ -240,7 +265,8 @@ export const deleteWebPage = tool({
   name: "delete_web_page",
   description:
     "Delete one page (and its versions) from a Dock you own or edit. Name it with `web_page` (UUID or slug) or " +
-    "`page_slug`, the Dock with `bucket` or `bucket_path`. Returns `{ ok: true }`." + BASE_VERSION_NOTE,
+    "`page_slug`, the Dock with `bucket` or `bucket_path`; a page UUID alone needs no Dock (it names one page). " +
+    "Slugs match whatever their case. Returns `{ ok: true }`." + BASE_VERSION_NOTE,
   input: Schema.Struct({
     bucket: optional(Bucket),
     web_page: optional(PageRef("page")),
@@ -360,23 +386,24 @@ export const getMarkdownFile = tool({
 
 export const listMarkdownFiles = tool({
   name: "list_markdown_files",
-  description: "List the Markdown files of a Dock, alphabetically (at most 100). Returns `{ parts }`.",
-  input: Schema.Struct({ bucket: Bucket }),
-  output: Schema.Struct({ parts: Schema.Array(Part) }),
+  description: "List the Markdown files of a Dock, alphabetically, 100 per answer. Returns " +
+    "`{ parts, has_more, next_cursor }`: while `has_more`, call again with `cursor: next_cursor` for the next files.",
+  input: Schema.Struct({ bucket: Bucket, cursor: optional(Cursor) }),
+  output: PageListOutput,
   annotations: READ,
   scope: "mcp:read",
-  run: ({ bucket }) =>
-    withPages((pages) => pages.list({ bucket }, { limit: 100, sort: "alphabetical", kinds: ["markdown_file"] })).pipe(
-      Effect.map((parts) => ({ parts }))
-    )
+  run: ({ bucket, cursor }) =>
+    withPages((pages) => pages.list({ bucket }, { limit: 100, sort: "alphabetical", kinds: ["markdown_file"], cursor }))
+      .pipe(Effect.map(pageList))
 })
 
 export const deleteMarkdownFile = tool({
   name: "delete_markdown_file",
-  description: "Delete one Markdown file (and its versions) from a Dock you own or edit. Returns `{ ok: true }`." +
-    BASE_VERSION_NOTE,
+  description: "Delete one Markdown file (and its versions) from a Dock you own or edit. Name the Dock with " +
+    "`bucket` and the file with `markdown_file` (UUID or slug); a UUID alone needs no `bucket` (it names one " +
+    "file). Returns `{ ok: true }`." + BASE_VERSION_NOTE,
   input: Schema.Struct({
-    bucket: Bucket,
+    bucket: optional(Bucket),
     markdown_file: PageRef("Markdown file"),
     base_version: optional(BaseVersion)
   }),

@@ -23,5 +23,18 @@ export const WriteTarget = {
   bucket_path: optional(BucketPath)
 }
 
-/** Tools whose spec row names the legacy path without `?`: `bucket_path` is required, the others must agree. */
-export const PathTarget = { bucket_path: BucketPath, bucket: optional(Bucket), bucket_id: optional(BucketId) }
+/**
+ * Tools whose spec row names the legacy path (fork_bucket, update_bucket_metadata, set_grounding_bucket): any one
+ * of `bucket_path`, `bucket` or `bucket_id` names the Dock (the resolver refuses none); several must agree.
+ */
+export const PathTarget = {
+  bucket_path: optional(BucketPath),
+  bucket: optional(Bucket),
+  bucket_id: optional(BucketId)
+}
+
+/** How a tool description says which fields name the Dock of a PathTarget tool. */
+export const PATH_TARGET_TEXT =
+  "Name the Dock with `bucket` (its UUID, owner_username/dock_slug or a slug of yours), " +
+  "`bucket_id` (its UUID) or `bucket_path` (owner_username/dock_slug); one is required, and several must name the " +
+  "same Dock"
