@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import type { SourceMediaType } from "../Sources/Source.ts"
 import type { ContentJobNames } from "./ContentWorkers.ts"
 import { splitFrontMatter } from "./FrontMatter.ts"
-import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
+import { htmlTitle, htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
 import { readMarkdown, renderMarkdown, type Wikilink } from "./MarkdownRender.ts"
 import { type PageFields, pageFields } from "./PageFields.ts"
 import { extractSourceText } from "./SourceText.ts"
@@ -42,10 +42,18 @@ export const contentJobs = {
   /** Stored HTML made safe again for reading. */
   sanitizeHtml: (input: { readonly html: string }) => sanitizeHtml(input.html),
 
-  /** An HTML push: sanitized, and its text for search and `format: "text"`. */
+  /**
+   * An HTML push: sanitized, its text for search and `format: "text"`, and the title it suggests (`<title>`, else
+   * the first `<h1>`).
+   */
   htmlPage: (input: { readonly html: string }) => {
     const sanitized = sanitizeHtml(input.html)
-    return { html: sanitized.html, warnings: sanitized.warnings, text: htmlToText(sanitized.html) }
+    return {
+      html: sanitized.html,
+      warnings: sanitized.warnings,
+      text: htmlToText(sanitized.html),
+      title: htmlTitle(input.html, sanitized.html)
+    }
   },
 
   /** A Markdown push: front matter read and checked, then the body rendered for its text and wikilinks. */

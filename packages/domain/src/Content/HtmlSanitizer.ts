@@ -652,3 +652,58 @@ export const htmlToText = (html: string): string => {
   // Line by line rather than with /[ \t]+\n/, which is quadratic on a long run of spaces.
   return parts.join("").split("\n").map((line) => line.trimEnd()).join("\n").replace(/\n{3,}/g, "\n\n").trim()
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// htmlTitle
+
+/** A title taken from a page is at most this many characters, as `page_title` is. */
+export const DERIVED_TITLE_MAX = 300
+
+// Where a document's <title> is looked for: its head comes first, and a linear scan of a bounded prefix keeps
+// hostile input (a megabyte of `<title`) cheap.
+const TITLE_SCAN_CHARS = 65_536
+
+const boundedTitle = (text: string): string | undefined => {
+  const collapsed = text.replace(/\s+/g, " ").trim()
+  if (collapsed === "") return undefined
+  return [...collapsed].slice(0, DERIVED_TITLE_MAX).join("").trim()
+}
+
+/**
+ * The title an HTML page suggests: the text of its `<title>` (looked for in the raw input, since the sanitizer
+ * drops that element), else the text of the first `<h1>` of the sanitized HTML; whitespace collapsed, trimmed, at
+ * most DERIVED_TITLE_MAX characters. Undefined when there is neither, or both are empty.
+ */
+export const htmlTitle = (raw: string, sanitized: string): string | undefined => {
+  const head = raw.slice(0, TITLE_SCAN_CHARS)
+  const lower = head.toLowerCase()
+  const open = /<title(?=[\s/>])/.exec(lower)
+  if (open !== null) {
+    const start = lower.indexOf(">", open.index)
+    const end = start === -1 ? -1 : lower.indexOf("</title", start)
+    if (end !== -1) {
+      // <title> is RCDATA: entities are decoded, tags are text. Its text, as the sanitizer reads text.
+      const title = boundedTitle(htmlToText(`<p>${head.slice(start + 1, end).replace(/</g, "&lt;")}</p>`))
+      if (title !== undefined) return title
+    }
+  }
+  let inH1 = false
+  let done = false
+  const parts: Array<string> = []
+  const parser = new htmlparser2.Parser({
+    onopentag(name) {
+      if (name === "h1" && !done) inH1 = true
+    },
+    onclosetag(name) {
+      if (name === "h1" && inH1) {
+        inH1 = false
+        done = true
+      }
+    },
+    ontext(text) {
+      if (inH1) parts.push(text)
+    }
+  }, { decodeEntities: true })
+  parser.end(sanitized)
+  return boundedTitle(parts.join(""))
+}

@@ -5,6 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
+import { createHash } from "node:crypto"
 import { Activity } from "../Activity/Activity.ts"
 import { ContentWorkers } from "../Content/ContentWorkers.ts"
 import { escapeHtml } from "../Content/Text.ts"
@@ -54,6 +55,10 @@ const microDbShellRefused = (what: "restored" | "deleted") =>
     details: { page_kind: "micro_db" }
   })
 
+/** The slug of a page with neither slug nor title: `untitled-` and 12 hex digits of its content's SHA-256. */
+const untitledSlug = (content: string) =>
+  `untitled-${createHash("sha256").update(content, "utf8").digest("hex").slice(0, 12)}`
+
 /** A page version shown without rendering (too complex to render): a notice, then its source as escaped text. */
 const unrenderedBody = (row: { readonly content: string }, refusal: ValidationError) =>
   `<p><strong>${escapeHtml(refusal.message)}.</strong> Its source is shown as text.</p>\n<pre>${
@@ -86,10 +91,12 @@ export const PagesLive = Layer.effect(
         const principal = yield* CurrentPrincipal
         yield* checkWrite(principal, access)
         yield* writeRules.admitWrite(principal)
-        // No slug and no title: a new page each time (never an update of some other untitled page).
+        // No slug and no title: the slug names the content (`untitled-` and its hash), so pushing the same
+        // untitled content again is `unchanged`, and other untitled content is another page (never an update of
+        // some other untitled page).
         const slug = input.slug !== undefined
           ? yield* validateSlug("page_slug", input.slug)
-          : slugify(input.title ?? "", 56) || `untitled-${crypto.randomUUID().slice(0, 8)}`
+          : slugify(input.title ?? "", 56) || untitledSlug(input.content)
         const fields = partFields(input, slug)
         const author = authorOf(principal)
         const { action, row } = yield* transactional(

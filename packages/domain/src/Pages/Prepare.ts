@@ -51,7 +51,10 @@ export interface Prepared {
   readonly sanitizationWarnings?: ReadonlyArray<string>
 }
 
-/** An HTML page: sanitized before storage; its text extracted for search and `format: "text"`. */
+/**
+ * An HTML page: sanitized before storage; its text extracted for search and `format: "text"`; untitled, it takes
+ * the title its content suggests.
+ */
 export const prepareHtml = (
   input: PushInput
 ): Effect.Effect<Prepared, ValidationError | InvalidSlug | Unavailable, ContentWorkers> =>
@@ -59,8 +62,9 @@ export const prepareHtml = (
     yield* checkContentSize(input.content)
     const slug = yield* explicitSlug(input.slug)
     const workers = yield* ContentWorkers
-    const { text, ...sanitized } = yield* workers.run("htmlPage", { html: input.content })
-    const title = input.title?.trim() || undefined
+    const { text, title: suggested, ...sanitized } = yield* workers.run("htmlPage", { html: input.content })
+    // `page_title`, else the page's own <title>, else its first <h1>; the slug follows the title (Pages.push).
+    const title = input.title?.trim() || suggested
     return {
       content: {
         slug,
