@@ -68,6 +68,7 @@ const ALLOWED_TAGS = new Set([
   "col",
   "a",
   "img",
+  "style",
   "input"
 ])
 
@@ -84,6 +85,11 @@ const decode = (value: string) =>
  */
 const unsafeParts = (html: string): Array<string> => {
   const problems: Array<string> = []
+  // A <style> holds CSS, checked as CSS; nothing in it may look like markup.
+  html = html.replace(/<style>([^<]*)<\/style>/g, (_whole, css: string) => {
+    problems.push(...unsafeCss(css))
+    return ""
+  })
   const tag = /<(\/?)([a-z0-9]+)((?: [a-z-]+(?:="[^"]*")?)*)( \/)?>/g
   const text = html.replace(tag, (_whole, _close: string, name: string, attributes: string) => {
     if (!ALLOWED_TAGS.has(name)) problems.push(`element <${name}>`)
@@ -99,10 +105,11 @@ const unsafeParts = (html: string): Array<string> => {
       const value = decode(raw ?? "")
       if (
         /^on/.test(attribute!) ||
-        ["style", "srcdoc", "formaction", "action", "srcset", "form", "name"].includes(attribute!)
+        ["srcdoc", "formaction", "action", "srcset", "form", "name"].includes(attribute!)
       ) {
         problems.push(`attribute ${attribute}`)
       }
+      if (attribute === "style") problems.push(...unsafeCss(value))
       if (attribute === "id" && !ANCHOR_ID.test(value)) problems.push(`id ${value}`)
       if (["href", "src", "cite"].includes(attribute!)) {
         const url = value.replace(/^[\u0000-\u0020]+/, "").replace(/[\t\n\r]/g, "")
@@ -117,6 +124,36 @@ const unsafeParts = (html: string): Array<string> => {
     return ""
   })
   if (/[<>]/.test(text)) problems.push(`unreadable markup in ${JSON.stringify(text.slice(0, 80))}`)
+  return problems
+}
+
+/**
+ * What in CSS could load, run or bind anything, or cover the window, checked independently of the implementation:
+ * no escapes (so what is read here is what a browser reads), no comments, no `url()` but data: raster images and
+ * fragments, no `@import` or other at-rule outside the allowed ones, no other function that loads (image-set,
+ * element, paint, src, expression), no behaviour or binding, no fixed position.
+ */
+const unsafeCss = (css: string): Array<string> => {
+  const problems: Array<string> = []
+  if (/[\\<]|\/\*/.test(css)) problems.push(`escape, comment or markup in CSS ${css.slice(0, 80)}`)
+  for (const [, target] of css.matchAll(/url\(\s*["']?([^"')\s]*)/gi)) {
+    if (!/^(?:data:image\/(?:png|jpeg|gif|webp)[;,]|#)/i.test(target!)) problems.push(`url(${target})`)
+  }
+  for (const [, name] of css.matchAll(/@([-\w]+)/g)) {
+    if (!["media", "supports", "container", "layer", "keyframes", "-webkit-keyframes", "font-face"].includes(name!)) {
+      problems.push(`@${name}`)
+    }
+  }
+  for (const [, name] of css.matchAll(/([-\w]+)\(/g)) {
+    if (/^(?:expression|image-set|-webkit-image-set|image|element|paint|src|cross-fade)$/i.test(name!)) {
+      problems.push(`${name}()`)
+    }
+  }
+  if (/(?:behavior|binding)\s*:/i.test(css)) problems.push("behavior or binding")
+  if (/position\s*:\s*(?!static|relative|absolute|sticky|inherit|initial|unset|revert)/i.test(css)) {
+    problems.push("position other than a keyword that stays in the page")
+  }
+  if (/(?:java|vb)script:/i.test(css)) problems.push("script URL")
   return problems
 }
 
@@ -472,7 +509,9 @@ golden("mutation XSS through raw-text elements: content is discarded, never turn
   ["title", `<title><img src=x onerror=alert(1)></title>`, ``, ["removed <title> element and its content"]],
   ["noembed", `<noembed><img src=x onerror=alert(1)></noembed>`, ``, ["removed <noembed> element and its content"]],
   ["noframes", `<noframes><img src=x onerror=alert(1)></noframes>`, ``, ["removed <noframes> element and its content"]],
-  ["style", `<style><img src=x onerror=alert(1)></style>`, ``, ["removed <style> element and its content"]],
+  ["style", `<style><img src=x onerror=alert(1)></style>`, ``, [
+    "removed a <style> element whose CSS could not be parsed"
+  ]],
   ["script", `<script>alert(1)</script><script src=//evil.example/x.js></script>`, ``, [
     "removed <script> element and its content"
   ]],
@@ -630,18 +669,173 @@ golden("forms and formaction", [
 
 golden("CSS url(), expression() and overlays", [
   ["url() in style", `<div style="background:url(javascript:alert(1))">a</div>`, `<div>a</div>`, [
-    "removed style attribute"
+    "removed CSS declaration (background with a script URL)"
   ]],
-  ["expression() in style", `<p style="width:expression(alert(1))">b</p>`, `<p>b</p>`, ["removed style attribute"]],
+  ["expression() in style", `<p style="width:expression(alert(1))">b</p>`, `<p>b</p>`, [
+    "removed CSS declaration (width with expression())"
+  ]],
   [
     "full-page overlay",
     `<div style="position:fixed;inset:0;z-index:2147483647;background:white">Log in</div>`,
-    `<div>Log in</div>`,
-    ["removed style attribute"]
+    `<div style="inset:0;z-index:2147483647;background:white">Log in</div>`,
+    ["removed CSS declaration (position: fixed)"]
   ],
   ["style element with @import", `<style>@import url(//evil.example/x.css);</style><p>x</p>`, `<p>x</p>`, [
-    "removed <style> element and its content"
+    "removed CSS @import rule"
   ]]
+])
+
+golden("CSS kept through the CSS sanitizer: <style> elements and style attributes", [
+  [
+    "a stylesheet is kept, canonically, without its attributes",
+    `<style media="print" nonce="x">\nh1 { color: #c00 }\n.note , p > em{margin:0 auto !important; font: 1em/1.5 "Iowan Old Style", serif}\n` +
+    `@media (min-width: 40em) { p { columns: 2 } }\n@keyframes fade { from { opacity: 0 } to { opacity: 1 } }</style><h1>T</h1>`,
+    `<style>h1{color:#c00;}\n.note , p > em{margin:0 auto!important;font:1em/1.5 "Iowan Old Style", serif;}\n` +
+    `@media (min-width: 40em){p{columns:2;}}\n@keyframes fade{from{opacity:0;}to{opacity:1;}}</style><h1>T</h1>`,
+    []
+  ],
+  [
+    "style attributes keep their declarations, functions on the list and data: raster images",
+    `<p style="color: rgb(10 20 30); background: linear-gradient(red, blue), url('data:image/png;base64,iVBORw0KGgo=')">a</p>`,
+    `<p style="color:rgb(10 20 30);background:linear-gradient(red, blue), url('data:image/png;base64,iVBORw0KGgo=')">a</p>`,
+    []
+  ],
+  [
+    "in-page fragment references stay",
+    `<style>p{filter:url(#soft)}</style>`,
+    `<style>p{filter:url(#soft);}</style>`,
+    []
+  ],
+  [
+    "url(http://…)",
+    `<style>p{background:url(http://evil.example/x.png);color:red}</style>`,
+    `<style>p{color:red;}</style>`,
+    [
+      "removed CSS declaration (background with a url() that is not a data: PNG, JPEG, GIF or WebP image or a #fragment)"
+    ]
+  ],
+  ["protocol-relative and quoted url()", `<p style="background:url('//evil.example/x')">a</p>`, `<p>a</p>`, [
+    "removed CSS declaration (background with a url() that is not a data: PNG, JPEG, GIF or WebP image or a #fragment)"
+  ]],
+  ["url(javascript:…)", `<style>p{background:url(javascript:alert(1))}</style>`, ``, [
+    "removed CSS declaration (background with a script URL)"
+  ]],
+  [
+    "data:image/svg+xml (scriptable) is refused",
+    `<p style="background:url(data:image/svg+xml;base64,PHN2Zz4=)">a</p>`,
+    `<p>a</p>`,
+    [
+      "removed CSS declaration (background with a url() that is not a data: PNG, JPEG, GIF or WebP image or a #fragment)"
+    ]
+  ],
+  [
+    "@import, plain and inside @media",
+    `<style>@import "x.css";@media all{@import url(y.css);}p{color:red}</style>`,
+    `<style>@media all{}\np{color:red;}</style>`,
+    [
+      "removed CSS @import rule"
+    ]
+  ],
+  ["expression()", `<style>p{width:expression(alert(1))}</style>`, ``, [
+    "removed CSS declaration (width with expression())"
+  ]],
+  [
+    "image-set() loads URLs from strings",
+    `<p style="background-image:image-set('https://evil.example/a.png' 1x)">a</p>`,
+    `<p>a</p>`,
+    [
+      "removed CSS declaration (background-image with image-set())"
+    ]
+  ],
+  ["an escape inside url: u\\rl(", `<style>p{background:u\\rl(https://evil.example/)}</style>`, ``, [
+    "removed CSS declaration (background with CSS escapes)"
+  ]],
+  ["a hex escape: \\75rl(", `<p style="background:\\75rl(https://evil.example/)">a</p>`, `<p>a</p>`, [
+    "removed CSS declaration (background with CSS escapes)"
+  ]],
+  ["an escaped property name", `<style>p{\\62 ehavior:url(x.htc)}</style>`, ``, [
+    "removed CSS declaration (property ?62 ehavior)"
+  ]],
+  ["a comment splitting a token", `<style>p{background:u/**/rl(https://evil.example/)}</style>`, ``, [
+    "removed CSS declaration (background with a comment)"
+  ]],
+  ["a comment splitting expression", `<p style="width:expr/**/ession(alert(1))">a</p>`, `<p>a</p>`, [
+    "removed CSS declaration (width with a comment)"
+  ]],
+  [
+    "</style> inside a string breaks out: the broken CSS goes, the markup after it is sanitized",
+    `<style>p{content:"</style><img src=x onerror=alert(1)>"}</style><p>t</p>`,
+    `<img src="x" />"}<p>t</p>`,
+    [
+      "removed event handler attribute onerror",
+      "removed a <style> element whose CSS could not be parsed"
+    ]
+  ],
+  [
+    "</style> as a broken end tag",
+    `<style>p{color:red}</style x="</style><img src=x onerror=alert(1)>"><p>t</p>`,
+    `<style>p{color:red;}</style><img src="x" />"&gt;<p>t</p>`,
+    [
+      // htmlparser2 ends the end tag at its first `>`, a browser after the quoted value: either way what is
+      // written out is sanitized markup.
+      "removed event handler attribute onerror"
+    ]
+  ],
+  [
+    "behavior and -moz-binding",
+    `<style>p{behavior:url(#x);-moz-binding:url(#x);color:red}</style>`,
+    `<style>p{color:red;}</style>`,
+    [
+      "removed CSS declaration (property behavior)",
+      "removed CSS declaration (property -moz-binding)"
+    ]
+  ],
+  ["javascript: anywhere in a value", `<p style="content:'javascript:alert(1)'">a</p>`, `<p>a</p>`, [
+    "removed CSS declaration (content with a script URL)"
+  ]],
+  [
+    "@font-face with a remote src goes, a local one stays",
+    `<style>@font-face{font-family:A;src:url(https://evil.example/a.woff2)}@font-face{font-family:B;src:local("B")}</style>`,
+    `<style>@font-face{font-family:B;src:local("B");}</style>`,
+    [
+      "removed CSS declaration (src with a url() that is not a data: PNG, JPEG, GIF or WebP image or a #fragment)",
+      "removed CSS @font-face without a local src"
+    ]
+  ],
+  [
+    "position: fixed, also through var()",
+    `<p style="position:fixed;--p:fixed;top:0">a</p><p style="position:var(--p)">b</p>`,
+    `<p style="--p:fixed;top:0">a</p><p>b</p>`,
+    [
+      "removed CSS declaration (position: fixed)",
+      "removed CSS declaration (position: var(--p))"
+    ]
+  ],
+  [
+    "other at-rules",
+    `<style>@namespace svg url(x);@charset "utf-8";@-moz-document url-prefix(){p{color:red}}p{color:blue}</style>`,
+    `<style>p{color:blue;}</style>`,
+    [
+      "removed CSS @namespace rule",
+      "removed CSS @charset rule",
+      "removed CSS @-moz-document rule"
+    ]
+  ],
+  ["unparseable CSS goes whole", `<style>p{color:red</style><p>x</p>`, `<p>x</p>`, [
+    "removed a <style> element whose CSS could not be parsed"
+  ]],
+  ["an over-long stylesheet goes whole", `<style>${"p{color:red}".repeat(30_000)}</style><p>x</p>`, `<p>x</p>`, [
+    "removed a <style> element longer than 262144 characters"
+  ]],
+  [
+    "style elements inside discarded elements go with them",
+    `<svg><style>p{color:red}</style></svg><noscript><style>p{}</style></noscript>`,
+    ``,
+    [
+      "removed <svg> element and its content",
+      "removed <noscript> element and its content"
+    ]
+  ]
 ])
 
 golden("declarative shadow DOM", [

@@ -5,6 +5,7 @@
  */
 import { createRequire } from "node:module"
 import sanitize from "sanitize-html"
+import { sanitizeStyleAttribute, sanitizeStylesheet } from "./CssSanitizer.ts"
 
 /** Elements nested deeper than this are dropped together with their content. */
 export const HTML_NESTING_LIMIT = 100
@@ -96,6 +97,7 @@ const ALLOWED_TAGS = [
   "col",
   "a",
   "img",
+  "style", // without attributes, its CSS through the CSS sanitizer (CssSanitizer.ts): see `sanitizeHtml`
   "input" // only a disabled checkbox (a GFM task list item): see `transform` below
 ]
 
@@ -105,7 +107,6 @@ const ALLOWED_TAGS = [
 const TOO_DEEP = "#too-deep" // no tag name the tokenizer produces starts with "#"
 const DISCARDED_WITH_CONTENT = [
   "script",
-  "style",
   "template",
   "noscript",
   "xmp",
@@ -178,6 +179,7 @@ const GLOBAL_ATTRIBUTES: Record<string, AttributeRule> = {
   id: (value) => ANCHOR_ID.test(value),
   class: any, // filtered token by token below
   title: any,
+  style: any, // through the CSS sanitizer (keptAttributes)
   lang: (value) => /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*$/.test(value),
   dir: oneOf("ltr", "rtl", "auto")
 }
@@ -232,7 +234,10 @@ const OPTIONS: sanitize.IOptions = {
   disallowedTagsMode: "discard",
   nonTextTags: DISCARDED_WITH_CONTENT,
   nestingLimit: HTML_NESTING_LIMIT + 1,
-  parseStyleAttributes: false,
+  parseStyleAttributes: false, // the CSS sanitizer reads them instead
+  // <style> is allowed: sanitize-html writes its raw text as it is, and `sanitizeHtml` then replaces that text with
+  // what the CSS sanitizer keeps of it.
+  allowVulnerableTags: true,
   enforceHtmlBoundary: false
 }
 
@@ -289,6 +294,8 @@ export const sanitizeHtml = (html: string): SanitizedHtml => {
       droppedInputs.add(dropped)
       return { tagName, attribs: dropped }
     }
+    // A <style> keeps no attribute (`media`, `nonce`, …): its CSS is all that counts.
+    if (tagName === "style") return { tagName, attribs: {} }
     return { tagName, attribs: keptAttributes(tagName, attribs, warn) }
   }
 
@@ -331,8 +338,23 @@ export const sanitizeHtml = (html: string): SanitizedHtml => {
     },
     parser: { decodeEntities: true, Tokenizer: gatedTokenizer(input, gate) }
   })
-  return { html: result, warnings: [...warnings] }
+  return { html: withSanitizedStyles(result, warn), warnings: [...warnings] }
 }
+
+/**
+ * sanitize-html wrote each kept `<style>` element as `<style>` + its raw text + `</style>`. Nowhere else in its
+ * output can `<style>` appear (text and attribute values are escaped, no other raw-text element is kept), and the
+ * raw text ends at the first `</style` (htmlparser2 ends it there, as browsers do), so each match is one element.
+ * Its text is replaced with what the CSS sanitizer keeps, which never holds a `<`; an element left empty goes.
+ */
+const withSanitizedStyles = (html: string, warn: (message: string) => void) =>
+  html.includes("<style>")
+    ? html.replace(/<style>([\s\S]*?)<\/style>/g, (_, css: string) => {
+      const sanitized = sanitizeStylesheet(css)
+      for (const warning of sanitized.warnings) warn(warning)
+      return sanitized.css === "" ? "" : `<style>${sanitized.css}</style>`
+    })
+    : html
 
 const isEventHandler = (name: string) => /^on/i.test(name)
 
@@ -359,11 +381,16 @@ const keptAttributes = (
       : undefined
     if (rule === undefined) {
       if (isEventHandler(name)) warn(`removed event handler attribute ${display(name)}`)
-      else if (name === "style") warn("removed style attribute")
       else warn(`removed attribute ${display(name)} from <${tagName}>`)
       continue
     }
     if (name === "rel") continue // replaced below
+    if (name === "style") {
+      const sanitized = sanitizeStyleAttribute(value)
+      for (const warning of sanitized.warnings) warn(warning)
+      if (sanitized.css !== "") kept.style = sanitized.css
+      continue
+    }
     if (URL_ATTRIBUTES.has(name)) {
       const problem = urlProblem(value, tagName === "img" && name === "src")
       if (problem !== undefined) {
@@ -600,7 +627,7 @@ export const htmlToText = (html: string): string => {
   const parser = new htmlparser2.Parser({
     onopentag(name) {
       depth++
-      if (discarding > 0 || DISCARDED.has(name)) {
+      if (discarding > 0 || DISCARDED.has(name) || name === "style") {
         discarding++
         return
       }
