@@ -201,7 +201,7 @@ describe("sanitizeHtml keeps what is allowed", () => {
     expect(result.warnings).toEqual([])
     expect(result.html).toBe(
       input
-        .replace(`<a href="#part-2">`, `<a href="#part-2" ${REL}>`)
+        .replace(`<a href="#part-2">`, `<a href="#user-content-part-2" ${REL}>`)
         .replace("<hr>", "<hr />")
         .replace("<br>", "<br />")
         .replace(`height="480">`, `height="480" />`)
@@ -217,7 +217,7 @@ describe("sanitizeHtml keeps what is allowed", () => {
     expect(result.warnings).toEqual([])
   })
 
-  it("links to http, https, mailto, relative paths and fragments keep their href and get the forced rel", () => {
+  it("links to http, https, mailto, relative paths and fragments keep their href (a fragment gets the id prefix) and get the forced rel", () => {
     const result = clean(
       `<a href="https://e.example/?a=1&amp;b=2" rel="opener">1</a><a href="http://e.example">2</a>` +
         `<a href="mailto:someone@e.example">3</a><a href="/docs/x">4</a><a href="#top">5</a><a href="../up">6</a>` +
@@ -225,7 +225,7 @@ describe("sanitizeHtml keeps what is allowed", () => {
     )
     expect(result.html).toBe(
       `<a href="https://e.example/?a=1&amp;b=2" ${REL}>1</a><a href="http://e.example" ${REL}>2</a>` +
-        `<a href="mailto:someone@e.example" ${REL}>3</a><a href="/docs/x" ${REL}>4</a><a href="#top" ${REL}>5</a>` +
+        `<a href="mailto:someone@e.example" ${REL}>3</a><a href="/docs/x" ${REL}>4</a><a href="#user-content-top" ${REL}>5</a>` +
         `<a href="../up" ${REL}>6</a><a href="//cdn.e.example/x" ${REL}>7</a><a ${REL}>8</a>`
     )
     expect(result.warnings).toEqual([])
@@ -255,14 +255,16 @@ describe("sanitizeHtml keeps what is allowed", () => {
     const result = clean(
       `<h2 id="user-content-fn-1" class="a b-c Ünï_1 x\\3c a:b &lt;i&gt;">t</h2><p id="a b">x</p><p id="x:y">y</p>`
     )
-    expect(result.html).toBe(`<h2 id="user-content-fn-1" class="a b-c Ünï_1">t</h2><p>x</p><p>y</p>`)
+    expect(result.html).toBe(
+      `<h2 id="user-content-fn-1" class="a b-c Ünï_1">t</h2><p>x</p><p id="user-content-x:y">y</p>`
+    )
     expect(result.warnings).toEqual([
       "removed class names with characters other than letters, digits, - and _",
-      "removed id attribute from <p> (only ids starting with user-content-, and footnote-label, are kept)"
+      "removed id attribute from <p> (ids are letters, digits and URL fragment characters, at most 128)"
     ])
   })
 
-  it("ids are kept only as footnote anchors: user-content-… (URL fragment characters) and footnote-label", () => {
+  it("ids are kept as in-page anchors: user-content-… and footnote-label as they are, other names prefixed with user-content-", () => {
     const kept = [
       "footnote-label",
       "user-content-fn-1",
@@ -277,23 +279,28 @@ describe("sanitizeHtml keeps what is allowed", () => {
     expect(result.html).toBe(kept.map((id) => `<p id="${id}">x</p>`).join(""))
     expect(result.warnings).toEqual([])
 
+    // A page's own ids (and the links to them) get the prefix: no element is named like a global (DOM clobbering).
+    const prefixed = ["intro", "login", "forms", "footnote-label-2", "x-user-content-y", "Setup_2"]
+    const anchors = clean(prefixed.map((id) => `<h2 id='${id}'>x</h2><a href="#${id}">to</a>`).join(""))
+    expect(anchors.html).toBe(
+      prefixed.map((id) => `<h2 id="user-content-${id}">x</h2><a href="#user-content-${id}" ${REL}>to</a>`).join("")
+    )
+    expect(anchors.warnings).toEqual([])
+
     const dropped = [
-      "intro",
-      "login",
-      "forms",
       "user-content-",
       "user-content-a b",
+      "a b",
       "user-content-<x>",
       `user-content-"x`,
       "User-Content-x",
-      "footnote-label-2",
-      "x-user-content-y",
-      `user-content-${"a".repeat(129)}`
+      `user-content-${"a".repeat(129)}`,
+      "a".repeat(129)
     ]
     const stripped = clean(dropped.map((id) => `<div id='${id}'>x</div>`).join(""))
     expect(stripped.html).toBe(`<div>x</div>`.repeat(dropped.length))
     expect(stripped.warnings).toEqual([
-      "removed id attribute from <div> (only ids starting with user-content-, and footnote-label, are kept)"
+      "removed id attribute from <div> (ids are letters, digits and URL fragment characters, at most 128)"
     ])
   })
 
@@ -319,7 +326,7 @@ describe("sanitizeHtml keeps what is allowed", () => {
         `<p data-footnote-ref aria-label="x" data-footnotes>b</p><section data-footnotes="yes" data-x>c</section>` +
         `<a aria-label="${"x".repeat(257)}">d</a>`
     )
-    expect(result.html).toBe(`<a href="#x" ${REL}>a</a><p>b</p><section>c</section><a ${REL}>d</a>`)
+    expect(result.html).toBe(`<a href="#user-content-x" ${REL}>a</a><p>b</p><section>c</section><a ${REL}>d</a>`)
     expect(result.warnings).toEqual([
       "removed invalid data-footnote-ref attribute from <a>",
       "removed invalid data-footnote-backref attribute from <a>",

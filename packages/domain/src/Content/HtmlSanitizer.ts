@@ -166,14 +166,33 @@ const empty: AttributeRule = (value) => value === ""
 // Classes are kept for code languages, GFM task lists and footnotes; they are restricted to letters, digits, `-`
 // and `_` so they stay plain names, never CSS escapes or markup-looking text.
 const SAFE_NAME = /^[\p{L}\p{N}_-]{1,128}$/u
-// Ids exist for in-page anchors, which is what GFM footnotes need: mdast-util-to-hast prefixes every id it writes
-// with `user-content-` (`user-content-fn-1`, `user-content-fnref-1-2`) except the heading `footnote-label`. Only
-// those are kept, so an artifact cannot name an element `login`, `config` or `forms` and so shadow a global a
-// script relies on (DOM clobbering). No script runs in an artifact (CSP `sandbox`), so today this is defence in
-// depth. After the prefix comes the footnote label, URL-encoded, so any character allowed verbatim in a URL
-// fragment (RFC 3986: pchar, `/`, `?`) may follow, and the `href="#…"` that points at it is the same text.
+// Ids exist for in-page anchors: GFM footnotes (mdast-util-to-hast prefixes every id it writes with
+// `user-content-`, `user-content-fn-1`, except the heading `footnote-label`) and HTML pages' own (`<h2 id="setup">`
+// with `<a href="#setup">`). Every other id gets the same prefix, and every `href="#…"` with it (`#setup` becomes
+// `#user-content-setup`), so in-page links keep working while an artifact cannot name an element `login`, `config`
+// or `forms` and so shadow a global a script relies on (DOM clobbering). No script runs in an artifact (CSP
+// `sandbox`), so today this is defence in depth. After the prefix comes the name, URL-encoded or not, so any
+// character allowed verbatim in a URL fragment (RFC 3986: pchar, `/`, `?`) may follow, and the `href="#…"` that
+// points at it is the same text.
 const ANCHOR_ID = /^(?:user-content-[\p{L}\p{N}\-._~!$&'()*+,;=:@/?%]{1,128}|footnote-label)$/u
-const ID_RULE = "only ids starting with user-content-, and footnote-label, are kept"
+const ID_RULE = "ids are letters, digits and URL fragment characters, at most 128"
+const ANCHOR_PREFIX = "user-content-"
+
+/** An id as kept: prefixed with `user-content-` unless it is already an anchor id; undefined when it must go. */
+const anchorId = (value: string): string | undefined => {
+  if (ANCHOR_ID.test(value)) return value
+  if (/^user-content-/i.test(value)) return undefined
+  const prefixed = ANCHOR_PREFIX + value
+  return ANCHOR_ID.test(prefixed) ? prefixed : undefined
+}
+
+/** An in-page link (`#name`) pointing at the id `anchorId` makes of `name`; other URLs as they are. */
+const anchorHref = (value: string): string => {
+  const url = trimControlsAndSpaces(value)
+  if (!url.startsWith("#") || url.length === 1) return value
+  const name = url.slice(1)
+  return name === "footnote-label" || name.startsWith(ANCHOR_PREFIX) ? value : `#${ANCHOR_PREFIX}${name}`
+}
 
 const GLOBAL_ATTRIBUTES: Record<string, AttributeRule> = {
   id: (value) => ANCHOR_ID.test(value),
@@ -391,10 +410,20 @@ const keptAttributes = (
       if (sanitized.css !== "") kept.style = sanitized.css
       continue
     }
+    if (name === "id") {
+      const id = anchorId(value)
+      if (id === undefined) warn(`removed id attribute from <${tagName}> (${ID_RULE})`)
+      else kept.id = id
+      continue
+    }
     if (URL_ATTRIBUTES.has(name)) {
       const problem = urlProblem(value, tagName === "img" && name === "src")
       if (problem !== undefined) {
         warn(`removed ${problem} from ${name}`)
+        continue
+      }
+      if (name === "href") {
+        kept.href = anchorHref(value)
         continue
       }
     } else if (name === "class") {
