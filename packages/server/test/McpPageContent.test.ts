@@ -13,7 +13,11 @@ import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 const owner = Effect.gen(function*() {
   const alice = yield* actor("v2 modern")
-  const dock = yield* createBucket(alice.client, { title: "Content", slug: `content-${unique()}`, visibility: "public" })
+  const dock = yield* createBucket(alice.client, {
+    title: "Content",
+    slug: `content-${unique()}`,
+    visibility: "public"
+  })
   return { ...alice, dock }
 })
 
@@ -28,7 +32,8 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("page con
   it.scoped("an untitled HTML page takes its title from <title>, else its first <h1>, and its slug from that title; pushed again it is unchanged", () =>
     Effect.gen(function*() {
       const { client, dock } = yield* owner
-      const titled = "<html><head><title>  Quarterly &amp; Annual\n Report </title></head><body><h1>Other</h1><p>x</p></body></html>"
+      const titled =
+        "<html><head><title>  Quarterly &amp; Annual\n Report </title></head><body><h1>Other</h1><p>x</p></body></html>"
       const first = yield* push(client, dock.id, { page_content: titled })
       expect(first.action).toBe("created")
       expect(first.part).toMatchObject({ title: "Quarterly & Annual Report", slug: "quarterly-annual-report" })
@@ -63,5 +68,89 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("page con
       // An empty <title> or <h1> suggests nothing.
       const blank = yield* push(client, dock.id, { page_content: `<title> </title><h1></h1><p>${unique()}</p>` })
       expect(blank.part.slug).toMatch(/^untitled-/)
+    }))
+
+  it.scoped("an HTML page keeps its sanitized CSS on get_web_page and /a/, says what it dropped, and its in-page anchors keep working", () =>
+    Effect.gen(function*() {
+      const { client, dock } = yield* owner
+      const result = yield* push(client, dock.id, {
+        page_content: [
+          `<style>h1 { color: rgb(200, 0, 0) } .box { background: url(https://evil.example/t.png); padding: 4px }</style>`,
+          `<h1>Styled</h1><p class="box" style="color: blue; width: expression(alert(1))">Box</p>`,
+          `<nav><a href="#setup">Setup</a></nav><h2 id="setup">Setup</h2>`
+        ].join("")
+      })
+      expect(result.part.title).toBe("Styled")
+      expect(result.sanitization_warnings).toEqual([
+        "removed CSS declaration (width with expression())",
+        "removed CSS declaration (background with a url() that is not a data: PNG, JPEG, GIF or WebP image or a #fragment)"
+      ])
+      const expected = `<style>h1{color:rgb(200, 0, 0);}\n.box{padding:4px;}</style><h1>Styled</h1>` +
+        `<p class="box" style="color:blue">Box</p><nav><a href="#user-content-setup" ` +
+        `rel="noopener noreferrer nofollow ugc">Setup</a></nav><h2 id="user-content-setup">Setup</h2>`
+      const got = ok(yield* call(client, "get_web_page", { bucket: dock.id, web_page: result.part.id }))
+      expect(got.part.content).toBe(expected)
+      const served = yield* artifact(result.part)
+      expect(served.status).toBe(200)
+      expect(served.text).toContain(expected)
+      expect(served.headers["content-security-policy"]).toContain("style-src 'unsafe-inline'")
+      expect(served.text).not.toContain("evil.example")
+    }))
+
+  it.scoped("wikilinks in an HTML page resolve as in Markdown: get_web_page_links, backlinks, and links on /a/", () =>
+    Effect.gen(function*() {
+      const { client, dock } = yield* owner
+      const tides = yield* push(client, dock.id, {
+        content_type: "markdown",
+        page_slug: "tide-tables",
+        page_content: "# Tide tables\n\nTwice a day."
+      })
+      const guide = yield* push(client, dock.id, {
+        page_content: `<h1>Harbour guide</h1><p>Read [[Tide Tables]] and [[nowhere|the missing page]].</p>` +
+          `<p><code>[[Not a link]]</code> <a href="https://e.example/">[[Inside a link]]</a></p>`
+      })
+      const links = ok(yield* call(client, "get_web_page_links", { bucket: dock.id, page_slug: "harbour-guide" }))
+      expect(links.outbound.map((link: any) => [link.target, link.resolved, link.page?.id ?? null])).toEqual([
+        ["Tide Tables", true, tides.part.id],
+        ["nowhere", false, null]
+      ])
+      const back = ok(yield* call(client, "get_web_page_links", { bucket: dock.id, page_slug: "tide-tables" }))
+      expect(back.inbound.map((link: any) => link.page.id)).toEqual([guide.part.id])
+
+      const served = yield* artifact(guide.part)
+      expect(served.text).toContain(
+        `<a href="/a/${tides.part.public_slug}" class="wikilink" rel="noopener noreferrer nofollow ugc">Tide Tables</a>`
+      )
+      expect(served.text).toContain(`<span class="wikilink-unresolved">the missing page</span>`)
+      expect(served.text).toContain(`<code>[[Not a link]]</code>`)
+      expect(served.text).toContain(`>[[Inside a link]]</a>`)
+      // The stored page keeps its source: a read and re-push round-trips.
+      const got = ok(yield* call(client, "get_web_page", { bucket: dock.id, web_page: guide.part.id }))
+      expect(got.part.content).toContain("Read [[Tide Tables]]")
+      expect(got.grounding.links).toEqual(["Tide Tables", "nowhere"])
+    }))
+
+  it.scoped("a Markdown page that is raw HTML keeps its text and safe tags, through the one sanitizer", () =>
+    Effect.gen(function*() {
+      const { client, dock } = yield* owner
+      const markdown = yield* push(client, dock.id, {
+        content_type: "markdown",
+        page_slug: "raw-html",
+        page_content: `<div><p>Kept <strong>text</strong></p><script>alert(1)</script><p onclick="x()">More</p></div>`
+      })
+      expect(markdown.warnings).toEqual([])
+      const text = ok(yield* call(client, "get_web_page", { bucket: dock.id, web_page: "raw-html", format: "text" }))
+      expect(text.part.content).toBe("Kept text\n\nMore")
+      const served = yield* artifact(markdown.part)
+      expect(served.text).toContain(`<div><p>Kept <strong>text</strong></p><p>More</p></div>`)
+      expect(served.text).not.toContain("alert")
+
+      const document = yield* pushed(client, "push_markdown", {
+        bucket: dock.id,
+        page_content:
+          `<html><head><title>Doc</title></head><body>\n<h1>A document</h1>\n<p>Body text.</p>\n</body></html>`
+      })
+      const page = yield* artifact(document.part)
+      expect(page.text).toContain(`<h1>A document</h1>\n<p>Body text.</p>`)
     }))
 })

@@ -9,6 +9,7 @@ import type { SourceMediaType } from "../Sources/Source.ts"
 import type { ContentJobNames } from "./ContentWorkers.ts"
 import { splitFrontMatter } from "./FrontMatter.ts"
 import { htmlTitle, htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
+import { htmlWikilinks, linkWikilinks } from "./HtmlWikilinks.ts"
 import { readMarkdown, renderMarkdown, type Wikilink } from "./MarkdownRender.ts"
 import { type PageFields, pageFields } from "./PageFields.ts"
 import { extractSourceText } from "./SourceText.ts"
@@ -43,8 +44,8 @@ export const contentJobs = {
   sanitizeHtml: (input: { readonly html: string }) => sanitizeHtml(input.html),
 
   /**
-   * An HTML push: sanitized, its text for search and `format: "text"`, and the title it suggests (`<title>`, else
-   * the first `<h1>`).
+   * An HTML push: sanitized, its text for search and `format: "text"`, the title it suggests (`<title>`, else
+   * the first `<h1>`) and its wikilinks' targets.
    */
   htmlPage: (input: { readonly html: string }) => {
     const sanitized = sanitizeHtml(input.html)
@@ -52,9 +53,17 @@ export const contentJobs = {
       html: sanitized.html,
       warnings: sanitized.warnings,
       text: htmlToText(sanitized.html),
-      title: htmlTitle(input.html, sanitized.html)
+      title: htmlTitle(input.html, sanitized.html),
+      wikilinks: htmlWikilinks(sanitized.html).map((link) => link.target)
     }
   },
+
+  /**
+   * A stored HTML page as safe HTML for reading: sanitized, its wikilinks pointing where `links` says (target →
+   * same-origin path) as Markdown's do, then sanitized again.
+   */
+  renderHtml: (input: { readonly html: string; readonly links: ReadonlyArray<readonly [string, string]> }) =>
+    sanitizeHtml(linkWikilinks(sanitizeHtml(input.html).html, new Map(input.links))).html,
 
   /** A Markdown push: front matter read and checked, then the body rendered for its text and wikilinks. */
   markdownPage: (input: { readonly content: string; readonly frontMatterRequired: boolean }) =>

@@ -21,7 +21,14 @@ import type {
 } from "./ContentJobs.ts"
 
 /** The jobs by name (ContentJobs.ts checks its table against this list), for the counters of `stats`. */
-export const CONTENT_JOB_NAMES = ["sanitizeHtml", "htmlPage", "markdownPage", "sourceText", "renderMarkdown"] as const
+export const CONTENT_JOB_NAMES = [
+  "sanitizeHtml",
+  "htmlPage",
+  "markdownPage",
+  "sourceText",
+  "renderMarkdown",
+  "renderHtml"
+] as const
 export type ContentJobNames = (typeof CONTENT_JOB_NAMES)[number]
 
 interface RefusalErrors {

@@ -362,10 +362,22 @@ const plainTextBlocks = (tree: Root): Array<TextBlock> => {
         for (const child of node.children) visit(child)
         current += " "
         return
-      case "html":
-        // Raw HTML's text counts as the page's text (a lone tag has none: no need to read it).
-        if (!/^<[^<>]*>$/.test(node.value)) current += ` ${htmlToText(node.value)} `
+      case "html": {
+        // Raw HTML's text counts as the page's text (a lone tag has none: no need to read it); its paragraphs stay
+        // paragraphs.
+        if (/^<[^<>]*>$/.test(node.value)) return
+        const text = htmlToText(node.value)
+        if (!text.includes("\n")) {
+          current += ` ${text} `
+          return
+        }
+        flush()
+        for (const paragraph of text.split(/\n{2,}/)) {
+          current = paragraph
+          flush()
+        }
         return
+      }
       case "definition":
       case "footnoteReference":
         return

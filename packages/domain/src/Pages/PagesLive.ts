@@ -492,13 +492,15 @@ export const PagesLive = Layer.effect(
     })
 
     /**
-     * A stored page as HTML, made safe now whatever is stored: HTML through the sanitizer; Markdown rendered with
-     * its wikilinks resolved for the caller, then sanitized; JSON (a Micro DB snapshot) as preformatted text.
+     * A stored page as HTML, made safe now whatever is stored: HTML through the sanitizer (with its wikilinks
+     * resolved for the caller, when it has any); Markdown rendered with its wikilinks resolved, then sanitized;
+     * JSON (a Micro DB snapshot) as preformatted text.
      */
     const renderBody = (row: PartRow) =>
       Effect.gen(function*() {
         const version = `${row.id}:${row.version}`
-        if (row.content_type === "html") return yield* sanitizedHtml(row)
+        // HTML without a wikilink needs no link lookups.
+        if (row.content_type === "html" && !row.content.includes("[[")) return yield* sanitizedHtml(row)
         if (row.content_type === "json") {
           return yield* renderOnce(
             `json:${version}`,
@@ -518,6 +520,10 @@ export const PagesLive = Layer.effect(
         const hrefs = [...resolved]
           .map(([target, page]) => [target, new URL(page.url).pathname] as const)
           .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+        if (row.content_type === "html") {
+          const key = `html-links:${version}:${JSON.stringify(hrefs)}`
+          return yield* renderOnce(key, version, workers.run("renderHtml", { html: row.content, links: hrefs }))
+        }
         const key = `markdown:${version}:${JSON.stringify(hrefs)}`
         return yield* renderOnce(key, version, workers.run("renderMarkdown", { content: row.content, links: hrefs }))
       })

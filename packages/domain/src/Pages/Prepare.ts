@@ -62,7 +62,8 @@ export const prepareHtml = (
     yield* checkContentSize(input.content)
     const slug = yield* explicitSlug(input.slug)
     const workers = yield* ContentWorkers
-    const { text, title: suggested, ...sanitized } = yield* workers.run("htmlPage", { html: input.content })
+    const { text, title: suggested, wikilinks, ...sanitized } = yield* workers.run("htmlPage", { html: input.content })
+    yield* checkWikilinkCount(wikilinks)
     // `page_title`, else the page's own <title>, else its first <h1>; the slug follows the title (Pages.push).
     const title = input.title?.trim() || suggested
     return {
@@ -73,7 +74,10 @@ export const prepareHtml = (
         contentType: "html",
         pageKind: "web_page",
         content: sanitized.html,
-        bodyText: text
+        bodyText: text,
+        // Wikilinks as in Markdown: recorded for get_web_page_links and backlinks, resolved when read.
+        entities: wikilinks,
+        links: wikilinks
       },
       warnings: [],
       sanitizationWarnings: sanitized.warnings
