@@ -153,4 +153,83 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("page con
       const page = yield* artifact(document.part)
       expect(page.text).toContain(`<h1>A document</h1>\n<p>Body text.</p>`)
     }))
+
+  it.scoped("the Micro DB page at /a/ shows the live tables as HTML tables, escaped and bounded, and a private Micro DB stays a 404", () =>
+    Effect.gen(function*() {
+      const { client, dock } = yield* owner
+      const shell = ok(
+        yield* call(client, "push_micro_db", {
+          bucket: dock.id,
+          title: "Harbour data",
+          summary: "Boats & berths."
+        })
+      ).part
+      ok(
+        yield* call(client, "create_micro_db_table", {
+          bucket: dock.id,
+          name: "Boats",
+          description: "Who is moored where.",
+          columns: [{ name: "Name", type: "text" }, { name: "Length (m)", type: "number" }, {
+            name: "Meta",
+            type: "json"
+          }]
+        })
+      )
+      ok(
+        yield* call(client, "create_micro_db_table", {
+          bucket: dock.id,
+          name: "Berths",
+          columns: [{ name: "Code", type: "text" }]
+        })
+      )
+      ok(
+        yield* call(client, "insert_micro_db_rows", {
+          bucket: dock.id,
+          table: "boats",
+          rows: [
+            { name: "Selkie", length_m: 9.5, meta: { crew: 2 } },
+            { name: "<script>alert(1)</script>", length_m: 12 }
+          ]
+        })
+      )
+      for (const start of [0, 60]) {
+        ok(
+          yield* call(client, "insert_micro_db_rows", {
+            bucket: dock.id,
+            table: "berths",
+            rows: Array.from({ length: 60 }, (_, i) => ({ code: `B-${start + i}` }))
+          })
+        )
+      }
+
+      const served = yield* artifact(shell)
+      expect(served.status).toBe(200)
+      const main = served.text.slice(served.text.indexOf("<main>"), served.text.indexOf("</main>"))
+      expect(main).toContain("<h1>Harbour data</h1>")
+      expect(main).toContain("<p>Boats &#38; berths.</p>")
+      expect(main).toContain("<h2>Boats</h2>\n<p>Who is moored where.</p>")
+      expect(main).toContain(
+        `<thead><tr><th scope="col">Name</th><th scope="col">Length (m)</th><th scope="col">Meta</th></tr></thead>`
+      )
+      expect(main).toContain(`<tr><td>Selkie</td><td>9.5</td><td>{&#34;crew&#34;:2}</td></tr>`)
+      expect(main).toContain(`<td>&#60;script&#62;alert(1)&#60;/script&#62;</td>`)
+      expect(main).not.toContain("<script")
+      expect(main).toContain("2 rows.")
+      expect(main).toContain("<h2>Berths</h2>")
+      expect(main).toContain("<td>B-99</td>")
+      expect(main).not.toContain("<td>B-100</td>")
+      expect(main).toContain("Showing the first 100 of 120 rows; query_micro_db_rows reads the rest.")
+      // the live tables, not a snapshot's JSON
+      expect(main).not.toContain("dock.micro_db.snapshot")
+
+      // A new row shows at once (no snapshot needed).
+      ok(yield* call(client, "insert_micro_db_rows", { bucket: dock.id, table: "boats", rows: [{ name: "Tern" }] }))
+      expect((yield* artifact(shell)).text).toContain("<td>Tern</td>")
+
+      // A private Micro DB is not the public's.
+      ok(yield* call(client, "push_micro_db", { bucket: dock.id, visibility: "private" }))
+      const hidden = yield* artifact(shell)
+      expect(hidden.status).toBe(404)
+      expect(hidden.text).not.toContain("Selkie")
+    }))
 })
