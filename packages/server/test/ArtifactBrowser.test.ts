@@ -20,7 +20,8 @@ import { actor, call, createBucket, ok, pushedPart as push } from "./support/Mcp
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
 
 /** A 1×1 PNG as a data: URL, the one kind of url() page CSS may keep. */
-const PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+const PIXEL =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 
 /** An image URL the CSP allows (img-src https:); the page's network answers it with a 1×1 PNG. */
 const ALLOWED_IMAGE = "https://img.example.test/allowed.png"
@@ -533,41 +534,51 @@ describe.skipIf(skipBrowserTests)("artifacts in Chromium", () => {
         const server = yield* TestServer
         const owner = yield* actor("v2 modern")
         const dock = yield* publicDock(owner.client)
-        const shell = ok(yield* call(owner.client, "push_micro_db", {
-          bucket: dock.id,
-          title: "Harbour data",
-          summary: "Boats and berths in the harbour, kept by the harbour agent."
-        })).part
-        ok(yield* call(owner.client, "create_micro_db_table", {
-          bucket: dock.id,
-          name: "Boats",
-          description: "Who is moored where.",
-          columns: [
-            { name: "Name", type: "text" },
-            { name: "Length (m)", type: "number" },
-            { name: "Berth", type: "text" },
-            { name: "Arrived", type: "date" }
-          ]
-        }))
-        ok(yield* call(owner.client, "insert_micro_db_rows", {
-          bucket: dock.id,
-          table: "boats",
-          rows: [
-            { name: "Selkie", length_m: 9.5, berth: "A-3", arrived: "2026-11-02" },
-            { name: "Tern", length_m: 7.2, berth: "B-1", arrived: "2026-11-10" },
-            { name: "<b>Not bold</b>", length_m: 12, berth: "C-7", arrived: "2026-11-21" }
-          ]
-        }))
-        ok(yield* call(owner.client, "create_micro_db_table", {
-          bucket: dock.id,
-          name: "Berths",
-          columns: [{ name: "Code", type: "text" }, { name: "Free", type: "boolean" }]
-        }))
-        ok(yield* call(owner.client, "insert_micro_db_rows", {
-          bucket: dock.id,
-          table: "berths",
-          rows: [{ code: "A-3", free: false }, { code: "D-1", free: true }]
-        }))
+        const shell = ok(
+          yield* call(owner.client, "push_micro_db", {
+            bucket: dock.id,
+            title: "Harbour data",
+            summary: "Boats and berths in the harbour, kept by the harbour agent."
+          })
+        ).part
+        ok(
+          yield* call(owner.client, "create_micro_db_table", {
+            bucket: dock.id,
+            name: "Boats",
+            description: "Who is moored where.",
+            columns: [
+              { name: "Name", type: "text" },
+              { name: "Length (m)", type: "number" },
+              { name: "Berth", type: "text" },
+              { name: "Arrived", type: "date" }
+            ]
+          })
+        )
+        ok(
+          yield* call(owner.client, "insert_micro_db_rows", {
+            bucket: dock.id,
+            table: "boats",
+            rows: [
+              { name: "Selkie", length_m: 9.5, berth: "A-3", arrived: "2026-11-02" },
+              { name: "Tern", length_m: 7.2, berth: "B-1", arrived: "2026-11-10" },
+              { name: "<b>Not bold</b>", length_m: 12, berth: "C-7", arrived: "2026-11-21" }
+            ]
+          })
+        )
+        ok(
+          yield* call(owner.client, "create_micro_db_table", {
+            bucket: dock.id,
+            name: "Berths",
+            columns: [{ name: "Code", type: "text" }, { name: "Free", type: "boolean" }]
+          })
+        )
+        ok(
+          yield* call(owner.client, "insert_micro_db_rows", {
+            bucket: dock.id,
+            table: "berths",
+            rows: [{ code: "A-3", free: false }, { code: "D-1", free: true }]
+          })
+        )
         const recorded = yield* openPage({ origin: server.url })
         const url = `${server.url}/a/${shell.public_slug}`
         expect((yield* go(recorded, url))!.status()).toBe(200)
@@ -575,16 +586,20 @@ describe.skipIf(skipBrowserTests)("artifacts in Chromium", () => {
         const look = yield* Effect.promise(() =>
           page.evaluate(() => ({
             h2: Array.from(document.querySelectorAll("main h2")).map((h) => h.textContent),
-            headers: Array.from(document.querySelectorAll("main table:first-of-type th")).map((th) => th.textContent),
-            first: Array.from(document.querySelectorAll("main table tbody tr:first-child td")).map((td) => td.textContent),
+            headers: Array.from(document.querySelectorAll("main table")).map((table) =>
+              Array.from(table.querySelectorAll("th")).map((th) => th.textContent)
+            ),
+            first: Array.from(document.querySelectorAll("main table")).map((table) =>
+              Array.from(table.querySelectorAll("tbody tr:first-child td")).map((td) => td.textContent)
+            ),
             bold: document.querySelectorAll("main b").length,
             border: getComputedStyle(document.querySelector("main td")!).borderTopStyle
           }))
         )
         expect(look).toEqual({
           h2: ["Boats", "Berths"],
-          headers: ["Name", "Length (m)", "Berth", "Arrived"],
-          first: ["Selkie", "9.5", "A-3", "2026-11-02", "A-3", "false"],
+          headers: [["Name", "Length (m)", "Berth", "Arrived"], ["Code", "Free"]],
+          first: [["Selkie", "9.5", "A-3", "2026-11-02"], ["A-3", "false"]],
           bold: 0,
           border: "solid"
         })
