@@ -835,6 +835,18 @@ golden("CSS kept through the CSS sanitizer: <style> elements and style attribute
     "removed a <style> element longer than 262144 characters"
   ]],
   [
+    "blocks nested too deeply go whole, unparsed",
+    `<style>${"@media all{".repeat(9)}p{color:red}${"}".repeat(9)}</style><p>x</p>`,
+    `<p>x</p>`,
+    ["removed a <style> element nested deeper than 8 blocks"]
+  ],
+  [
+    "at most 64 <style> elements",
+    `${"<style>p{color:red}</style>".repeat(66)}<p>x</p>`,
+    `${"<style>p{color:red;}</style>".repeat(64)}<p>x</p>`,
+    ["removed <style> elements past the first 64"]
+  ],
+  [
     "style elements inside discarded elements go with them",
     `<svg><style>p{color:red}</style></svg><noscript><style>p{}</style></noscript>`,
     ``,
@@ -909,6 +921,23 @@ describe("nesting limit", () => {
     const result = clean(input)
     expect(result.html).toBe(nested(10))
     expect(result.warnings).toEqual(["removed <font> element (its content was kept)"])
+  })
+
+  it("1 MiB of hostile CSS (many stylesheets, long style attributes, deep blocks, open parentheses) is sanitized in bounded time", () => {
+    const units = [
+      `<style>a{b:c}</style>`,
+      `<b style="color:red;background:url(http://x/);width:calc(1px + 2px)">x</b>`,
+      `<p style="${"a:b;".repeat(4000)}">x</p>`,
+      `<style>${"a{".repeat(5000)}${"}".repeat(5000)}</style>`,
+      `<style>${"(".repeat(100_000)}</style>`
+    ]
+    for (const unit of units) {
+      const input = unit.repeat(Math.ceil(2 ** 20 / unit.length)).slice(0, 2 ** 20)
+      const started = performance.now()
+      const result = sanitizeHtml(input)
+      expect(performance.now() - started, unit.slice(0, 40)).toBeLessThan(5_000)
+      expect(unsafeParts(result.html)).toEqual([])
+    }
   })
 
   it("1 MiB of hostile, deeply nested HTML is sanitized in linear time (bench/sanitize.ts measures the 500 ms target)", () => {

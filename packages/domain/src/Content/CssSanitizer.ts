@@ -22,6 +22,8 @@ const postcss = createRequire(createRequire(import.meta.url).resolve("sanitize-h
 type CssNode = import("postcss").ChildNode
 type Container = import("postcss").Container
 
+/** A page keeps at most this many `<style>` elements; later ones are dropped unread. */
+export const STYLE_ELEMENTS_MAX = 64
 /** A `<style>` element's CSS longer than this (in characters) is dropped as a whole. */
 export const STYLE_ELEMENT_MAX_CHARS = 262_144
 /** A `style` attribute longer than this is dropped. */
@@ -185,6 +187,10 @@ export const sanitizeStylesheet = (css: string): SanitizedCss => {
   if (css.length > STYLE_ELEMENT_MAX_CHARS) {
     return { css: "", warnings: [`removed a <style> element longer than ${STYLE_ELEMENT_MAX_CHARS} characters`] }
   }
+  // Deep nesting costs the parser time for nothing it would keep: measured first, in one pass.
+  if (braceDepth(css) > BLOCK_DEPTH_MAX) {
+    return { css: "", warnings: [`removed a <style> element nested deeper than ${BLOCK_DEPTH_MAX} blocks`] }
+  }
   let root: import("postcss").Root
   try {
     root = postcss.parse(css)
@@ -194,6 +200,18 @@ export const sanitizeStylesheet = (css: string): SanitizedCss => {
   const drop = (what: string) => warnings.push(`removed CSS ${what}`)
   const out = block(root, 0, false, drop)
   return { css: out, warnings: dedupe(warnings) }
+}
+
+/** The deepest `{` nesting of CSS (braces in strings and comments count too: an overestimate is safe). */
+const braceDepth = (css: string) => {
+  let depth = 0
+  let deepest = 0
+  for (let i = 0; i < css.length; i++) {
+    const code = css.charCodeAt(i)
+    if (code === 123) deepest = Math.max(deepest, ++depth)
+    else if (code === 125 && depth > 0) depth--
+  }
+  return deepest
 }
 
 /** The kept content of a block (the root, a rule, an at-rule), written canonically. */

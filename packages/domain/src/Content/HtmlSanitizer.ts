@@ -5,7 +5,7 @@
  */
 import { createRequire } from "node:module"
 import sanitize from "sanitize-html"
-import { sanitizeStyleAttribute, sanitizeStylesheet } from "./CssSanitizer.ts"
+import { sanitizeStyleAttribute, sanitizeStylesheet, STYLE_ELEMENTS_MAX } from "./CssSanitizer.ts"
 
 /** Elements nested deeper than this are dropped together with their content. */
 export const HTML_NESTING_LIMIT = 100
@@ -366,14 +366,19 @@ export const sanitizeHtml = (html: string): SanitizedHtml => {
  * raw text ends at the first `</style` (htmlparser2 ends it there, as browsers do), so each match is one element.
  * Its text is replaced with what the CSS sanitizer keeps, which never holds a `<`; an element left empty goes.
  */
-const withSanitizedStyles = (html: string, warn: (message: string) => void) =>
-  html.includes("<style>")
-    ? html.replace(/<style>([\s\S]*?)<\/style>/g, (_, css: string) => {
-      const sanitized = sanitizeStylesheet(css)
-      for (const warning of sanitized.warnings) warn(warning)
-      return sanitized.css === "" ? "" : `<style>${sanitized.css}</style>`
-    })
-    : html
+const withSanitizedStyles = (html: string, warn: (message: string) => void) => {
+  if (!html.includes("<style>")) return html
+  let count = 0
+  return html.replace(/<style>([\s\S]*?)<\/style>/g, (_, css: string) => {
+    if (++count > STYLE_ELEMENTS_MAX) {
+      warn(`removed <style> elements past the first ${STYLE_ELEMENTS_MAX}`)
+      return ""
+    }
+    const sanitized = sanitizeStylesheet(css)
+    for (const warning of sanitized.warnings) warn(warning)
+    return sanitized.css === "" ? "" : `<style>${sanitized.css}</style>`
+  })
+}
 
 const isEventHandler = (name: string) => /^on/i.test(name)
 

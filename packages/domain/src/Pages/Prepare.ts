@@ -45,7 +45,7 @@ export interface PushInput {
 
 export interface Prepared {
   readonly content: PageContent
-  /** What the agent should know (a derived slug, dropped raw HTML in Markdown, …). */
+  /** What the agent should know (a derived slug, Markdown shown as plain text, …). */
   readonly warnings: ReadonlyArray<string>
   /** What the HTML sanitizer removed (HTML pushes only). */
   readonly sanitizationWarnings?: ReadonlyArray<string>
