@@ -150,6 +150,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("page con
         page_content:
           `<html><head><title>Doc</title></head><body>\n<h1>A document</h1>\n<p>Body text.</p>\n</body></html>`
       })
+      expect(document.part.title).toBe("Doc") // its <title>, as an HTML page's
       const page = yield* artifact(document.part)
       expect(page.text).toContain(`<h1>A document</h1>\n<p>Body text.</p>`)
     }))

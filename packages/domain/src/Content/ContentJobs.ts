@@ -77,7 +77,12 @@ export const contentJobs = {
           fields,
           text: rendered.text,
           wikilinks: rendered.wikilinks,
-          firstHeading: rendered.firstHeading,
+          // A Markdown page that is an HTML document (it starts with a tag) has no Markdown heading: its <title>
+          // or <h1> stands in.
+          firstHeading: rendered.firstHeading ??
+            (/^\s*</.test(document.body) && /<(?:title|h1)[\s>]/i.test(document.body)
+              ? htmlTitle(document.body, sanitizeHtml(document.body).html)
+              : undefined),
           lead: rendered.lead,
           warnings: rendered.warnings
         }
