@@ -68,6 +68,7 @@ const ALLOWED_TAGS = new Set([
   "col",
   "a",
   "img",
+  "style",
   "input"
 ])
 
@@ -84,6 +85,11 @@ const decode = (value: string) =>
  */
 const unsafeParts = (html: string): Array<string> => {
   const problems: Array<string> = []
+  // A <style> holds CSS, checked as CSS; nothing in it may look like markup.
+  html = html.replace(/<style>([^<]*)<\/style>/g, (_whole, css: string) => {
+    problems.push(...unsafeCss(css))
+    return ""
+  })
   const tag = /<(\/?)([a-z0-9]+)((?: [a-z-]+(?:="[^"]*")?)*)( \/)?>/g
   const text = html.replace(tag, (_whole, _close: string, name: string, attributes: string) => {
     if (!ALLOWED_TAGS.has(name)) problems.push(`element <${name}>`)
@@ -99,10 +105,11 @@ const unsafeParts = (html: string): Array<string> => {
       const value = decode(raw ?? "")
       if (
         /^on/.test(attribute!) ||
-        ["style", "srcdoc", "formaction", "action", "srcset", "form", "name"].includes(attribute!)
+        ["srcdoc", "formaction", "action", "srcset", "form", "name"].includes(attribute!)
       ) {
         problems.push(`attribute ${attribute}`)
       }
+      if (attribute === "style") problems.push(...unsafeCss(value))
       if (attribute === "id" && !ANCHOR_ID.test(value)) problems.push(`id ${value}`)
       if (["href", "src", "cite"].includes(attribute!)) {
         const url = value.replace(/^[\u0000-\u0020]+/, "").replace(/[\t\n\r]/g, "")
@@ -117,6 +124,36 @@ const unsafeParts = (html: string): Array<string> => {
     return ""
   })
   if (/[<>]/.test(text)) problems.push(`unreadable markup in ${JSON.stringify(text.slice(0, 80))}`)
+  return problems
+}
+
+/**
+ * What in CSS could load, run or bind anything, or cover the window, checked independently of the implementation:
+ * no escapes (so what is read here is what a browser reads), no comments, no `url()` but data: raster images and
+ * fragments, no `@import` or other at-rule outside the allowed ones, no other function that loads (image-set,
+ * element, paint, src, expression), no behaviour or binding, no fixed position.
+ */
+const unsafeCss = (css: string): Array<string> => {
+  const problems: Array<string> = []
+  if (/[\\<]|\/\*/.test(css)) problems.push(`escape, comment or markup in CSS ${css.slice(0, 80)}`)
+  for (const [, target] of css.matchAll(/url\(\s*["']?([^"')\s]*)/gi)) {
+    if (!/^(?:data:image\/(?:png|jpeg|gif|webp)[;,]|#)/i.test(target!)) problems.push(`url(${target})`)
+  }
+  for (const [, name] of css.matchAll(/@([-\w]+)/g)) {
+    if (!["media", "supports", "container", "layer", "keyframes", "-webkit-keyframes", "font-face"].includes(name!)) {
+      problems.push(`@${name}`)
+    }
+  }
+  for (const [, name] of css.matchAll(/([-\w]+)\(/g)) {
+    if (/^(?:expression|image-set|-webkit-image-set|image|element|paint|src|cross-fade)$/i.test(name!)) {
+      problems.push(`${name}()`)
+    }
+  }
+  if (/(?:behavior|binding)\s*:/i.test(css)) problems.push("behavior or binding")
+  if (/position\s*:\s*(?!static|relative|absolute|sticky|inherit|initial|unset|revert)/i.test(css)) {
+    problems.push("position other than a keyword that stays in the page")
+  }
+  if (/(?:java|vb)script:/i.test(css)) problems.push("script URL")
   return problems
 }
 
@@ -164,7 +201,7 @@ describe("sanitizeHtml keeps what is allowed", () => {
     expect(result.warnings).toEqual([])
     expect(result.html).toBe(
       input
-        .replace(`<a href="#part-2">`, `<a href="#part-2" ${REL}>`)
+        .replace(`<a href="#part-2">`, `<a href="#user-content-part-2" ${REL}>`)
         .replace("<hr>", "<hr />")
         .replace("<br>", "<br />")
         .replace(`height="480">`, `height="480" />`)
@@ -180,7 +217,7 @@ describe("sanitizeHtml keeps what is allowed", () => {
     expect(result.warnings).toEqual([])
   })
 
-  it("links to http, https, mailto, relative paths and fragments keep their href and get the forced rel", () => {
+  it("links to http, https, mailto, relative paths and fragments keep their href (a fragment gets the id prefix) and get the forced rel", () => {
     const result = clean(
       `<a href="https://e.example/?a=1&amp;b=2" rel="opener">1</a><a href="http://e.example">2</a>` +
         `<a href="mailto:someone@e.example">3</a><a href="/docs/x">4</a><a href="#top">5</a><a href="../up">6</a>` +
@@ -188,7 +225,7 @@ describe("sanitizeHtml keeps what is allowed", () => {
     )
     expect(result.html).toBe(
       `<a href="https://e.example/?a=1&amp;b=2" ${REL}>1</a><a href="http://e.example" ${REL}>2</a>` +
-        `<a href="mailto:someone@e.example" ${REL}>3</a><a href="/docs/x" ${REL}>4</a><a href="#top" ${REL}>5</a>` +
+        `<a href="mailto:someone@e.example" ${REL}>3</a><a href="/docs/x" ${REL}>4</a><a href="#user-content-top" ${REL}>5</a>` +
         `<a href="../up" ${REL}>6</a><a href="//cdn.e.example/x" ${REL}>7</a><a ${REL}>8</a>`
     )
     expect(result.warnings).toEqual([])
@@ -218,14 +255,16 @@ describe("sanitizeHtml keeps what is allowed", () => {
     const result = clean(
       `<h2 id="user-content-fn-1" class="a b-c Ünï_1 x\\3c a:b &lt;i&gt;">t</h2><p id="a b">x</p><p id="x:y">y</p>`
     )
-    expect(result.html).toBe(`<h2 id="user-content-fn-1" class="a b-c Ünï_1">t</h2><p>x</p><p>y</p>`)
+    expect(result.html).toBe(
+      `<h2 id="user-content-fn-1" class="a b-c Ünï_1">t</h2><p>x</p><p id="user-content-x:y">y</p>`
+    )
     expect(result.warnings).toEqual([
       "removed class names with characters other than letters, digits, - and _",
-      "removed id attribute from <p> (only ids starting with user-content-, and footnote-label, are kept)"
+      "removed id attribute from <p> (ids are letters, digits and URL fragment characters, at most 128)"
     ])
   })
 
-  it("ids are kept only as footnote anchors: user-content-… (URL fragment characters) and footnote-label", () => {
+  it("ids are kept as in-page anchors: user-content-… and footnote-label as they are, other names prefixed with user-content-", () => {
     const kept = [
       "footnote-label",
       "user-content-fn-1",
@@ -240,23 +279,28 @@ describe("sanitizeHtml keeps what is allowed", () => {
     expect(result.html).toBe(kept.map((id) => `<p id="${id}">x</p>`).join(""))
     expect(result.warnings).toEqual([])
 
+    // A page's own ids (and the links to them) get the prefix: no element is named like a global (DOM clobbering).
+    const prefixed = ["intro", "login", "forms", "footnote-label-2", "x-user-content-y", "Setup_2"]
+    const anchors = clean(prefixed.map((id) => `<h2 id='${id}'>x</h2><a href="#${id}">to</a>`).join(""))
+    expect(anchors.html).toBe(
+      prefixed.map((id) => `<h2 id="user-content-${id}">x</h2><a href="#user-content-${id}" ${REL}>to</a>`).join("")
+    )
+    expect(anchors.warnings).toEqual([])
+
     const dropped = [
-      "intro",
-      "login",
-      "forms",
       "user-content-",
       "user-content-a b",
+      "a b",
       "user-content-<x>",
       `user-content-"x`,
       "User-Content-x",
-      "footnote-label-2",
-      "x-user-content-y",
-      `user-content-${"a".repeat(129)}`
+      `user-content-${"a".repeat(129)}`,
+      "a".repeat(129)
     ]
     const stripped = clean(dropped.map((id) => `<div id='${id}'>x</div>`).join(""))
     expect(stripped.html).toBe(`<div>x</div>`.repeat(dropped.length))
     expect(stripped.warnings).toEqual([
-      "removed id attribute from <div> (only ids starting with user-content-, and footnote-label, are kept)"
+      "removed id attribute from <div> (ids are letters, digits and URL fragment characters, at most 128)"
     ])
   })
 
@@ -282,7 +326,7 @@ describe("sanitizeHtml keeps what is allowed", () => {
         `<p data-footnote-ref aria-label="x" data-footnotes>b</p><section data-footnotes="yes" data-x>c</section>` +
         `<a aria-label="${"x".repeat(257)}">d</a>`
     )
-    expect(result.html).toBe(`<a href="#x" ${REL}>a</a><p>b</p><section>c</section><a ${REL}>d</a>`)
+    expect(result.html).toBe(`<a href="#user-content-x" ${REL}>a</a><p>b</p><section>c</section><a ${REL}>d</a>`)
     expect(result.warnings).toEqual([
       "removed invalid data-footnote-ref attribute from <a>",
       "removed invalid data-footnote-backref attribute from <a>",
@@ -472,7 +516,9 @@ golden("mutation XSS through raw-text elements: content is discarded, never turn
   ["title", `<title><img src=x onerror=alert(1)></title>`, ``, ["removed <title> element and its content"]],
   ["noembed", `<noembed><img src=x onerror=alert(1)></noembed>`, ``, ["removed <noembed> element and its content"]],
   ["noframes", `<noframes><img src=x onerror=alert(1)></noframes>`, ``, ["removed <noframes> element and its content"]],
-  ["style", `<style><img src=x onerror=alert(1)></style>`, ``, ["removed <style> element and its content"]],
+  ["style", `<style><img src=x onerror=alert(1)></style>`, ``, [
+    "removed a <style> element whose CSS could not be parsed"
+  ]],
   ["script", `<script>alert(1)</script><script src=//evil.example/x.js></script>`, ``, [
     "removed <script> element and its content"
   ]],
@@ -630,18 +676,185 @@ golden("forms and formaction", [
 
 golden("CSS url(), expression() and overlays", [
   ["url() in style", `<div style="background:url(javascript:alert(1))">a</div>`, `<div>a</div>`, [
-    "removed style attribute"
+    "removed CSS declaration (background with a script URL)"
   ]],
-  ["expression() in style", `<p style="width:expression(alert(1))">b</p>`, `<p>b</p>`, ["removed style attribute"]],
+  ["expression() in style", `<p style="width:expression(alert(1))">b</p>`, `<p>b</p>`, [
+    "removed CSS declaration (width with expression())"
+  ]],
   [
     "full-page overlay",
     `<div style="position:fixed;inset:0;z-index:2147483647;background:white">Log in</div>`,
-    `<div>Log in</div>`,
-    ["removed style attribute"]
+    `<div style="inset:0;z-index:2147483647;background:white">Log in</div>`,
+    ["removed CSS declaration (position: fixed)"]
   ],
   ["style element with @import", `<style>@import url(//evil.example/x.css);</style><p>x</p>`, `<p>x</p>`, [
-    "removed <style> element and its content"
+    "removed CSS @import rule"
   ]]
+])
+
+golden("CSS kept through the CSS sanitizer: <style> elements and style attributes", [
+  [
+    "a stylesheet is kept, canonically, without its attributes",
+    `<style media="print" nonce="x">\nh1 { color: #c00 }\n.note , p > em{margin:0 auto !important; font: 1em/1.5 "Iowan Old Style", serif}\n` +
+    `@media (min-width: 40em) { p { columns: 2 } }\n@keyframes fade { from { opacity: 0 } to { opacity: 1 } }</style><h1>T</h1>`,
+    `<style>h1{color:#c00;}\n.note , p > em{margin:0 auto!important;font:1em/1.5 "Iowan Old Style", serif;}\n` +
+    `@media (min-width: 40em){p{columns:2;}}\n@keyframes fade{from{opacity:0;}to{opacity:1;}}</style><h1>T</h1>`,
+    []
+  ],
+  [
+    "style attributes keep their declarations, functions on the list and data: raster images",
+    `<p style="color: rgb(10 20 30); background: linear-gradient(red, blue), url('data:image/png;base64,iVBORw0KGgo=')">a</p>`,
+    `<p style="color:rgb(10 20 30);background:linear-gradient(red, blue), url('data:image/png;base64,iVBORw0KGgo=')">a</p>`,
+    []
+  ],
+  [
+    "in-page fragment references stay",
+    `<style>p{filter:url(#soft)}</style>`,
+    `<style>p{filter:url(#soft);}</style>`,
+    []
+  ],
+  [
+    "url(http://…)",
+    `<style>p{background:url(http://evil.example/x.png);color:red}</style>`,
+    `<style>p{color:red;}</style>`,
+    [
+      "removed CSS declaration (background with a url() that is not a data: PNG, JPEG, GIF or WebP image or a #fragment)"
+    ]
+  ],
+  ["protocol-relative and quoted url()", `<p style="background:url('//evil.example/x')">a</p>`, `<p>a</p>`, [
+    "removed CSS declaration (background with a url() that is not a data: PNG, JPEG, GIF or WebP image or a #fragment)"
+  ]],
+  ["url(javascript:…)", `<style>p{background:url(javascript:alert(1))}</style>`, ``, [
+    "removed CSS declaration (background with a script URL)"
+  ]],
+  [
+    "data:image/svg+xml (scriptable) is refused",
+    `<p style="background:url(data:image/svg+xml;base64,PHN2Zz4=)">a</p>`,
+    `<p>a</p>`,
+    [
+      "removed CSS declaration (background with a url() that is not a data: PNG, JPEG, GIF or WebP image or a #fragment)"
+    ]
+  ],
+  [
+    "@import, plain and inside @media",
+    `<style>@import "x.css";@media all{@import url(y.css);}p{color:red}</style>`,
+    `<style>@media all{}\np{color:red;}</style>`,
+    [
+      "removed CSS @import rule"
+    ]
+  ],
+  ["expression()", `<style>p{width:expression(alert(1))}</style>`, ``, [
+    "removed CSS declaration (width with expression())"
+  ]],
+  [
+    "image-set() loads URLs from strings",
+    `<p style="background-image:image-set('https://evil.example/a.png' 1x)">a</p>`,
+    `<p>a</p>`,
+    [
+      "removed CSS declaration (background-image with image-set())"
+    ]
+  ],
+  ["an escape inside url: u\\rl(", `<style>p{background:u\\rl(https://evil.example/)}</style>`, ``, [
+    "removed CSS declaration (background with CSS escapes)"
+  ]],
+  ["a hex escape: \\75rl(", `<p style="background:\\75rl(https://evil.example/)">a</p>`, `<p>a</p>`, [
+    "removed CSS declaration (background with CSS escapes)"
+  ]],
+  ["an escaped property name", `<style>p{\\62 ehavior:url(x.htc)}</style>`, ``, [
+    "removed CSS declaration (property ?62 ehavior)"
+  ]],
+  ["a comment splitting a token", `<style>p{background:u/**/rl(https://evil.example/)}</style>`, ``, [
+    "removed CSS declaration (background with a comment)"
+  ]],
+  ["a comment splitting expression", `<p style="width:expr/**/ession(alert(1))">a</p>`, `<p>a</p>`, [
+    "removed CSS declaration (width with a comment)"
+  ]],
+  [
+    "</style> inside a string breaks out: the broken CSS goes, the markup after it is sanitized",
+    `<style>p{content:"</style><img src=x onerror=alert(1)>"}</style><p>t</p>`,
+    `<img src="x" />"}<p>t</p>`,
+    [
+      "removed event handler attribute onerror",
+      "removed a <style> element whose CSS could not be parsed"
+    ]
+  ],
+  [
+    "</style> as a broken end tag",
+    `<style>p{color:red}</style x="</style><img src=x onerror=alert(1)>"><p>t</p>`,
+    `<style>p{color:red;}</style><img src="x" />"&gt;<p>t</p>`,
+    [
+      // htmlparser2 ends the end tag at its first `>`, a browser after the quoted value: either way what is
+      // written out is sanitized markup.
+      "removed event handler attribute onerror"
+    ]
+  ],
+  [
+    "behavior and -moz-binding",
+    `<style>p{behavior:url(#x);-moz-binding:url(#x);color:red}</style>`,
+    `<style>p{color:red;}</style>`,
+    [
+      "removed CSS declaration (property behavior)",
+      "removed CSS declaration (property -moz-binding)"
+    ]
+  ],
+  ["javascript: anywhere in a value", `<p style="content:'javascript:alert(1)'">a</p>`, `<p>a</p>`, [
+    "removed CSS declaration (content with a script URL)"
+  ]],
+  [
+    "@font-face with a remote src goes, a local one stays",
+    `<style>@font-face{font-family:A;src:url(https://evil.example/a.woff2)}@font-face{font-family:B;src:local("B")}</style>`,
+    `<style>@font-face{font-family:B;src:local("B");}</style>`,
+    [
+      "removed CSS declaration (src with a url() that is not a data: PNG, JPEG, GIF or WebP image or a #fragment)",
+      "removed CSS @font-face without a local src"
+    ]
+  ],
+  [
+    "position: fixed, also through var()",
+    `<p style="position:fixed;--p:fixed;top:0">a</p><p style="position:var(--p)">b</p>`,
+    `<p style="--p:fixed;top:0">a</p><p>b</p>`,
+    [
+      "removed CSS declaration (position: fixed)",
+      "removed CSS declaration (position: var(--p))"
+    ]
+  ],
+  [
+    "other at-rules",
+    `<style>@namespace svg url(x);@charset "utf-8";@-moz-document url-prefix(){p{color:red}}p{color:blue}</style>`,
+    `<style>p{color:blue;}</style>`,
+    [
+      "removed CSS @namespace rule",
+      "removed CSS @charset rule",
+      "removed CSS @-moz-document rule"
+    ]
+  ],
+  ["unparseable CSS goes whole", `<style>p{color:red</style><p>x</p>`, `<p>x</p>`, [
+    "removed a <style> element whose CSS could not be parsed"
+  ]],
+  ["an over-long stylesheet goes whole", `<style>${"p{color:red}".repeat(30_000)}</style><p>x</p>`, `<p>x</p>`, [
+    "removed a <style> element longer than 262144 characters"
+  ]],
+  [
+    "blocks nested too deeply go whole, unparsed",
+    `<style>${"@media all{".repeat(9)}p{color:red}${"}".repeat(9)}</style><p>x</p>`,
+    `<p>x</p>`,
+    ["removed a <style> element nested deeper than 8 blocks"]
+  ],
+  [
+    "at most 64 <style> elements",
+    `${"<style>p{color:red}</style>".repeat(66)}<p>x</p>`,
+    `${"<style>p{color:red;}</style>".repeat(64)}<p>x</p>`,
+    ["removed <style> elements past the first 64"]
+  ],
+  [
+    "style elements inside discarded elements go with them",
+    `<svg><style>p{color:red}</style></svg><noscript><style>p{}</style></noscript>`,
+    ``,
+    [
+      "removed <svg> element and its content",
+      "removed <noscript> element and its content"
+    ]
+  ]
 ])
 
 golden("declarative shadow DOM", [
@@ -708,6 +921,23 @@ describe("nesting limit", () => {
     const result = clean(input)
     expect(result.html).toBe(nested(10))
     expect(result.warnings).toEqual(["removed <font> element (its content was kept)"])
+  })
+
+  it("1 MiB of hostile CSS (many stylesheets, long style attributes, deep blocks, open parentheses) is sanitized in bounded time", () => {
+    const units = [
+      `<style>a{b:c}</style>`,
+      `<b style="color:red;background:url(http://x/);width:calc(1px + 2px)">x</b>`,
+      `<p style="${"a:b;".repeat(4000)}">x</p>`,
+      `<style>${"a{".repeat(5000)}${"}".repeat(5000)}</style>`,
+      `<style>${"(".repeat(100_000)}</style>`
+    ]
+    for (const unit of units) {
+      const input = unit.repeat(Math.ceil(2 ** 20 / unit.length)).slice(0, 2 ** 20)
+      const started = performance.now()
+      const result = sanitizeHtml(input)
+      expect(performance.now() - started, unit.slice(0, 40)).toBeLessThan(5_000)
+      expect(unsafeParts(result.html)).toEqual([])
+    }
   })
 
   it("1 MiB of hostile, deeply nested HTML is sanitized in linear time (bench/sanitize.ts measures the 500 ms target)", () => {
@@ -894,6 +1124,20 @@ describe("idempotence over generated input", () => {
     "<center>",
     `<a href="jav&#x09;ascript:1">`,
     `<div style="background:url(javascript:1)">`,
+    `<p style="color:red;position:fixed">`,
+    "<style>",
+    "</style>",
+    "p{color:red}",
+    "@media all{",
+    "}",
+    "{",
+    "url(data:image/png;base64,AA==)",
+    "u\\rl(",
+    "/*",
+    "*/",
+    "@import x;",
+    `<h2 id="setup">`,
+    `<a href="#setup">`,
     `<p title="</p><script>">`,
     "<plaintext>",
     "<frameset>",

@@ -4,6 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
 import { FRONT_MATTER_MAX_BYTES, splitFrontMatter } from "../src/Content/FrontMatter.ts"
+import { sanitizeHtml } from "../src/Content/HtmlSanitizer.ts"
 import { isSafeUrl, renderMarkdown } from "../src/Content/MarkdownRender.ts"
 import { FIELD_ITEM_MAX_CHARS, FIELD_LIST_MAX_ITEMS, pageFields } from "../src/Content/PageFields.ts"
 import { deriveSummary } from "../src/Content/Text.ts"
@@ -515,14 +516,24 @@ describe("renderMarkdown: wikilinks", () => {
 })
 
 describe("renderMarkdown: untrusted content", () => {
-  it("drops raw HTML, block and inline, and says so", () => {
+  it("hands raw HTML, block and inline, to the one sanitizer, which keeps what it keeps of any page", () => {
     const { html, text, warnings } = render(
       "<script>alert(1)</script>\n\n<iframe src=\"https://evil\"></iframe>\n\n" +
-        "Hello <img src=x onerror=alert(1)> <b onclick=\"alert(1)\">bold</b> <!-- comment --> world"
+        "Hello <img src=x onerror=alert(1)> <b onclick=\"alert(1)\">bold</b> <!-- comment --> world\n\n" +
+        "<div><p>kept <em>text</em></p></div>"
     )
-    expect(html).toBe("<p>Hello  bold  world</p>")
-    expect(text).toBe("Hello bold world")
-    expect(warnings.join(" ")).toContain("raw HTML")
+    expect(sanitizeHtml(html)).toEqual({
+      html: `\n\n<p>Hello <img src="x" /> <b>bold</b>  world</p>\n<div><p>kept <em>text</em></p></div>`,
+      warnings: [
+        "removed <script> element and its content",
+        "removed <iframe> element and its content",
+        "removed event handler attribute onerror",
+        "removed event handler attribute onclick",
+        "removed comment"
+      ]
+    })
+    expect(text).toBe("Hello bold world\n\nkept text")
+    expect(warnings).toEqual([])
   })
 
   it("neutralises script-capable schemes in links, autolinks, reference definitions and images", () => {
@@ -632,9 +643,8 @@ describe("renderMarkdown: text", () => {
     expect(rendered.firstHeading).toBe("The Title")
     expect(rendered.lead).toBe("First paragraph with a link and code.")
     expect(rendered.text).toBe(
-      "The Title\n\nFirst paragraph with a link and code.\n\nSecond\n\nconst x = 1\n\none\n\ntwo\n\nalt text"
+      "The Title\n\nFirst paragraph with a link and code.\n\nSecond\n\nconst x = 1\n\none\n\ntwo\n\nraw\n\nalt text"
     )
-    expect(rendered.text).not.toContain("raw")
   })
 
   it("has no first heading or lead when the document has none", () => {

@@ -91,68 +91,59 @@ describe("GFM footnotes", () => {
   })
 })
 
-// What Markdown cannot produce and a page cannot keep. Raw HTML inside Markdown never renders at all (a line that
-// is only a tag is an HTML block and goes whole; a tag followed by text is inline HTML and only the tags go); pushed
-// as an HTML page, the same markup meets the sanitizer, which keeps only what GFM itself writes.
+// What Markdown cannot produce and a page cannot keep. Raw HTML inside Markdown meets the same sanitizer as a pushed
+// HTML page (a line that is only a tag is an HTML block; a tag followed by text is inline HTML, inside a paragraph),
+// which keeps only what it keeps of any page.
 interface Hostile {
   readonly name: string
   readonly html: string
-  /** renderMarkdown of "Before", the HTML, "After" as separate blocks, and how many raw HTML nodes it dropped. */
-  readonly inMarkdown: readonly [html: string, dropped: number]
+  /** Whether Markdown reads the HTML as inline HTML (inside a paragraph) rather than as an HTML block. */
+  readonly inline?: boolean
   readonly sanitized: string
   readonly warnings: ReadonlyArray<string>
 }
-
-const BLOCK_DROPPED = ["<p>Before</p>\n<p>After</p>", 1] as const
 
 const hostile: ReadonlyArray<Hostile> = [
   {
     name: "a text field",
     html: `<p>Name: <input type=text name=user value=admin></p>`,
-    inMarkdown: BLOCK_DROPPED,
     sanitized: `<p>Name: </p>`,
     warnings: ["removed <input> element (only disabled checkboxes, as in task lists, are kept)"]
   },
   {
     name: "a checkbox that is not disabled",
     html: `<ul><li><input type=checkbox checked> agree</li></ul>`,
-    inMarkdown: BLOCK_DROPPED,
     sanitized: `<ul><li> agree</li></ul>`,
     warnings: ["removed <input> element (only disabled checkboxes, as in task lists, are kept)"]
   },
   {
     name: "a disabled checkbox with an event handler",
     html: `<ul><li><input type=checkbox disabled onclick="alert(1)"> x</li></ul>`,
-    inMarkdown: BLOCK_DROPPED,
     sanitized: `<ul><li><input type="checkbox" disabled /> x</li></ul>`,
     warnings: ["removed event handler attribute onclick"]
   },
   {
-    name: "an id that could clobber a global",
+    name: "an id that could clobber a global (prefixed, so it cannot)",
     html: `<div id="login">x</div>`,
-    inMarkdown: BLOCK_DROPPED,
-    sanitized: `<div>x</div>`,
-    warnings: ["removed id attribute from <div> (only ids starting with user-content-, and footnote-label, are kept)"]
+    sanitized: `<div id="user-content-login">x</div>`,
+    warnings: []
   },
   {
     name: "a link with a plain id and a name",
     html: `<a id="x" name="y" href="#user-content-fn-1">x</a>`,
-    inMarkdown: ["<p>Before</p>\n<p>x</p>\n<p>After</p>", 2],
-    sanitized: `<a href="#user-content-fn-1" ${REL}>x</a>`,
-    warnings: [
-      "removed id attribute from <a> (only ids starting with user-content-, and footnote-label, are kept)",
-      "removed attribute name from <a>"
-    ]
+    inline: true,
+    sanitized: `<a id="user-content-x" href="#user-content-fn-1" ${REL}>x</a>`,
+    warnings: ["removed attribute name from <a>"]
   }
 ]
 
 describe("what is not allowed is stripped", () => {
-  for (const { html, inMarkdown: [rendered, dropped], name, sanitized, warnings } of hostile) {
-    it(`${name}: raw HTML in Markdown does not render`, () => {
+  for (const { html, inline, name, sanitized, warnings } of hostile) {
+    it(`${name}: raw HTML in Markdown meets the same sanitizer`, () => {
       const result = pipeline(`Before\n\n${html}\n\nAfter\n`)
-      expect(result.html).toBe(rendered)
-      expect(result.renderWarnings).toEqual([`raw HTML in Markdown is not rendered (${dropped} dropped)`])
-      expect(result.warnings).toEqual([])
+      expect(result.html).toBe(`<p>Before</p>\n${inline === true ? `<p>${sanitized}</p>` : sanitized}\n<p>After</p>`)
+      expect(result.renderWarnings).toEqual([])
+      expect(result.warnings).toEqual(warnings)
     })
 
     it(`${name}: as HTML, the sanitizer removes it and says so`, () => {
@@ -163,13 +154,17 @@ describe("what is not allowed is stripped", () => {
     })
   }
 
-  it("inline raw HTML among task items and footnotes does not render either", () => {
+  it("inline raw HTML among task items and footnotes meets the sanitizer too", () => {
     const result = pipeline(
       `- [ ] a <input type=text> b\n\nx[^1] <span id="login">y</span>\n\n[^1]: n <a id=x name=y>z</a>\n`
     )
-    expect(result.html).not.toMatch(/type="text"|id="login"|id="x"|name=/)
+    expect(result.html).not.toMatch(/type="text"| id="login"| id="x"|name=/)
     expect(result.html).toContain(`<input type="checkbox" disabled /> a  b`)
-    expect(result.renderWarnings).toEqual(["raw HTML in Markdown is not rendered (5 dropped)"])
-    expect(result.warnings).toEqual([])
+    expect(result.html).toContain(`<span id="user-content-login">y</span>`)
+    expect(result.renderWarnings).toEqual([])
+    expect(result.warnings).toEqual([
+      "removed <input> element (only disabled checkboxes, as in task lists, are kept)",
+      "removed attribute name from <a>"
+    ])
   })
 })

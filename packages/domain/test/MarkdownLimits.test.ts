@@ -24,7 +24,12 @@ const numbered = (line: (i: number) => string, size = MiB) => {
 
 /** What one parse of the whole body gives, for Markdown without wikilinks, raw HTML or unsafe URLs. */
 const wholeParse = (body: string) =>
-  toHtml(toHast(fromMarkdown(body, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] })))
+  toHtml(
+    toHast(fromMarkdown(body, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] }), {
+      allowDangerousHtml: true
+    }),
+    { allowDangerousHtml: true }
+  )
 
 describe("renderMarkdown: hostile Markdown", () => {
   const crowded: Record<string, string> = {

@@ -16,8 +16,12 @@ import { ARTIFACT_CSP } from "../src/http/ArtifactPage.ts"
 import { BrowserLive, isBrowserReport, openPage, type RecordedPage, skipBrowserTests } from "./support/Browser.ts"
 import { unique } from "./support/Http.ts"
 import { type AnyClient } from "./support/McpClients.ts"
-import { actor, createBucket, pushedPart as push } from "./support/McpTools.ts"
+import { actor, call, createBucket, ok, pushedPart as push } from "./support/McpTools.ts"
 import { TestServer, TestServerLive } from "./support/TestServer.ts"
+
+/** A 1×1 PNG as a data: URL, the one kind of url() page CSS may keep. */
+const PIXEL =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 
 /** An image URL the CSP allows (img-src https:); the page's network answers it with a 1×1 PNG. */
 const ALLOWED_IMAGE = "https://img.example.test/allowed.png"
@@ -447,6 +451,161 @@ describe.skipIf(skipBrowserTests)("artifacts in Chromium", () => {
         expect((yield* go(recorded, `${server.url}/artifacts/${guide.id}`, 0))!.status()).toBe(200)
         expect(yield* Effect.promise(() => page.title())).toBe("Harbour guide")
         expect(yield* Effect.promise(() => page.locator("main table td").first().textContent())).toBe("06:12")
+      }))
+
+    it.scoped("an HTML page renders with its own sanitized CSS, its in-page anchors and wikilinks work, and nothing else loads", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const owner = yield* actor("v2 modern")
+        const dock = yield* publicDock(owner.client)
+        const tides = yield* push(owner.client, "push_markdown", {
+          bucket: dock.id,
+          page_slug: "tide-tables",
+          page_content: "# Tide tables\n\nTwice a day."
+        })
+        const styled = yield* push(owner.client, "push_web_page", {
+          bucket: dock.id,
+          page_content: [
+            `<html><head><title>Styled report</title><style>`,
+            `h1 { color: rgb(180, 20, 20); letter-spacing: 2px }`,
+            `.card { border: 3px solid rgb(0, 90, 160); padding: 12px; background: url(https://evil.example/t.png) }`,
+            `.dot { width: 4px; height: 4px; background: url("${PIXEL}") }`,
+            `@media (min-width: 1px) { p.wide { margin-left: 24px } }`,
+            `</style></head><body>`,
+            `<h1>Styled report</h1><p class="wide" style="color: rgb(0, 128, 0)">Green and indented.</p>`,
+            `<div class="card"><p>In a card. See [[Tide tables]].</p><span class="dot"></span></div>`,
+            `<p><a href="#far">Jump to the end</a></p><div style="height: 3000px"></div>`,
+            `<h2 id="far">The end</h2></body></html>`
+          ].join("")
+        })
+        expect(styled.title).toBe("Styled report")
+        const recorded = yield* openPage({ origin: server.url })
+        const url = `${server.url}/a/${styled.public_slug}`
+        expect((yield* go(recorded, url))!.status()).toBe(200)
+        const page = recorded.page
+        const look = yield* Effect.promise(() =>
+          page.evaluate(() => {
+            const style = (selector: string) => getComputedStyle(document.querySelector(selector)!)
+            return {
+              h1: style("main h1").color,
+              spacing: style("main h1").letterSpacing,
+              wide: style("main p.wide").color,
+              indent: style("main p.wide").marginLeft,
+              card: style("main .card").borderTopColor,
+              cardWidth: style("main .card").borderTopWidth,
+              cardBackground: style("main .card").backgroundImage,
+              dot: style("main .dot").backgroundImage.slice(0, 26),
+              wikilink: document.querySelector("main .card a")?.getAttribute("href")
+            }
+          })
+        )
+        expect(look).toEqual({
+          h1: "rgb(180, 20, 20)",
+          spacing: "2px",
+          wide: "rgb(0, 128, 0)",
+          indent: "24px",
+          card: "rgb(0, 90, 160)",
+          cardWidth: "3px",
+          cardBackground: "none",
+          dot: `url("data:image/png;base64`,
+          wikilink: `/a/${tides.public_slug}`
+        })
+        // no request but the page itself (the data: image is no request); no CSP report: inline styles are allowed
+        expect(recorded.requests.map((request) => request.url)).toEqual([url])
+        expect(recorded.console).toEqual([])
+        yield* Effect.promise(() => page.screenshot({ path: "/tmp/styled-page.png" }))
+
+        // the in-page anchor scrolls to its heading, without leaving the page
+        const before = yield* Effect.promise(() => page.evaluate(() => window.scrollY))
+        yield* Effect.promise(() => page.getByText("Jump to the end").click())
+        yield* Effect.promise(() => page.waitForFunction(() => window.scrollY > 1000))
+        expect(before).toBe(0)
+        expect(page.url()).toBe(`${url}#user-content-far`)
+
+        // and the wikilink opens the other page
+        yield* Effect.promise(() =>
+          Promise.all([page.waitForURL(`${server.url}/a/${tides.public_slug}`), page.getByText("Tide tables").click()])
+        )
+        expect(yield* Effect.promise(() => page.title())).toBe("Tide tables")
+      }))
+
+    it.scoped("the Micro DB page shows its live tables as readable HTML tables", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const owner = yield* actor("v2 modern")
+        const dock = yield* publicDock(owner.client)
+        const shell = ok(
+          yield* call(owner.client, "push_micro_db", {
+            bucket: dock.id,
+            title: "Harbour data",
+            summary: "Boats and berths in the harbour, kept by the harbour agent."
+          })
+        ).part
+        ok(
+          yield* call(owner.client, "create_micro_db_table", {
+            bucket: dock.id,
+            name: "Boats",
+            description: "Who is moored where.",
+            columns: [
+              { name: "Name", type: "text" },
+              { name: "Length (m)", type: "number" },
+              { name: "Berth", type: "text" },
+              { name: "Arrived", type: "date" }
+            ]
+          })
+        )
+        ok(
+          yield* call(owner.client, "insert_micro_db_rows", {
+            bucket: dock.id,
+            table: "boats",
+            rows: [
+              { name: "Selkie", length_m: 9.5, berth: "A-3", arrived: "2026-11-02" },
+              { name: "Tern", length_m: 7.2, berth: "B-1", arrived: "2026-11-10" },
+              { name: "<b>Not bold</b>", length_m: 12, berth: "C-7", arrived: "2026-11-21" }
+            ]
+          })
+        )
+        ok(
+          yield* call(owner.client, "create_micro_db_table", {
+            bucket: dock.id,
+            name: "Berths",
+            columns: [{ name: "Code", type: "text" }, { name: "Free", type: "boolean" }]
+          })
+        )
+        ok(
+          yield* call(owner.client, "insert_micro_db_rows", {
+            bucket: dock.id,
+            table: "berths",
+            rows: [{ code: "A-3", free: false }, { code: "D-1", free: true }]
+          })
+        )
+        const recorded = yield* openPage({ origin: server.url })
+        const url = `${server.url}/a/${shell.public_slug}`
+        expect((yield* go(recorded, url))!.status()).toBe(200)
+        const page = recorded.page
+        const look = yield* Effect.promise(() =>
+          page.evaluate(() => ({
+            h2: Array.from(document.querySelectorAll("main h2")).map((h) => h.textContent),
+            headers: Array.from(document.querySelectorAll("main table")).map((table) =>
+              Array.from(table.querySelectorAll("th")).map((th) => th.textContent)
+            ),
+            first: Array.from(document.querySelectorAll("main table")).map((table) =>
+              Array.from(table.querySelectorAll("tbody tr:first-child td")).map((td) => td.textContent)
+            ),
+            bold: document.querySelectorAll("main b").length,
+            border: getComputedStyle(document.querySelector("main td")!).borderTopStyle
+          }))
+        )
+        expect(look).toEqual({
+          h2: ["Boats", "Berths"],
+          headers: [["Name", "Length (m)", "Berth", "Arrived"], ["Code", "Free"]],
+          first: [["Selkie", "9.5", "A-3", "2026-11-02"], ["A-3", "false"]],
+          bold: 0,
+          border: "solid"
+        })
+        expect(yield* Effect.promise(() => page.locator("main").innerText())).toContain("<b>Not bold</b>")
+        expect(recorded.console).toEqual([])
+        yield* Effect.promise(() => page.screenshot({ path: "/tmp/micro-db-page.png", fullPage: true }))
       }))
 
     it.scoped("the 404 page is HTML titled \"Not found\", under the same CSP, for unknown and private artifacts", () =>

@@ -9,7 +9,8 @@ import type { EditFormat, PageEdit } from "../Pages/Edit.ts"
 import type { SourceMediaType } from "../Sources/Source.ts"
 import type { ContentJobNames } from "./ContentWorkers.ts"
 import { splitFrontMatter } from "./FrontMatter.ts"
-import { htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
+import { htmlTitle, htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
+import { htmlWikilinks, linkWikilinks } from "./HtmlWikilinks.ts"
 import { readMarkdown, renderMarkdown, type Wikilink } from "./MarkdownRender.ts"
 import { applyPageEdits, hasFrontMatter, markdownSourceTitle } from "./PageEdits.ts"
 import { type PageFields, pageFields } from "./PageFields.ts"
@@ -44,11 +45,27 @@ export const contentJobs = {
   /** Stored HTML made safe again for reading. */
   sanitizeHtml: (input: { readonly html: string }) => sanitizeHtml(input.html),
 
-  /** An HTML push: sanitized, and its text for search and `format: "text"`. */
+  /**
+   * An HTML push: sanitized, its text for search and `format: "text"`, the title it suggests (`<title>`, else
+   * the first `<h1>`) and its wikilinks' targets.
+   */
   htmlPage: (input: { readonly html: string }) => {
     const sanitized = sanitizeHtml(input.html)
-    return { html: sanitized.html, warnings: sanitized.warnings, text: htmlToText(sanitized.html) }
+    return {
+      html: sanitized.html,
+      warnings: sanitized.warnings,
+      text: htmlToText(sanitized.html),
+      title: htmlTitle(input.html, sanitized.html),
+      wikilinks: htmlWikilinks(sanitized.html).map((link) => link.target)
+    }
   },
+
+  /**
+   * A stored HTML page as safe HTML for reading: sanitized, its wikilinks pointing where `links` says (target →
+   * same-origin path) as Markdown's do, then sanitized again.
+   */
+  renderHtml: (input: { readonly html: string; readonly links: ReadonlyArray<readonly [string, string]> }) =>
+    sanitizeHtml(linkWikilinks(sanitizeHtml(input.html).html, new Map(input.links))).html,
 
   /** A Markdown push: front matter read and checked, then the body rendered for its text and wikilinks. */
   markdownPage: (input: { readonly content: string; readonly frontMatterRequired: boolean }) =>
@@ -62,7 +79,12 @@ export const contentJobs = {
           fields,
           text: rendered.text,
           wikilinks: rendered.wikilinks,
-          firstHeading: rendered.firstHeading,
+          // A Markdown page that is an HTML document (it starts with a tag) has no Markdown heading: its <title>
+          // or <h1> stands in.
+          firstHeading: rendered.firstHeading ??
+            (/^\s*</.test(document.body) && /<(?:title|h1)[\s>]/i.test(document.body)
+              ? htmlTitle(document.body, sanitizeHtml(document.body).html)
+              : undefined),
           lead: rendered.lead,
           warnings: rendered.warnings
         }

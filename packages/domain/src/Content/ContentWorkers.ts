@@ -27,7 +27,8 @@ export const CONTENT_JOB_NAMES = [
   "markdownPage",
   "sourceText",
   "renderMarkdown",
-  "pageEdits"
+  "pageEdits",
+  "renderHtml"
 ] as const
 export type ContentJobNames = (typeof CONTENT_JOB_NAMES)[number]
 

@@ -5,6 +5,7 @@
  */
 import { createRequire } from "node:module"
 import sanitize from "sanitize-html"
+import { sanitizeStyleAttribute, sanitizeStylesheet, STYLE_ELEMENTS_MAX } from "./CssSanitizer.ts"
 
 /** Elements nested deeper than this are dropped together with their content. */
 export const HTML_NESTING_LIMIT = 100
@@ -96,6 +97,7 @@ const ALLOWED_TAGS = [
   "col",
   "a",
   "img",
+  "style", // without attributes, its CSS through the CSS sanitizer (CssSanitizer.ts): see `sanitizeHtml`
   "input" // only a disabled checkbox (a GFM task list item): see `transform` below
 ]
 
@@ -105,7 +107,6 @@ const ALLOWED_TAGS = [
 const TOO_DEEP = "#too-deep" // no tag name the tokenizer produces starts with "#"
 const DISCARDED_WITH_CONTENT = [
   "script",
-  "style",
   "template",
   "noscript",
   "xmp",
@@ -165,19 +166,39 @@ const empty: AttributeRule = (value) => value === ""
 // Classes are kept for code languages, GFM task lists and footnotes; they are restricted to letters, digits, `-`
 // and `_` so they stay plain names, never CSS escapes or markup-looking text.
 const SAFE_NAME = /^[\p{L}\p{N}_-]{1,128}$/u
-// Ids exist for in-page anchors, which is what GFM footnotes need: mdast-util-to-hast prefixes every id it writes
-// with `user-content-` (`user-content-fn-1`, `user-content-fnref-1-2`) except the heading `footnote-label`. Only
-// those are kept, so an artifact cannot name an element `login`, `config` or `forms` and so shadow a global a
-// script relies on (DOM clobbering). No script runs in an artifact (CSP `sandbox`), so today this is defence in
-// depth. After the prefix comes the footnote label, URL-encoded, so any character allowed verbatim in a URL
-// fragment (RFC 3986: pchar, `/`, `?`) may follow, and the `href="#…"` that points at it is the same text.
+// Ids exist for in-page anchors: GFM footnotes (mdast-util-to-hast prefixes every id it writes with
+// `user-content-`, `user-content-fn-1`, except the heading `footnote-label`) and HTML pages' own (`<h2 id="setup">`
+// with `<a href="#setup">`). Every other id gets the same prefix, and every `href="#…"` with it (`#setup` becomes
+// `#user-content-setup`), so in-page links keep working while an artifact cannot name an element `login`, `config`
+// or `forms` and so shadow a global a script relies on (DOM clobbering). No script runs in an artifact (CSP
+// `sandbox`), so today this is defence in depth. After the prefix comes the name, URL-encoded or not, so any
+// character allowed verbatim in a URL fragment (RFC 3986: pchar, `/`, `?`) may follow, and the `href="#…"` that
+// points at it is the same text.
 const ANCHOR_ID = /^(?:user-content-[\p{L}\p{N}\-._~!$&'()*+,;=:@/?%]{1,128}|footnote-label)$/u
-const ID_RULE = "only ids starting with user-content-, and footnote-label, are kept"
+const ID_RULE = "ids are letters, digits and URL fragment characters, at most 128"
+const ANCHOR_PREFIX = "user-content-"
+
+/** An id as kept: prefixed with `user-content-` unless it is already an anchor id; undefined when it must go. */
+const anchorId = (value: string): string | undefined => {
+  if (ANCHOR_ID.test(value)) return value
+  if (/^user-content-/i.test(value)) return undefined
+  const prefixed = ANCHOR_PREFIX + value
+  return ANCHOR_ID.test(prefixed) ? prefixed : undefined
+}
+
+/** An in-page link (`#name`) pointing at the id `anchorId` makes of `name`; other URLs as they are. */
+const anchorHref = (value: string): string => {
+  const url = trimControlsAndSpaces(value)
+  if (!url.startsWith("#") || url.length === 1) return value
+  const name = url.slice(1)
+  return name === "footnote-label" || name.startsWith(ANCHOR_PREFIX) ? value : `#${ANCHOR_PREFIX}${name}`
+}
 
 const GLOBAL_ATTRIBUTES: Record<string, AttributeRule> = {
   id: (value) => ANCHOR_ID.test(value),
   class: any, // filtered token by token below
   title: any,
+  style: any, // through the CSS sanitizer (keptAttributes)
   lang: (value) => /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*$/.test(value),
   dir: oneOf("ltr", "rtl", "auto")
 }
@@ -232,7 +253,10 @@ const OPTIONS: sanitize.IOptions = {
   disallowedTagsMode: "discard",
   nonTextTags: DISCARDED_WITH_CONTENT,
   nestingLimit: HTML_NESTING_LIMIT + 1,
-  parseStyleAttributes: false,
+  parseStyleAttributes: false, // the CSS sanitizer reads them instead
+  // <style> is allowed: sanitize-html writes its raw text as it is, and `sanitizeHtml` then replaces that text with
+  // what the CSS sanitizer keeps of it.
+  allowVulnerableTags: true,
   enforceHtmlBoundary: false
 }
 
@@ -289,6 +313,8 @@ export const sanitizeHtml = (html: string): SanitizedHtml => {
       droppedInputs.add(dropped)
       return { tagName, attribs: dropped }
     }
+    // A <style> keeps no attribute (`media`, `nonce`, …): its CSS is all that counts.
+    if (tagName === "style") return { tagName, attribs: {} }
     return { tagName, attribs: keptAttributes(tagName, attribs, warn) }
   }
 
@@ -331,7 +357,27 @@ export const sanitizeHtml = (html: string): SanitizedHtml => {
     },
     parser: { decodeEntities: true, Tokenizer: gatedTokenizer(input, gate) }
   })
-  return { html: result, warnings: [...warnings] }
+  return { html: withSanitizedStyles(result, warn), warnings: [...warnings] }
+}
+
+/**
+ * sanitize-html wrote each kept `<style>` element as `<style>` + its raw text + `</style>`. Nowhere else in its
+ * output can `<style>` appear (text and attribute values are escaped, no other raw-text element is kept), and the
+ * raw text ends at the first `</style` (htmlparser2 ends it there, as browsers do), so each match is one element.
+ * Its text is replaced with what the CSS sanitizer keeps, which never holds a `<`; an element left empty goes.
+ */
+const withSanitizedStyles = (html: string, warn: (message: string) => void) => {
+  if (!html.includes("<style>")) return html
+  let count = 0
+  return html.replace(/<style>([\s\S]*?)<\/style>/g, (_, css: string) => {
+    if (++count > STYLE_ELEMENTS_MAX) {
+      warn(`removed <style> elements past the first ${STYLE_ELEMENTS_MAX}`)
+      return ""
+    }
+    const sanitized = sanitizeStylesheet(css)
+    for (const warning of sanitized.warnings) warn(warning)
+    return sanitized.css === "" ? "" : `<style>${sanitized.css}</style>`
+  })
 }
 
 const isEventHandler = (name: string) => /^on/i.test(name)
@@ -359,15 +405,30 @@ const keptAttributes = (
       : undefined
     if (rule === undefined) {
       if (isEventHandler(name)) warn(`removed event handler attribute ${display(name)}`)
-      else if (name === "style") warn("removed style attribute")
       else warn(`removed attribute ${display(name)} from <${tagName}>`)
       continue
     }
     if (name === "rel") continue // replaced below
+    if (name === "style") {
+      const sanitized = sanitizeStyleAttribute(value)
+      for (const warning of sanitized.warnings) warn(warning)
+      if (sanitized.css !== "") kept.style = sanitized.css
+      continue
+    }
+    if (name === "id") {
+      const id = anchorId(value)
+      if (id === undefined) warn(`removed id attribute from <${tagName}> (${ID_RULE})`)
+      else kept.id = id
+      continue
+    }
     if (URL_ATTRIBUTES.has(name)) {
       const problem = urlProblem(value, tagName === "img" && name === "src")
       if (problem !== undefined) {
         warn(`removed ${problem} from ${name}`)
+        continue
+      }
+      if (name === "href") {
+        kept.href = anchorHref(value)
         continue
       }
     } else if (name === "class") {
@@ -600,7 +661,7 @@ export const htmlToText = (html: string): string => {
   const parser = new htmlparser2.Parser({
     onopentag(name) {
       depth++
-      if (discarding > 0 || DISCARDED.has(name)) {
+      if (discarding > 0 || DISCARDED.has(name) || name === "style") {
         discarding++
         return
       }
@@ -651,4 +712,59 @@ export const htmlToText = (html: string): string => {
 
   // Line by line rather than with /[ \t]+\n/, which is quadratic on a long run of spaces.
   return parts.join("").split("\n").map((line) => line.trimEnd()).join("\n").replace(/\n{3,}/g, "\n\n").trim()
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// htmlTitle
+
+/** A title taken from a page is at most this many characters, as `page_title` is. */
+export const DERIVED_TITLE_MAX = 300
+
+// Where a document's <title> is looked for: its head comes first, and a linear scan of a bounded prefix keeps
+// hostile input (a megabyte of `<title`) cheap.
+const TITLE_SCAN_CHARS = 65_536
+
+const boundedTitle = (text: string): string | undefined => {
+  const collapsed = text.replace(/\s+/g, " ").trim()
+  if (collapsed === "") return undefined
+  return [...collapsed].slice(0, DERIVED_TITLE_MAX).join("").trim()
+}
+
+/**
+ * The title an HTML page suggests: the text of its `<title>` (looked for in the raw input, since the sanitizer
+ * drops that element), else the text of the first `<h1>` of the sanitized HTML; whitespace collapsed, trimmed, at
+ * most DERIVED_TITLE_MAX characters. Undefined when there is neither, or both are empty.
+ */
+export const htmlTitle = (raw: string, sanitized: string): string | undefined => {
+  const head = raw.slice(0, TITLE_SCAN_CHARS)
+  const lower = head.toLowerCase()
+  const open = /<title(?=[\s/>])/.exec(lower)
+  if (open !== null) {
+    const start = lower.indexOf(">", open.index)
+    const end = start === -1 ? -1 : lower.indexOf("</title", start)
+    if (end !== -1) {
+      // <title> is RCDATA: entities are decoded, tags are text. Its text, as the sanitizer reads text.
+      const title = boundedTitle(htmlToText(`<p>${head.slice(start + 1, end).replace(/</g, "&lt;")}</p>`))
+      if (title !== undefined) return title
+    }
+  }
+  let inH1 = false
+  let done = false
+  const parts: Array<string> = []
+  const parser = new htmlparser2.Parser({
+    onopentag(name) {
+      if (name === "h1" && !done) inH1 = true
+    },
+    onclosetag(name) {
+      if (name === "h1" && inH1) {
+        inH1 = false
+        done = true
+      }
+    },
+    ontext(text) {
+      if (inH1) parts.push(text)
+    }
+  }, { decodeEntities: true })
+  parser.end(sanitized)
+  return boundedTitle(parts.join(""))
 }

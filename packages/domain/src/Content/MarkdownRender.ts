@@ -7,6 +7,7 @@ import { toHtml } from "hast-util-to-html"
 import type { List, Nodes, Parent, PhrasingContent, Root, RootContent, Text } from "mdast"
 import { defaultHandlers, type Handlers, type State, toHast } from "mdast-util-to-hast"
 import { parseWithinBudget } from "./BoundedMarkdown.ts"
+import { htmlToText } from "./HtmlSanitizer.ts"
 import { scanMarkdown } from "./MarkdownChunks.ts"
 
 export interface Wikilink {
@@ -62,8 +63,9 @@ const WIKILINK = /\[\[([^[\]|\n]+)(?:\|([^[\]\n]*))?\]\]/g
  * Renders a Markdown body (front matter already removed) to HTML with GitHub-flavoured Markdown: tables, task
  * lists, strikethrough, autolinks and footnotes.
  *
- * - Raw HTML in Markdown is dropped, not escaped: mdast-util-to-hast runs without `allowDangerousHtml`, so
- *   `html` nodes produce nothing. Each drop is reported in `warnings`.
+ * - Raw HTML in Markdown is written out as it is (`allowDangerousHtml`), and its text counts as the page's text:
+ *   the output is for the one HTML sanitizer, which every caller runs on it before it goes anywhere (ContentJobs
+ *   `renderMarkdown`), so a page that is raw HTML keeps what a pushed HTML page would keep.
  * - Links, autolinks, reference definitions and images with a scheme other than http(s)/mailto (images:
  *   http(s) and raster `data:image/…`) are neutralised before conversion: a link keeps its text without the
  *   link, an image becomes its alt text. Titles and every other attribute are escaped by hast-util-to-html.
@@ -185,14 +187,12 @@ const renderTree = (tree: Root, options: RenderOptions, withHtml: boolean): Mark
     wikilinks: [],
     seenWikilinks: new Set(),
     unsafeDefinitions: new Set(),
-    rawHtml: 0,
     unsafeUrls: 0
   }
   collectUnsafeDefinitions(tree, state)
   transformChildren(tree, state, false)
   const blocks = plainTextBlocks(tree)
   const warnings: Array<string> = []
-  if (state.rawHtml > 0) warnings.push(`raw HTML in Markdown is not rendered (${state.rawHtml} dropped)`)
   if (state.unsafeUrls > 0) {
     warnings.push(`links or images with unsupported URL schemes were rendered as text (${state.unsafeUrls})`)
   }
@@ -203,7 +203,13 @@ const renderTree = (tree: Root, options: RenderOptions, withHtml: boolean): Mark
     lead: blocks.find((block) => block.type === "paragraph")?.text,
     warnings
   }
-  return withHtml ? { ...text, html: toHtml(toHast(tree, { handlers: HAST_HANDLERS })) } : text
+  // Raw HTML is written out as it is; the one HTML sanitizer then reads the whole output (renderMarkdown's callers).
+  return withHtml
+    ? {
+      ...text,
+      html: toHtml(toHast(tree, { handlers: HAST_HANDLERS, allowDangerousHtml: true }), { allowDangerousHtml: true })
+    }
+    : text
 }
 
 interface TransformState {
@@ -212,7 +218,6 @@ interface TransformState {
   readonly seenWikilinks: Set<string>
   /** Identifiers of reference definitions whose URL is unsafe; references to them are unwrapped. */
   readonly unsafeDefinitions: Set<string>
-  rawHtml: number
   unsafeUrls: number
 }
 
@@ -237,8 +242,7 @@ const transformChildren = (parent: Parent, state: TransformState, insideLink: bo
 const transformNode = (node: RootContent, state: TransformState, insideLink: boolean): Array<RootContent> => {
   switch (node.type) {
     case "html":
-      state.rawHtml += 1
-      return []
+      return [node]
     case "link":
       if (!isSafeUrl(node.url, "link")) {
         state.unsafeUrls += 1
@@ -325,7 +329,7 @@ const BLOCKS: ReadonlySet<string> = new Set([
   "footnoteDefinition"
 ])
 
-/** The document's text as blocks (paragraphs, headings, code, table rows), without markup or raw HTML. */
+/** The document's text as blocks (paragraphs, headings, code, table rows, raw HTML's text), without markup. */
 const plainTextBlocks = (tree: Root): Array<TextBlock> => {
   const blocks: Array<TextBlock> = []
   let current = ""
@@ -358,7 +362,22 @@ const plainTextBlocks = (tree: Root): Array<TextBlock> => {
         for (const child of node.children) visit(child)
         current += " "
         return
-      case "html":
+      case "html": {
+        // Raw HTML's text counts as the page's text (a lone tag has none: no need to read it); its paragraphs stay
+        // paragraphs.
+        if (/^<[^<>]*>$/.test(node.value)) return
+        const text = htmlToText(node.value)
+        if (!text.includes("\n")) {
+          current += ` ${text} `
+          return
+        }
+        flush()
+        for (const paragraph of text.split(/\n{2,}/)) {
+          current = paragraph
+          flush()
+        }
+        return
+      }
       case "definition":
       case "footnoteReference":
         return

@@ -5,6 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
+import { createHash } from "node:crypto"
 import { Activity } from "../Activity/Activity.ts"
 import { ContentWorkers, refusalError } from "../Content/ContentWorkers.ts"
 import { lineCounts, lineDiff } from "../Content/LineDiff.ts"
@@ -50,6 +51,10 @@ const microDbShellRefused = (what: "restored" | "deleted") =>
       : "This page is the Dock's Micro DB: its snapshots are read with get_web_page_version, not restored",
     details: { page_kind: "micro_db" }
   })
+
+/** The slug of a page with neither slug nor title: `untitled-` and 12 hex digits of its content's SHA-256. */
+const untitledSlug = (content: string) =>
+  `untitled-${createHash("sha256").update(content, "utf8").digest("hex").slice(0, 12)}`
 
 /** A page version shown without rendering (too complex to render): a notice, then its source as escaped text. */
 const unrenderedBody = (row: { readonly content: string }, refusal: ValidationError) =>
@@ -107,10 +112,12 @@ export const PagesLive = Layer.effect(
         const principal = yield* CurrentPrincipal
         yield* checkWrite(principal, access)
         yield* writeRules.admitWrite(principal)
-        // No slug and no title: a new page each time (never an update of some other untitled page).
+        // No slug and no title: the slug names the content (`untitled-` and its hash), so pushing the same
+        // untitled content again is `unchanged`, and other untitled content is another page (never an update of
+        // some other untitled page).
         const slug = input.slug !== undefined
           ? yield* validateSlug("page_slug", input.slug)
-          : slugify(input.title ?? "", 56) || `untitled-${crypto.randomUUID().slice(0, 8)}`
+          : slugify(input.title ?? "", 56) || untitledSlug(input.content)
         const fields = partFields(input, slug)
         const author = authorOf(principal)
         // The lines the new version adds and removes, diffed here against the page as read now, outside the Dock
@@ -708,13 +715,15 @@ export const PagesLive = Layer.effect(
     })
 
     /**
-     * A stored page as HTML, made safe now whatever is stored: HTML through the sanitizer; Markdown rendered with
-     * its wikilinks resolved for the caller, then sanitized; JSON (a Micro DB snapshot) as preformatted text.
+     * A stored page as HTML, made safe now whatever is stored: HTML through the sanitizer (with its wikilinks
+     * resolved for the caller, when it has any); Markdown rendered with its wikilinks resolved, then sanitized;
+     * JSON (a Micro DB snapshot) as preformatted text.
      */
     const renderBody = (row: PartRow) =>
       Effect.gen(function*() {
         const version = `${row.id}:${row.version}`
-        if (row.content_type === "html") return yield* sanitizedHtml(row)
+        // HTML without a wikilink needs no link lookups.
+        if (row.content_type === "html" && !row.content.includes("[[")) return yield* sanitizedHtml(row)
         if (row.content_type === "json") {
           return yield* renderOnce(
             `json:${version}`,
@@ -734,6 +743,10 @@ export const PagesLive = Layer.effect(
         const hrefs = [...resolved]
           .map(([target, page]) => [target, new URL(page.url).pathname] as const)
           .sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+        if (row.content_type === "html") {
+          const key = `html-links:${version}:${JSON.stringify(hrefs)}`
+          return yield* renderOnce(key, version, workers.run("renderHtml", { html: row.content, links: hrefs }))
+        }
         const key = `markdown:${version}:${JSON.stringify(hrefs)}`
         return yield* renderOnce(key, version, workers.run("renderMarkdown", { content: row.content, links: hrefs }))
       })

@@ -43,13 +43,16 @@ export interface PushInput {
 
 export interface Prepared {
   readonly content: PageContent
-  /** What the agent should know (a derived slug, dropped raw HTML in Markdown, …). */
+  /** What the agent should know (a derived slug, Markdown shown as plain text, …). */
   readonly warnings: ReadonlyArray<string>
   /** What the HTML sanitizer removed (HTML pushes only). */
   readonly sanitizationWarnings?: ReadonlyArray<string>
 }
 
-/** An HTML page: sanitized before storage; its text extracted for search and `format: "text"`. */
+/**
+ * An HTML page: sanitized before storage; its text extracted for search and `format: "text"`; untitled, it takes
+ * the title its content suggests.
+ */
 export const prepareHtml = (
   input: PushInput
 ): Effect.Effect<Prepared, ValidationError | InvalidSlug | Unavailable, ContentWorkers> =>
@@ -57,8 +60,10 @@ export const prepareHtml = (
     yield* checkContentSize(input.content)
     const slug = yield* explicitSlug(input.slug)
     const workers = yield* ContentWorkers
-    const { text, ...sanitized } = yield* workers.run("htmlPage", { html: input.content })
-    const title = input.title?.trim() || undefined
+    const { text, title: suggested, wikilinks, ...sanitized } = yield* workers.run("htmlPage", { html: input.content })
+    yield* checkWikilinkCount(wikilinks)
+    // `page_title`, else the page's own <title>, else its first <h1>; the slug follows the title (Pages.push).
+    const title = input.title?.trim() || suggested
     return {
       content: {
         slug,
@@ -67,7 +72,10 @@ export const prepareHtml = (
         contentType: "html",
         pageKind: "web_page",
         content: sanitized.html,
-        bodyText: text
+        bodyText: text,
+        // Wikilinks as in Markdown: recorded for get_web_page_links and backlinks, resolved when read.
+        entities: wikilinks,
+        links: wikilinks
       },
       warnings: [],
       sanitizationWarnings: sanitized.warnings

@@ -84,7 +84,9 @@ export const pushWebPage = tool({
   description:
     "Create or update one page (HTML by default, or Markdown with content_type \"markdown\"). The page is found by " +
     "`page_slug` (or the slug derived from `page_title`): pushing again updates it and makes a new version, identical " +
-    "content answers action \"unchanged\". HTML is sanitized before storage; `sanitization_warnings` says what was " +
+    "content answers action \"unchanged\". Without `page_title` an HTML page is titled by its <title>, else its first " +
+    "<h1>; with no title at all its slug is `untitled-` and a hash of the content (the same content again is " +
+    "\"unchanged\"). HTML is sanitized before storage (its CSS too); `sanitization_warnings` says what was " +
     "removed. With no Dock named it goes to your default Dock. Returns `{ part, action, warnings }`." +
     BASE_VERSION_NOTE + " A base_version for a page that does not exist (any more) is conflict with " +
     "current_version 0.",
