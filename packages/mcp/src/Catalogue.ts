@@ -81,8 +81,6 @@ export const catalogue = [
   restoreWebPageVersion,
   pushMarkdownFile,
   pushMarkdown,
-  editWebPage,
-  editMarkdownFile,
   getMarkdownFile,
   listMarkdownFiles,
   deleteMarkdownFile,
@@ -109,6 +107,8 @@ export const catalogue = [
   listSources,
   readSource,
   // Issue 18's additions (the 47 spec tools above keep their order).
+  editWebPage,
+  editMarkdownFile,
   diffWebPageVersions,
   diffMarkdownFileVersions,
   listAgentChanges,
