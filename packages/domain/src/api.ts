@@ -4,7 +4,7 @@
  * and the admin commands start in a fraction of the time the whole domain takes.
  */
 export type { User } from "./Accounts/User.ts"
-export type { DockRevert, RevertResult, RevertStep } from "./AgentChanges/AgentChange.ts"
+export { type DockRevert, type RevertResult, type RevertStep, StepAction } from "./AgentChanges/AgentChange.ts"
 export * from "./Api/DockApi.ts"
 export { isDockError } from "./Errors.ts"
 export type { Member } from "./Members/Member.ts"

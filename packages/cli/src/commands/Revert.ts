@@ -1,5 +1,5 @@
 /** `dock revert`: undo one agent's (token's) changes since a time, in one Dock or every Dock it changed (admin API). */
-import type { RevertResult, RevertStep } from "@dock/domain/api"
+import { type RevertResult, type RevertStep, StepAction } from "@dock/domain/api"
 import { Command, Options } from "@effect/cli"
 import { adminCommand, present } from "../ApiCommand.ts"
 
@@ -18,16 +18,7 @@ const stepLine = (step: RevertStep) => {
 }
 
 /** The order the counts are printed in. */
-const ACTIONS = [
-  "restore_version",
-  "delete_page",
-  "undelete_page",
-  "delete_row",
-  "restore_row",
-  "reinsert_row",
-  "skip",
-  "not_reverted"
-]
+const ACTIONS = StepAction.literals
 
 const human = (result: RevertResult) => {
   const head = result.dry_run

@@ -12,7 +12,6 @@ import type {
   NotFound,
   PermissionDenied,
   RateLimited,
-  TierLimitExceeded,
   Unauthorized,
   Unavailable,
   ValidationError
@@ -29,6 +28,7 @@ import type {
   PageRecord,
   PageSearchResult,
   PageView,
+  PageWriteError,
   Part,
   PartVersion,
   PushError,
@@ -45,14 +45,7 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     content: PageContent
   ) => Effect.Effect<
     { readonly part: Part; readonly action: SaveAction },
-    | Conflict
-    | NotFound
-    | BadRequest
-    | Unauthorized
-    | PermissionDenied
-    | ValidationError
-    | TierLimitExceeded
-    | RateLimited,
+    PageWriteError,
     CurrentPrincipal
   >
   /**
@@ -76,7 +69,7 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     page: string,
     operations: ReadonlyArray<PageEdit>,
     baseVersion: number | undefined
-  ) => Effect.Effect<PushResult, PushError | Conflict, CurrentPrincipal>
+  ) => Effect.Effect<PushResult, PushError, CurrentPrincipal>
   /** One page with its content; the Dock named or, with none, the grounding or default Dock. */
   readonly read: (
     target: DockTarget,
@@ -134,15 +127,7 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     baseVersion?: number
   ) => Effect.Effect<
     Part,
-    | Conflict
-    | NotFound
-    | BadRequest
-    | Unauthorized
-    | PermissionDenied
-    | ValidationError
-    | TierLimitExceeded
-    | RateLimited
-    | Unavailable,
+    PageWriteError | Unavailable,
     CurrentPrincipal
   >
   /**

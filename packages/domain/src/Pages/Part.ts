@@ -85,7 +85,8 @@ export type SaveAction = "created" | "updated" | "unchanged"
 
 export type PushKind = "web_page" | "markdown_file" | "markdown"
 
-export type PushError =
+/** How a write of a page's content can fail once the content is prepared (save, restore). */
+export type PageWriteError =
   | Conflict
   | NotFound
   | BadRequest
@@ -94,9 +95,9 @@ export type PushError =
   | ValidationError
   | TierLimitExceeded
   | RateLimited
-  | InvalidFrontMatter
-  | InvalidSlug
-  | Unavailable
+
+/** How a push can fail: the write's failures and the content's own (front matter, slug, the workers' bound). */
+export type PushError = PageWriteError | InvalidFrontMatter | InvalidSlug | Unavailable
 
 export interface PushResult {
   readonly part: Part

@@ -6,11 +6,11 @@ import {
   type EditKind,
   PAGE_CONTENT_MAX_BYTES,
   type PageEdit,
-  Pages,
-  Part
+  Pages
 } from "@dock/domain"
 import { Effect, Schema } from "effect"
 import { tool, WRITE } from "../Tool.ts"
+import { BaseVersion, PageRef, PushOutput } from "./PageTools.ts"
 import { Bucket, optional, Text } from "./Params.ts"
 
 // Bounds in UTF-16 units the schema can show; the page's exact limit (1 MiB of UTF-8) is checked on the result.
@@ -72,24 +72,6 @@ const operations = <A extends PageEdit, I>(operation: Schema.Schema<A, I, never>
     Schema.annotations({ description: `1-${EDIT_OPERATIONS_MAX} operations, applied in order to ${what}` })
   )
 
-const BaseVersion = Schema.Int.pipe(
-  Schema.greaterThanOrEqualTo(1),
-  Schema.annotations({
-    description: "The version you read: when the page is no longer at it, nothing changes and the answer is " +
-      "conflict with details.current_version"
-  })
-)
-
-const EditOutput = Schema.Struct({
-  part: Part,
-  action: Schema.Literal("created", "updated", "unchanged"),
-  warnings: Schema.Array(Schema.String),
-  sanitization_warnings: optional(Schema.Array(Schema.String))
-})
-
-const PageRef = (what: string) =>
-  Text(200).pipe(Schema.annotations({ description: `The ${what}: its UUID or its slug in the Dock` }))
-
 const runEdit = (kind: EditKind, page: string, ops: ReadonlyArray<PageEdit>, bucket: string, base?: number) =>
   Effect.flatMap(Pages, (pages) => pages.edit(kind, { bucket }, page, ops, base))
 
@@ -118,7 +100,7 @@ export const editMarkdownFile = tool({
     ),
     base_version: optional(BaseVersion)
   }),
-  output: EditOutput,
+  output: PushOutput,
   annotations: WRITE,
   scope: "mcp:write",
   run: ({ base_version, bucket, markdown_file, operations }) =>
@@ -142,7 +124,7 @@ export const editWebPage = tool({
     operations: operations(Schema.Union(ReplaceText, InsertText), "the page's source"),
     base_version: optional(BaseVersion)
   }),
-  output: EditOutput,
+  output: PushOutput,
   annotations: WRITE,
   scope: "mcp:write",
   run: ({ base_version, bucket, operations, web_page }) =>

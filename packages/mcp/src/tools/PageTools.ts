@@ -15,7 +15,7 @@ import { Effect, Schema } from "effect"
 import { DESTRUCTIVE, READ, tool, WRITE } from "../Tool.ts"
 import { Bucket, BucketPath, BucketSlug, optional, OwnerUsername, Text, WriteTarget } from "./Params.ts"
 
-const PageRef = (what: string) =>
+export const PageRef = (what: string) =>
   Text(200).pipe(Schema.annotations({ description: `The ${what}: its UUID or its slug in the Dock` }))
 const PageTitle = Schema.NullOr(Text(300))
 const PageSlug = Schema.NullOr(Text(64)).pipe(
@@ -30,7 +30,7 @@ const PageContent = Schema.String.pipe(
 )
 const Version = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))
 /** The write precondition every page write takes (docs/versions.md, "Write preconditions"). */
-const BaseVersion = Schema.Int.pipe(
+export const BaseVersion = Schema.Int.pipe(
   Schema.greaterThanOrEqualTo(1),
   Schema.annotations({
     description: "Optional precondition: the page's version you read (part.version). If the page is at another " +
@@ -43,7 +43,8 @@ const BASE_VERSION_NOTE = " Pass `base_version` (the version you read) to write 
   "since: if someone did, the answer is conflict (409) with details.current_version and details.diff, the diff " +
   "from your version to the current one, and nothing is written."
 
-const PushOutput = Schema.Struct({
+/** What a push and a patch edit answer. */
+export const PushOutput = Schema.Struct({
   part: Part,
   action: Schema.Literal("created", "updated", "unchanged"),
   warnings: Schema.Array(Schema.String),
