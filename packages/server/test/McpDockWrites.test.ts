@@ -382,20 +382,22 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
         expect(refused(yield* call(owner.client, "fork_bucket", { bucket_path: pathOf(owner.user, closed) })).error)
           .toMatchObject({ code: "forbidden", status: 403 })
 
-        // validation_error: a blank or too long new_name, a bad visibility, no bucket_path, an unknown parameter
+        // validation_error: a blank or too long new_name, a bad visibility, an unknown parameter
         const path = pathOf(owner.user, upstream)
         for (
           const args of [
             { bucket_path: path, new_name: "   " },
             { bucket_path: path, new_name: "x".repeat(201) },
             { bucket_path: path, visibility: "secret" },
-            { bucket: upstream.id },
             { bucket_path: path, name: "Renamed" }
           ]
         ) {
           const body = refused(yield* call(forker.client, "fork_bucket", args))
           expect(body.error, JSON.stringify(args)).toMatchObject({ code: "validation_error", status: 400 })
         }
+        // No Dock named at all (bucket_path, bucket and bucket_id each name one: issue 18).
+        expect(refused(yield* call(forker.client, "fork_bucket", { new_name: "Nothing" })).error)
+          .toMatchObject({ code: "bad_request", status: 400 })
 
         expect(yield* ownedCount(forker.user.id)).toBe(before)
         expect(yield* actionsBy(forker.user.id, "dock.forked")).toBe(0)
@@ -646,7 +648,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           expect(body.error).toMatchObject({ code: "permission_denied", status: 403 })
         }
 
-        // validation_error: a bad topic slug, a blank name, a bad visibility, an unknown parameter, no bucket_path
+        // validation_error: a bad topic slug, a blank name, a bad visibility, an unknown parameter; no Dock: bad_request
         const path = pathOf(owner.user, secret)
         for (
           const args of [
@@ -654,13 +656,14 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
             { bucket_path: path, name: "   " },
             { bucket_path: path, visibility: "secret" },
             { bucket_path: path, discoverable: "yes" },
-            { bucket_path: path, title: "Wrong parameter" },
-            { bucket: secret.id, name: "No path" }
+            { bucket_path: path, title: "Wrong parameter" }
           ]
         ) {
           const body = refused(yield* call(owner.client, "update_bucket_metadata", args))
           expect(body.error, JSON.stringify(args)).toMatchObject({ code: "validation_error", status: 400 })
         }
+        expect(refused(yield* call(owner.client, "update_bucket_metadata", { name: "No Dock" })).error)
+          .toMatchObject({ code: "bad_request", status: 400 })
 
         expect(yield* dockRow(secret.id)).toEqual(before.secret)
         expect(yield* dockRow(open.id)).toEqual(before.open)
@@ -887,8 +890,8 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
             })
           )
         ).toEqual(NOT_FOUND)
-        const invalid = refused(yield* call(client, "set_grounding_bucket", { bucket: open.id }))
-        expect(invalid.error).toMatchObject({ code: "validation_error", status: 400 })
+        const unnamed = refused(yield* call(client, "set_grounding_bucket", {}))
+        expect(unnamed.error).toMatchObject({ code: "bad_request", status: 400 })
 
         const denied = refused(yield* call(readOnly, "set_grounding_bucket", { bucket_path: pathOf(owner.user, open) }))
         expect(denied.error).toMatchObject({ code: "permission_denied", status: 403 })
