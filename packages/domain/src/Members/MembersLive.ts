@@ -14,9 +14,9 @@ import { grantedRole, Member, type Role } from "./Member.ts"
 import { Members } from "./Members.ts"
 import { makeMembersRepo } from "./MembersRepo.ts"
 
-const noSuchUser = (name: string) =>
+const noSuchUser = (name: string, person = false) =>
   new NotFound({
-    message: name.includes("@")
+    message: person && name.includes("@")
       ? `No account has the email "${name}": the person must sign in to Dock once before they can be granted access`
       : `No user "${name}"`,
     details: { field: "user" }
@@ -38,7 +38,7 @@ export const MembersLive = Layer.effect(
 
     /** A person's forms (the web app): username or email. */
     const findPerson = (name: string) =>
-      accounts.findByIdentifier(name.trim()).pipe(Effect.mapError(() => noSuchUser(name)))
+      accounts.findByIdentifier(name.trim()).pipe(Effect.mapError(() => noSuchUser(name, true)))
 
     const upsert = Effect.fn("Members.upsert")(
       function*(dock: Dock, userName: string, role: Role, byOperator: boolean) {
