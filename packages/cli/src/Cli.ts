@@ -8,6 +8,7 @@ import { claim, register } from "./commands/Agents.ts"
 import { members } from "./commands/Members.ts"
 import { sandboxes } from "./commands/Sandboxes.ts"
 import { migrate, serve } from "./commands/Server.ts"
+import { share } from "./commands/Share.ts"
 import { sources } from "./commands/Sources.ts"
 import { tokens } from "./commands/Tokens.ts"
 import { users } from "./commands/Users.ts"
@@ -16,7 +17,7 @@ export { CliFailure } from "./CliFailure.ts"
 
 const dock = Command.make("dock").pipe(
   Command.withDescription("Dock: an agent-first store for living artifacts"),
-  Command.withSubcommands([serve, migrate, users, tokens, members, sources, sandboxes, register, claim])
+  Command.withSubcommands([serve, migrate, users, tokens, members, sources, share, sandboxes, register, claim])
 )
 
 export const cli = Command.run(dock, { name: "dock", version: "0.0.0" })

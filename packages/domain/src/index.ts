@@ -52,6 +52,7 @@ export {
 } from "./Registrations/RegistrationsLive.ts"
 export * from "./Secrets.ts"
 export * from "./Settings.ts"
+export * from "./ShareLinks/OperatorShareLinks.ts"
 export * from "./ShareLinks/ShareLink.ts"
 export * from "./ShareLinks/ShareLinks.ts"
 export { ShareLinksLive } from "./ShareLinks/ShareLinksLive.ts"

@@ -26,6 +26,7 @@ import {
   adminAuthorizationLayer,
   AdminMembersHttp,
   AdminSandboxesHttp,
+  AdminShareLinksHttp,
   AdminSourcesHttp,
   AdminTokensHttp,
   AdminUsersHttp,
@@ -39,6 +40,7 @@ import { imageRoutes } from "./http/ImageHttp.ts"
 import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
 import { metricsRoute } from "./http/MetricsHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
+import { shareRoutes } from "./http/ShareHttp.ts"
 import { workingTogetherRoute } from "./http/WorkingTogetherHttp.ts"
 import { idempotencySweepJob, sandboxSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
@@ -131,7 +133,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
         AdminTokensHttp.pipe(Layer.provide(admin)),
         AdminSandboxesHttp.pipe(Layer.provide(admin)),
         AdminMembersHttp.pipe(Layer.provide(admin)),
-        AdminSourcesHttp.pipe(Layer.provide(admin))
+        AdminSourcesHttp.pipe(Layer.provide(admin)),
+        AdminShareLinksHttp.pipe(Layer.provide(admin))
       ])
     ),
     authManifestRoute(config),
@@ -139,6 +142,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     mcpRoutes(config, metrics),
     metricsRoute(config, metrics),
     artifactRoutes,
+    shareRoutes,
     imageRoutes
   ).pipe(Layer.provide(requestMiddleware(config, bodyLimits, metrics)))
   const nodeServer = Http.createServer()

@@ -647,7 +647,13 @@ export const PagesLive = Layer.effect(
 
     const view = Effect.fn("Pages.view")(function*(ref: ViewRef) {
       const missing = new NotFound({ message: "No such artifact, or it is not public" })
-      if ("sharedPageId" in ref ? !isUuid(ref.sharedPageId) : "id" in ref ? !isUuid(ref.id) : !isPublicSlug(ref.publicSlug)) {
+      if (
+        "sharedPageId" in ref
+          ? !isUuid(ref.sharedPageId)
+          : "id" in ref
+          ? !isUuid(ref.id)
+          : !isPublicSlug(ref.publicSlug)
+      ) {
         return yield* missing
       }
       const row = yield* repo.findViewable(

@@ -406,10 +406,10 @@ export const makePagesRepo = Effect.gen(function*() {
         and visibility is distinct from 'private'
         and (dock_id is null
           or dock_id in (select id from docks where visibility = 'public' and hidden_at is null))`).pipe(
-      Effect.flatMap(decode),
-      Effect.map((rows) => rows[0]),
-      Effect.orDie
-    )
+        Effect.flatMap(decode),
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      )
 
   return {
     search,

@@ -6,12 +6,12 @@
  */
 import { Context, type Effect } from "effect"
 import type { ResolvedDock } from "../Docks/Docks.ts"
-import type { NotFound, PermissionDenied, RateLimited, Unauthorized, Unavailable, ValidationError } from "../Errors.ts"
+import type { NotFound, PermissionDenied, Unauthorized, Unavailable, ValidationError } from "../Errors.ts"
 import type { PageView } from "../Pages/Part.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
 import type { CreatedShareLink, ShareLink } from "./ShareLink.ts"
 
-export type ShareLinkError = NotFound | Unauthorized | PermissionDenied | ValidationError | RateLimited
+export type ShareLinkError = NotFound | Unauthorized | PermissionDenied | ValidationError
 
 export class ShareLinks extends Context.Tag("@dock/domain/ShareLinks")<ShareLinks, {
   /**
