@@ -308,6 +308,25 @@ layer(DomainTest)("Members", (it) => {
       expect(yield* grantRows(dock)).toEqual([{ user_id: bob.id, role: "editor" }])
     }))
 
+  it.effect("an unclaimed sandbox Dock gets no grants, from the operator, its owner or a sandbox token", () =>
+    Effect.gen(function*() {
+      const { alice, dock, owner } = yield* scenario
+      const members = yield* Members
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`update docks set sandbox = true where id = ${dock.id}`
+      const byOperator = yield* Effect.flip(add(dock.id, alice.username, "viewer"))
+      expect(byOperator.code).toBe("validation_error")
+      expect(byOperator.details).toEqual({ field: "dock" })
+      for (
+        const principal of [userPrincipal(owner), userPrincipal(owner, { sandbox: true, allowedBucketIds: [dock.id] })]
+      ) {
+        const resolved = yield* resolvedAt(byId(dock)).pipe(as(principal))
+        const error = yield* Effect.flip(members.grant(resolved, alice.username, "viewer").pipe(as(principal)))
+        expect(error.code).toBe("permission_denied")
+      }
+      expect(yield* grantRows(dock)).toEqual([])
+    }))
+
   it.effect("grants on a deleted Dock are gone and the Dock is not_found for members", () =>
     Effect.gen(function*() {
       const { alice, dock, owner } = yield* scenario
