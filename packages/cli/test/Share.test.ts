@@ -31,7 +31,7 @@ const post = (url: string, path: string, body: unknown, headers: Record<string, 
   })
 
 /** A private Markdown page pushed by the user's own MCP token into their default Dock (private). */
-const privatePage = (url: string, email: string, slug: string) =>
+const privatePage = (url: string, email: string, dockId: string, slug: string) =>
   Effect.gen(function*() {
     const token = yield* post(url, "/admin/tokens", { user: email, label: "cli-share" }, {
       authorization: `Bearer ${ADMIN_TOKEN}`
@@ -43,7 +43,7 @@ const privatePage = (url: string, email: string, slug: string) =>
       method: "tools/call",
       params: {
         name: "push_markdown",
-        arguments: { page_slug: slug, page_content: "# Private notes\n\nFor the link only." }
+        arguments: { bucket: dockId, page_slug: slug, page_content: "# Private notes\n\nFor the link only." }
       }
     }, { authorization: `Bearer ${JSON.parse(token.text).token}`, "mcp-protocol-version": "2025-11-25" })
     expect(pushed.status, pushed.text).toBe(200)
@@ -60,7 +60,7 @@ layer(RunningServer, { timeout: TIMEOUT, excludeTestServices: true })("dock shar
         const url = yield* serverUrl
         const owner = yield* admin.createUser(url)
         const slug = `notes-${unique()}`
-        yield* privatePage(url, owner.email, slug)
+        yield* privatePage(url, owner.email, owner.default_bucket_id, slug)
         const path = `${owner.username}/${owner.username}`
 
         const created = jsonOf(

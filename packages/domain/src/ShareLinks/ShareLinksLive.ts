@@ -14,16 +14,10 @@ import { checkPublish } from "../Policy.ts"
 import { anonymousPrincipal, CurrentPrincipal } from "../Principal.ts"
 import { sha256 } from "../Secrets.ts"
 import { PublicBaseUrl } from "../Settings.ts"
-import {
-  CreatedShareLink,
-  isWellFormedShareSecret,
-  newShareSecret,
-  ShareLink,
-  type ShareLinkId,
-  shareUrl
-} from "./ShareLink.ts"
+import { CreatedShareLink, ShareLink, type ShareLinkId } from "./ShareLink.ts"
 import { ShareLinks } from "./ShareLinks.ts"
 import { makeShareLinksRepo, type ShareLinkRow } from "./ShareLinksRepo.ts"
+import { isWellFormedShareSecret, newShareSecret, shareUrl } from "./ShareSecret.ts"
 
 const iso = (date: Date | null) => (date === null ? null : new Date(date).toISOString())
 
