@@ -16,6 +16,7 @@ import requestCounters from "./0011_request_counters.ts"
 import versionLines from "./0012_version_lines.ts"
 import idempotencyKeys from "./0013_idempotency_keys.ts"
 import agentChanges from "./0014_agent_changes.ts"
+import shareLinks from "./0017_share_links.ts"
 
 export interface Migration {
   readonly id: number
@@ -37,5 +38,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 11, name: "request_counters", sql: requestCounters },
   { id: 12, name: "version_lines", sql: versionLines },
   { id: 13, name: "idempotency_keys", sql: idempotencyKeys },
-  { id: 14, name: "agent_changes", sql: agentChanges }
+  { id: 14, name: "agent_changes", sql: agentChanges },
+  { id: 17, name: "share_links", sql: shareLinks }
 ]

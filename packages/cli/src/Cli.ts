@@ -9,6 +9,7 @@ import { members } from "./commands/Members.ts"
 import { revert } from "./commands/Revert.ts"
 import { sandboxes } from "./commands/Sandboxes.ts"
 import { migrate, serve } from "./commands/Server.ts"
+import { share } from "./commands/Share.ts"
 import { sources } from "./commands/Sources.ts"
 import { tokens } from "./commands/Tokens.ts"
 import { users } from "./commands/Users.ts"
@@ -17,7 +18,7 @@ export { CliFailure } from "./CliFailure.ts"
 
 const dock = Command.make("dock").pipe(
   Command.withDescription("Dock: an agent-first store for living artifacts"),
-  Command.withSubcommands([serve, migrate, users, tokens, members, sources, sandboxes, revert, register, claim])
+  Command.withSubcommands([serve, migrate, users, tokens, members, sources, share, sandboxes, revert, register, claim])
 )
 
 export const cli = Command.run(dock, { name: "dock", version: "0.0.0" })

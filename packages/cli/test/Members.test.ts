@@ -202,6 +202,27 @@ layer(RunningServer, { timeout: TIMEOUT, excludeTestServices: true })("dock memb
         )
       )
         .toMatch(/^dock: not_found: /)
+      // only the Dock's owner is ever owner: the CLI offers no owner role, and the API refuses one
+      const ownerRole = yield* dock([
+        "members",
+        "add",
+        "--dock",
+        path,
+        "--user",
+        user.username,
+        "--role",
+        "owner",
+        ...adminFlags(url)
+      ])
+      expect(ownerRole.code).not.toBe(0)
+      const refused = yield* Effect.promise(() =>
+        fetch(`${url}/admin/members`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` },
+          body: JSON.stringify({ dock: path, user: user.username, role: "owner" })
+        })
+      )
+      expect(refused.status).toBe(400)
       expect(yield* membersOf(url, path)).toEqual([])
     }), TIMEOUT)
 })

@@ -46,7 +46,7 @@ describe("what the dock command loads", () => {
     Effect.gen(function*() {
       const { modules, run } = yield* traced(["--help"])
       expect(run.code).toBe(0)
-      for (const command of ["serve", "migrate", "users", "tokens", "members", "sources", "sandboxes"]) {
+      for (const command of ["serve", "migrate", "users", "tokens", "members", "sources", "share", "sandboxes"]) {
         expect(run.stdout).toContain(command)
       }
       expect(modules.some((m) => m.endsWith("/packages/domain/src/api.ts"))).toBe(true)

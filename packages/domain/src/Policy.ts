@@ -19,10 +19,15 @@ export interface DockAccess {
   readonly grant: Role | null
 }
 
-/** The caller's effective role: owning the Dock beats any grant. */
+/**
+ * The caller's effective role: owning the Dock beats any grant. Only the owner is ever "owner": a grant gives
+ * editor or viewer, and a dock_members row stored with role `owner` (from before grants were limited) counts as
+ * an editor, never as an owner (issue 16, item 6).
+ */
 export const roleOf = (principal: Principal, dock: DockAccess): Role | null => {
   if (principal.userId === null) return null
   if (principal.userId === dock.ownerId) return "owner"
+  if (dock.grant === "owner") return "editor"
   return dock.grant
 }
 

@@ -18,7 +18,16 @@ import {
   type WritableFilter
 } from "../src/index.ts"
 import { DomainTest } from "../src/testing.ts"
-import { as, createDock, grant, newUser, NOT_FOUND_BODY, resolvedAt, unique } from "./support/Fixtures.ts"
+import {
+  as,
+  createDock,
+  grant,
+  newUser,
+  NOT_FOUND_BODY,
+  resolvedAt,
+  storedOwnerGrant,
+  unique
+} from "./support/Fixtures.ts"
 
 const byId = (dock: Dock): DockRef => ({ _tag: "ById", id: dock.id })
 const byPath = (dock: Dock): DockRef => ({ _tag: "ByPath", owner: dock.owner.username, slug: dock.slug })
@@ -346,11 +355,11 @@ layer(DomainTest)("Docks.listWritable", (it) => {
         .toBe(true)
     }))
 
-  it.effect("an owner grant shows up as a collaboration; a removed grant no longer does", () =>
+  it.effect("a stored owner-role grant shows up as a collaboration (an editor's); a removed grant no longer does", () =>
     Effect.gen(function*() {
       const { edited, me, other } = yield* setup
       const coOwned = yield* createDock(other, { title: "Co-owned" })
-      yield* grant(coOwned, me, "owner")
+      yield* storedOwnerGrant(coOwned, me)
       const listed = ids(yield* listWritable(userPrincipal(me), { includeCollaborations: true }))
       expect(listed).toContain(coOwned.id)
       expect(listed).toContain(edited.id)

@@ -17,10 +17,22 @@ import {
   type ValidationError
 } from "../src/index.ts"
 import { DomainTest } from "../src/testing.ts"
-import { as, createDock, newUser, NOT_FOUND_BODY, pathOf, resolvedAt, unique } from "./support/Fixtures.ts"
+import {
+  as,
+  createDock,
+  newUser,
+  NOT_FOUND_BODY,
+  pathOf,
+  resolvedAt,
+  storedOwnerGrant,
+  unique
+} from "./support/Fixtures.ts"
 
-const add = (dock: string, user: string, role: "owner" | "editor" | "viewer") =>
+const add = (dock: string, user: string, role: "editor" | "viewer") =>
   Effect.flatMap(Members, (service) => service.add(dock, user, role))
+/** What a caller that bypasses the wire schema could pass: the port must refuse it itself. */
+const addOwner = (dock: string, user: string) =>
+  Effect.flatMap(Members, (service) => service.add(dock, user, "owner" as unknown as "editor"))
 const list = (dock: string) => Effect.flatMap(Members, (service) => service.list(dock))
 const removeMember = (dock: string, user: string) => Effect.flatMap(Members, (service) => service.remove(dock, user))
 
@@ -97,14 +109,24 @@ layer(DomainTest)("Members", (it) => {
       const changed = yield* add(pathOf(dock), alice.email!, "editor")
       expect(changed.role).toBe("editor")
       expect((yield* list(dock.id)).map((member) => [member.user_id, member.role])).toEqual([[alice.id, "editor"]])
-      yield* add(dock.id, alice.id, "owner")
-      expect(yield* grantRows(dock)).toEqual([{ user_id: alice.id, role: "owner" }])
+    }))
+
+  it.effect("an owner grant is refused (validation_error on the role) and changes nothing", () =>
+    Effect.gen(function*() {
+      const { alice, bob, dock } = yield* scenario
+      yield* add(dock.id, alice.username, "viewer")
+      for (const user of [alice.username, bob.email!]) {
+        const error = yield* Effect.flip(addOwner(dock.id, user))
+        expect(error.code).toBe("validation_error")
+        expect(error.details).toEqual({ field: "role" })
+      }
+      expect(yield* grantRows(dock)).toEqual([{ user_id: alice.id, role: "viewer" }])
     }))
 
   it.effect("granting the Dock's owner is a validation_error on the user", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* scenario
-      for (const role of ["editor", "viewer", "owner"] as const) {
+      for (const role of ["editor", "viewer"] as const) {
         const error = yield* Effect.flip(add(dock.id, owner.username, role))
         expect(error.code).toBe("validation_error")
         expect(error.details).toEqual({ field: "user" })
@@ -219,17 +241,90 @@ layer(DomainTest)("Members", (it) => {
       ).toBe("Owner's change")
     }))
 
-  it.effect("an owner grant lets a collaborator change and delete the Dock", () =>
+  it.effect("a stored owner-role grant gives no owner powers: an editor's at most", () =>
     Effect.gen(function*() {
-      const { alice, dock } = yield* scenario
+      const { alice, bob, dock } = yield* scenario
       const docks = yield* Docks
-      yield* add(dock.id, alice.username, "owner")
-      const changed = yield* Effect.flatMap(resolvedAt(byId(dock)), (resolved) =>
-        docks.update(resolved, { title: "Co-owner's change" })).pipe(as(userPrincipal(alice)))
-      expect(changed.title).toBe("Co-owner's change")
-      yield* Effect.flatMap(resolvedAt(byId(dock)), docks.remove).pipe(as(userPrincipal(alice)))
+      const members = yield* Members
+      yield* storedOwnerGrant(dock, alice)
+      const resolved = yield* resolvedAt(byId(dock)).pipe(as(userPrincipal(alice)))
+      expect(resolved.role).toBe("editor")
+      // listed as what it acts as
+      expect((yield* list(dock.id)).map((member) => member.role)).toEqual(["editor"])
+      // it cannot delete the Dock, change its visibility nor grant
+      expect((yield* Effect.flip(docks.remove(resolved).pipe(as(userPrincipal(alice))))).code).toBe(
+        "permission_denied"
+      )
+      expect(
+        (yield* Effect.flip(docks.update(resolved, { visibility: "public" }).pipe(as(userPrincipal(alice))))).code
+      ).toBe("permission_denied")
+      expect((yield* Effect.flip(members.grant(resolved, bob.username, "viewer").pipe(as(userPrincipal(alice))))).code)
+        .toBe("permission_denied")
+      expect((yield* Effect.flip(members.revoke(resolved, alice.username).pipe(as(userPrincipal(alice))))).code)
+        .toBe("permission_denied")
       const sql = yield* SqlClient.SqlClient
-      expect(yield* sql`select id from docks where id = ${dock.id}`).toEqual([])
+      expect(yield* sql`select id, visibility from docks where id = ${dock.id}`).toEqual([
+        { id: dock.id, visibility: "private" }
+      ])
+      expect(yield* grantRows(dock)).toEqual([{ user_id: alice.id, role: "owner" }])
+    }))
+
+  it.effect("the owner grants and revokes by username or email; others, sandboxes and owner roles cannot", () =>
+    Effect.gen(function*() {
+      const { alice, bob, dock, owner } = yield* scenario
+      const members = yield* Members
+      const resolved = yield* resolvedAt(byId(dock)).pipe(as(userPrincipal(owner)))
+      const asOwner = as(userPrincipal(owner))
+      expect({ ...(yield* members.grant(resolved, alice.username, "viewer").pipe(asOwner)) }).toEqual(
+        memberOf(dock, alice, "viewer")
+      )
+      expect({ ...(yield* members.grant(resolved, bob.email!.toUpperCase(), "editor").pipe(asOwner)) }).toEqual(
+        memberOf(dock, bob, "editor")
+      )
+      expect(sortByUser(yield* members.members(resolved).pipe(asOwner)).map((m) => m.role)).toEqual(
+        sortByUser([memberOf(dock, alice, "viewer"), memberOf(dock, bob, "editor")]).map((m) => m.role)
+      )
+      const unknown = yield* Effect.flip(
+        members.grant(resolved, `nobody-${unique()}@example.com`, "viewer").pipe(asOwner)
+      )
+      expect(unknown.code).toBe("not_found")
+      expect(unknown.message).toContain("sign in to Dock once")
+      const ownerRole = yield* Effect.flip(
+        members.grant(resolved, alice.username, "owner" as unknown as "editor").pipe(asOwner)
+      )
+      expect(ownerRole.code).toBe("validation_error")
+      // an editor cannot grant; a read-only token of the owner cannot either
+      const asBob = yield* resolvedAt(byId(dock)).pipe(as(userPrincipal(bob)))
+      expect((yield* Effect.flip(members.grant(asBob, `x${unique()}`, "viewer").pipe(as(userPrincipal(bob))))).code)
+        .toBe("permission_denied")
+      const readOnly = userPrincipal(owner, { scopes: ["mcp:read"] })
+      expect((yield* Effect.flip(members.grant(resolved, alice.username, "editor").pipe(as(readOnly)))).code).toBe(
+        "permission_denied"
+      )
+      expect({ ...(yield* members.revoke(resolved, alice.email!).pipe(asOwner)) }).toEqual(
+        memberOf(dock, alice, "viewer")
+      )
+      expect((yield* Effect.flip(members.revoke(resolved, alice.username).pipe(asOwner))).code).toBe("not_found")
+      expect(yield* grantRows(dock)).toEqual([{ user_id: bob.id, role: "editor" }])
+    }))
+
+  it.effect("an unclaimed sandbox Dock gets no grants, from the operator, its owner or a sandbox token", () =>
+    Effect.gen(function*() {
+      const { alice, dock, owner } = yield* scenario
+      const members = yield* Members
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`update docks set sandbox = true where id = ${dock.id}`
+      const byOperator = yield* Effect.flip(add(dock.id, alice.username, "viewer"))
+      expect(byOperator.code).toBe("validation_error")
+      expect(byOperator.details).toEqual({ field: "dock" })
+      for (
+        const principal of [userPrincipal(owner), userPrincipal(owner, { sandbox: true, allowedBucketIds: [dock.id] })]
+      ) {
+        const resolved = yield* resolvedAt(byId(dock)).pipe(as(principal))
+        const error = yield* Effect.flip(members.grant(resolved, alice.username, "viewer").pipe(as(principal)))
+        expect(error.code).toBe("permission_denied")
+      }
+      expect(yield* grantRows(dock)).toEqual([])
     }))
 
   it.effect("grants on a deleted Dock are gone and the Dock is not_found for members", () =>

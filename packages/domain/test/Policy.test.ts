@@ -7,6 +7,7 @@ import type { DockId, TokenId, UserId } from "../src/Ids.ts"
 import {
   canRead,
   checkCreateDock,
+  checkDeleteDock,
   checkOwner,
   checkPublish,
   checkRead,
@@ -221,6 +222,17 @@ describe("Policy rules beyond the table", () => {
 
   it("owning a Dock beats any grant on it", () => {
     expect(roleOf(userPrincipal(owner), privateDock(owner.id, "viewer"))).toBe("owner")
+  })
+
+  it("a grant stored with role owner acts as an editor: never owner powers", () => {
+    const holder = userPrincipal({ id: crypto.randomUUID() as UserId, username: "holder" })
+    const dock = privateDock(owner.id, "owner")
+    expect(roleOf(holder, dock)).toBe("editor")
+    expect(outcome(checkWrite(holder, dock))).toBe("ok")
+    expect(outcome(checkOwner(holder, dock))).toBe("permission_denied")
+    expect(outcome(checkDeleteDock(holder, dock))).toBe("permission_denied")
+    expect(outcome(checkPublish(holder, dock, { grant: true }))).toBe("permission_denied")
+    expect(outcome(checkPublish(holder, dock, { share: true }))).toBe("permission_denied")
   })
 
   it("an anonymous principal has no role even if a grant is passed", () => {

@@ -33,7 +33,7 @@ const familyIndex = (url: string): number => {
   if (url.startsWith("/mcp")) return url.startsWith("/mcp/public") ? 1 : 0
   if (url.startsWith("/admin")) return 2
   if (url.startsWith("/agent/auth")) return 3
-  if (url.startsWith("/a/") || url.startsWith("/b/") || url.startsWith("/artifacts/")) return 4
+  if (url.startsWith("/a/") || url.startsWith("/b/") || url.startsWith("/artifacts/") || url.startsWith("/s/")) return 4
   if (url.startsWith("/images/")) return 5
   if (url.startsWith("/.well-known/") || url.startsWith("/auth.md") || url.startsWith("/docs/")) return 6
   if (url.startsWith("/healthz") || url.startsWith("/readyz")) return 7

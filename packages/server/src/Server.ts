@@ -27,6 +27,7 @@ import {
   AdminMembersHttp,
   AdminRevertHttp,
   AdminSandboxesHttp,
+  AdminShareLinksHttp,
   AdminSourcesHttp,
   AdminTokensHttp,
   AdminUsersHttp,
@@ -40,6 +41,7 @@ import { imageRoutes } from "./http/ImageHttp.ts"
 import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
 import { metricsRoute } from "./http/MetricsHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
+import { shareRoutes } from "./http/ShareHttp.ts"
 import { workingTogetherRoute } from "./http/WorkingTogetherHttp.ts"
 import { idempotencySweepJob, sandboxSweepJob, trashSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
@@ -133,7 +135,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
         AdminSandboxesHttp.pipe(Layer.provide(admin)),
         AdminMembersHttp.pipe(Layer.provide(admin)),
         AdminSourcesHttp.pipe(Layer.provide(admin)),
-        AdminRevertHttp.pipe(Layer.provide(admin))
+        AdminRevertHttp.pipe(Layer.provide(admin)),
+        AdminShareLinksHttp.pipe(Layer.provide(admin))
       ])
     ),
     authManifestRoute(config),
@@ -141,6 +144,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     mcpRoutes(config, metrics),
     metricsRoute(config, metrics),
     artifactRoutes,
+    shareRoutes,
     imageRoutes
   ).pipe(Layer.provide(requestMiddleware(config, bodyLimits, metrics)))
   const nodeServer = Http.createServer()

@@ -176,6 +176,8 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the admi
       for (
         const reply of [
           yield* addMember({ dock: owner.default_bucket_id, user: user.username, role: "admin" }),
+          // only the Dock's owner is ever owner: an owner grant is refused
+          yield* addMember({ dock: owner.default_bucket_id, user: user.username, role: "owner" }),
           yield* addMember({ dock: owner.default_bucket_id }),
           yield* addMember({ user: user.username }),
           yield* listMembers(undefined),

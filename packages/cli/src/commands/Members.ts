@@ -12,8 +12,10 @@ const add = adminCommand(
   {
     dock: dockOption,
     user: userOption,
-    role: Options.choice("role", ["editor", "viewer", "owner"]).pipe(
-      Options.withDescription("editor (default) can write; viewer can read a private Dock"),
+    role: Options.choice("role", ["editor", "viewer"]).pipe(
+      Options.withDescription(
+        "editor (default) can write; viewer can read a private Dock; only the owner is ever owner"
+      ),
       Options.withDefault("editor" as const)
     )
   },

@@ -25,6 +25,7 @@ import {
   SweepResult,
   VerifiedEmailRegistration
 } from "../Registrations/Registration.ts"
+import { CreatedShareLink, CreateShareLinkRequest, ShareLink } from "../ShareLinks/ShareLink.ts"
 import { AddSourceRequest, Source } from "../Sources/Source.ts"
 import { CreatedToken, CreateTokenRequest, TokenInfo } from "../Tokens/Token.ts"
 
@@ -171,6 +172,36 @@ export class AdminMembersGroup extends HttpApiGroup.make("adminMembers")
   .prefix("/admin")
 {}
 
+/**
+ * Share links (issue 16, item 7): the operator acts for the Dock's owner, until the web app offers them to people.
+ * `create` answers the link's url (it holds the secret) this once.
+ */
+export class AdminShareLinksGroup extends HttpApiGroup.make("adminShareLinks")
+  .add(
+    HttpApiEndpoint.post("create", "/share-links")
+      .setPayload(CreateShareLinkRequest)
+      .addSuccess(CreatedShareLink, { status: 201 })
+      .addError(wire("validation_error"))
+      .addError(wire("not_found"))
+      .addError(wire("permission_denied"))
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/share-links")
+      .setUrlParams(Schema.Struct({ dock: Schema.String, page: Schema.optional(Schema.String) }))
+      .addSuccess(Schema.Array(ShareLink))
+      .addError(wire("validation_error"))
+      .addError(wire("not_found"))
+      .addError(wire("permission_denied"))
+  )
+  .add(
+    HttpApiEndpoint.post("revoke")`/share-links/${HttpApiSchema.param("id", Schema.String)}/revoke`
+      .addSuccess(ShareLink)
+      .addError(wire("not_found"))
+  )
+  .middleware(AdminAuthorization)
+  .prefix("/admin")
+{}
+
 /** Sources (issue 7): the operator adds them to a Dock, lists them (archived ones too) and archives them. */
 export class AdminSourcesGroup extends HttpApiGroup.make("adminSources")
   .add(
@@ -224,4 +255,5 @@ export class DockApi extends HttpApi.make("dock")
   .add(AdminMembersGroup)
   .add(AdminSourcesGroup)
   .add(AdminRevertGroup)
+  .add(AdminShareLinksGroup)
 {}

@@ -1,12 +1,26 @@
-/** The Members rules: the operator names the Dock and the user; an owner needs no grant on their own Dock. */
+/**
+ * The Members rules: no grant makes an owner (only editor or viewer are granted; a stored `owner` row is listed
+ * and acts as editor); an owner needs no grant on their own Dock; an unclaimed sandbox gets no grants.
+ */
 import { Clock, Effect, Layer } from "effect"
 import { Accounts } from "../Accounts/Accounts.ts"
-import { Docks } from "../Docks/Docks.ts"
-import { NotFound, ValidationError } from "../Errors.ts"
+import type { Dock } from "../Docks/Dock.ts"
+import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
+import { NotFound, PermissionDenied, ValidationError } from "../Errors.ts"
 import type { UserId } from "../Ids.ts"
-import { Member, type Role } from "./Member.ts"
+import { checkOwner, checkPublish } from "../Policy.ts"
+import { CurrentPrincipal } from "../Principal.ts"
+import { grantedRole, Member, type Role } from "./Member.ts"
 import { Members } from "./Members.ts"
 import { makeMembersRepo } from "./MembersRepo.ts"
+
+const noSuchUser = (name: string, person = false) =>
+  new NotFound({
+    message: person && name.includes("@")
+      ? `No account has the email "${name}": the person must sign in to Dock once before they can be granted access`
+      : `No user "${name}"`,
+    details: { field: "user" }
+  })
 
 export const MembersLive = Layer.effect(
   Members,
@@ -15,42 +29,100 @@ export const MembersLive = Layer.effect(
     const docks = yield* Docks
     const accounts = yield* Accounts
 
+    /** The operator's forms: email, username or id. */
     const findUser = (name: string) =>
       accounts.findByIdentifier(name).pipe(
         Effect.catchTag("NotFound", () => accounts.findById(name as UserId)),
-        Effect.mapError(() => new NotFound({ message: `No user "${name}"`, details: { field: "user" } }))
+        Effect.mapError(() => noSuchUser(name))
       )
 
-    const add = Effect.fn("Members.add")(function*(dockName: string, userName: string, role: Role) {
-      const dock = yield* docks.forOperator(dockName)
-      const user = yield* findUser(userName)
-      if (user.id === dock.owner.id) {
-        return yield* new ValidationError({
-          message: `${user.username} owns this Dock already`,
-          details: { field: "user" }
-        })
+    /** A person's forms (the web app): username or email. */
+    const findPerson = (name: string) =>
+      accounts.findByIdentifier(name.trim()).pipe(Effect.mapError(() => noSuchUser(name, true)))
+
+    const upsert = Effect.fn("Members.upsert")(
+      function*(dock: Dock, userName: string, role: Role, byOperator: boolean) {
+        // The wire schema refuses other roles; this holds for every caller, whatever it passes.
+        if (role !== "editor" && role !== "viewer") {
+          return yield* new ValidationError({
+            message: "A grant is editor or viewer: only the Dock's owner is its owner",
+            details: { field: "role" }
+          })
+        }
+        if (yield* repo.isSandbox(dock.id)) {
+          return yield* new ValidationError({
+            message: "An unclaimed sandbox Dock cannot have collaborators: claim it first (see /auth.md)",
+            details: { field: "dock" }
+          })
+        }
+        const user = yield* (byOperator ? findUser(userName) : findPerson(userName))
+        if (user.id === dock.owner.id) {
+          return yield* new ValidationError({
+            message: `${user.username} owns this Dock already`,
+            details: { field: "user" }
+          })
+        }
+        const now = new Date(yield* Clock.currentTimeMillis)
+        yield* repo.upsert(dock.id, user.id, role, now)
+        return new Member({ bucket_id: dock.id, user_id: user.id, username: user.username, role })
       }
-      const now = new Date(yield* Clock.currentTimeMillis)
-      yield* repo.upsert(dock.id, user.id, role, now)
-      return new Member({ bucket_id: dock.id, user_id: user.id, username: user.username, role })
-    })
+    )
 
-    const list = Effect.fn("Members.list")(function*(dockName: string) {
-      const dock = yield* docks.forOperator(dockName)
-      const rows = yield* repo.list(dock.id)
-      return rows.map((row) => new Member({ bucket_id: dock.id, ...row }))
-    })
+    const listOf = (dock: Dock) =>
+      Effect.map(
+        repo.list(dock.id),
+        (rows) => rows.map((row) => new Member({ bucket_id: dock.id, ...row, role: grantedRole(row.role) }))
+      )
 
-    const remove = Effect.fn("Members.remove")(function*(dockName: string, userName: string) {
-      const dock = yield* docks.forOperator(dockName)
-      const user = yield* findUser(userName)
+    const removeFrom = Effect.fn("Members.removeFrom")(function*(dock: Dock, userName: string, byOperator: boolean) {
+      const user = yield* (byOperator ? findUser(userName) : findPerson(userName))
       const removed = yield* repo.remove(dock.id, user.id)
       if (removed === undefined) {
         return yield* new NotFound({ message: `${user.username} has no grant on this Dock` })
       }
-      return new Member({ bucket_id: dock.id, user_id: user.id, username: user.username, role: removed })
+      return new Member({ bucket_id: dock.id, user_id: user.id, username: user.username, role: grantedRole(removed) })
     })
 
-    return { add, list, remove }
+    const add = Effect.fn("Members.add")(function*(dockName: string, userName: string, role: Role) {
+      return yield* upsert(yield* docks.forOperator(dockName), userName, role, true)
+    })
+
+    const list = Effect.fn("Members.list")(function*(dockName: string) {
+      return yield* listOf(yield* docks.forOperator(dockName))
+    })
+
+    const remove = Effect.fn("Members.remove")(function*(dockName: string, userName: string) {
+      return yield* removeFrom(yield* docks.forOperator(dockName), userName, true)
+    })
+
+    /** The owner's, never a sandbox token's nor on an unclaimed sandbox. */
+    const checkGrant = (resolved: ResolvedDock) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        yield* checkPublish(principal, resolved.access, { grant: true })
+        if (resolved.sandbox) {
+          return yield* new PermissionDenied({
+            message: "An unclaimed sandbox Dock cannot have collaborators: claim it first (see /auth.md)",
+            details: { sandbox: true }
+          })
+        }
+      })
+
+    const grant = Effect.fn("Members.grant")(function*(resolved: ResolvedDock, userName: string, role: Role) {
+      yield* checkGrant(resolved)
+      return yield* upsert(resolved.dock, userName, role, false)
+    })
+
+    const revoke = Effect.fn("Members.revoke")(function*(resolved: ResolvedDock, userName: string) {
+      yield* checkGrant(resolved)
+      return yield* removeFrom(resolved.dock, userName, false)
+    })
+
+    const members = Effect.fn("Members.members")(function*(resolved: ResolvedDock) {
+      yield* checkOwner(yield* CurrentPrincipal, resolved.access)
+      return yield* listOf(resolved.dock)
+    })
+
+    return { add, list, remove, grant, revoke, members }
   })
 )

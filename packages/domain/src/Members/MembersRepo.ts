@@ -2,7 +2,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
 import type { DockId, UserId } from "../Ids.ts"
-import type { Role } from "./Member.ts"
+import type { Role, StoredRole } from "./Member.ts"
 
 export const makeMembersRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
@@ -14,14 +14,21 @@ export const makeMembersRepo = Effect.gen(function*() {
 
   /** The Dock's grants, oldest first. */
   const list = (dockId: DockId) =>
-    sql<{ user_id: UserId; username: string; role: Role }>`select m.user_id, u.username, m.role
+    sql<{ user_id: UserId; username: string; role: StoredRole }>`select m.user_id, u.username, m.role
       from dock_members m join users u on u.id = m.user_id where m.dock_id = ${dockId}
       order by m.created_at, u.username`.pipe(Effect.orDie)
 
   /** Removes the grant; answers the role it had, or undefined when there was none. */
   const remove = (dockId: DockId, userId: UserId) =>
-    sql<{ role: Role }>`delete from dock_members where dock_id = ${dockId} and user_id = ${userId}
+    sql<{ role: StoredRole }>`delete from dock_members where dock_id = ${dockId} and user_id = ${userId}
       returning role`.pipe(Effect.map((rows) => rows[0]?.role), Effect.orDie)
 
-  return { upsert, list, remove } as const
+  /** Whether the Dock is an unclaimed sandbox (an anonymous registration's, not yet claimed). */
+  const isSandbox = (dockId: DockId) =>
+    sql<{ sandbox: boolean }>`select sandbox from docks where id = ${dockId}`.pipe(
+      Effect.map((rows) => rows[0]?.sandbox === true),
+      Effect.orDie
+    )
+
+  return { upsert, list, remove, isSandbox } as const
 })

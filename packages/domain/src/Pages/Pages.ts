@@ -38,6 +38,15 @@ import type {
 } from "./Part.ts"
 import type { PushInput } from "./Prepare.ts"
 
+/**
+ * Which page a browser route shows: by public slug (/a/) or id (/artifacts/), public pages only; or, for a live
+ * share link that ShareLinks.open has found (and only for it), the linked page by id whatever its visibility.
+ */
+export type ViewRef =
+  | { readonly publicSlug: string }
+  | { readonly id: string }
+  | { readonly sharedPageId: string }
+
 export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   /** Creates the page with this slug in the Dock, or updates it (`unchanged` when nothing differs). */
   readonly save: (
@@ -154,7 +163,7 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
    * A version too complex to render within the content workers' bound is shown as its escaped source.
    */
   readonly view: (
-    ref: { readonly publicSlug: string } | { readonly id: string }
+    ref: ViewRef
   ) => Effect.Effect<PageView, NotFound | Unavailable, CurrentPrincipal>
   /**
    * Needs a named Dock: a delete never falls back to the grounding or default Dock. With `baseVersion` the page

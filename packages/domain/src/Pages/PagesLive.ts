@@ -23,7 +23,7 @@ import { slugify, validateSlug } from "../Slug.ts"
 import { WriteRules } from "../WriteRules.ts"
 import { type EditKind, type PageEdit, TEXT_EDIT_OPS } from "./Edit.ts"
 import { linkDockOf, makeLinks, WIKILINKS_MAX } from "./Links.ts"
-import { Pages } from "./Pages.ts"
+import { Pages, type ViewRef } from "./Pages.ts"
 import { type ListKey, makePagesRepo } from "./PagesRepo.ts"
 import {
   artifactBaseUrl,
@@ -689,10 +689,24 @@ export const PagesLive = Layer.effect(
       return { outbound: yield* links.outbound(source, targets), inbound: yield* links.inbound(source, row) }
     })
 
-    const view = Effect.fn("Pages.view")(function*(ref: { readonly publicSlug: string } | { readonly id: string }) {
+    const view = Effect.fn("Pages.view")(function*(ref: ViewRef) {
       const missing = new NotFound({ message: "No such artifact, or it is not public" })
-      if ("id" in ref ? !isUuid(ref.id) : !isPublicSlug(ref.publicSlug)) return yield* missing
-      const row = yield* repo.findViewable("id" in ref ? { id: ref.id.toLowerCase() } : ref)
+      if (
+        "sharedPageId" in ref
+          ? !isUuid(ref.sharedPageId)
+          : "id" in ref
+          ? !isUuid(ref.id)
+          : !isPublicSlug(ref.publicSlug)
+      ) {
+        return yield* missing
+      }
+      const row = yield* repo.findViewable(
+        "sharedPageId" in ref
+          ? { sharedId: ref.sharedPageId.toLowerCase() }
+          : "id" in ref
+          ? { id: ref.id.toLowerCase() }
+          : ref
+      )
       if (row === undefined) return yield* missing
       const author = yield* repo.versionAuthor(row.id, row.version)
       return {

@@ -429,16 +429,25 @@ export const makePagesRepo = Effect.gen(function*() {
    * A page anyone may view (the browser routes, before app sessions exist): not private, and either in a
    * public Dock that is not hidden, or a standalone artifact (reachable by its link, listed nowhere).
    */
-  const findViewable = (by: { readonly publicSlug: string } | { readonly id: string }) =>
-    sql`select ${columns} from parts
+  /**
+   * A page the browser routes may show: public ones by public slug or id; with `sharedId` (a live share link's
+   * page, found by ShareLinks) whatever its visibility, while its Dock is not hidden.
+   */
+  const findViewable = (
+    by: { readonly publicSlug: string } | { readonly id: string } | { readonly sharedId: string }
+  ) =>
+    ("sharedId" in by
+      ? sql`select ${columns} from parts
+        where id = ${by.sharedId} and dock_id in (select id from docks where hidden_at is null)`
+      : sql`select ${columns} from parts
       where ${"publicSlug" in by ? sql`public_slug = ${by.publicSlug}` : sql`id = ${by.id}`}
         and visibility is distinct from 'private'
         and (dock_id is null
-          or dock_id in (select id from docks where visibility = 'public' and hidden_at is null))`.pipe(
-      Effect.flatMap(decode),
-      Effect.map((rows) => rows[0]),
-      Effect.orDie
-    )
+          or dock_id in (select id from docks where visibility = 'public' and hidden_at is null))`).pipe(
+        Effect.flatMap(decode),
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      )
 
   return {
     search,

@@ -2,6 +2,7 @@
  * Shared fixtures for the Docks, resolver and Members tests: unique users, acting as a principal, Docks made by
  * their owner and grants made the way operators make them (`Members.add`).
  */
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import {
   Accounts,
@@ -34,8 +35,20 @@ export const createDock = (owner: User, input: NewDock) =>
   Effect.flatMap(Docks, (docks) => docks.create(input)).pipe(as(userPrincipal(owner)))
 
 /** An operator grant on the Dock (by id) for the user (by username). */
-export const grant = (dock: Dock, user: User, role: "owner" | "editor" | "viewer") =>
+export const grant = (dock: Dock, user: User, role: "editor" | "viewer") =>
   Effect.flatMap(Members, (members) => members.add(dock.id, user.username, role))
+
+/**
+ * A dock_members row with role `owner`, as a database from before grants were limited to editor and viewer may
+ * hold (no port writes one any more): it must act as an editor at most.
+ */
+export const storedOwnerGrant = (dock: Dock, user: User) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`insert into dock_members (dock_id, user_id, role, created_at) values (${dock.id}, ${user.id}, 'owner', now())
+      on conflict (dock_id, user_id) do update set role = 'owner'`
+  ).pipe(Effect.asVoid)
 
 export const resolveAs = (principal: Principal, target: DockTarget) =>
   Effect.flatMap(Docks, (docks) => docks.find(target)).pipe(as(principal))

@@ -3,12 +3,15 @@ import {
   Accounts,
   AdminAuthorization,
   AgentChanges,
+  createOperatorShareLink,
   DockApi,
   Docks,
   issueOperatorToken,
+  listOperatorShareLinks,
   listOperatorTokens,
   Members,
   Registrations,
+  ShareLinks,
   SOURCE_CONTENT_MAX_BYTES,
   Sources,
   Tokens,
@@ -84,6 +87,19 @@ export const AdminMembersHttp = HttpApiBuilder.group(DockApi, "adminMembers", (h
       .handle("list", ({ urlParams }) => members.list(urlParams.dock))
       .handle("remove", ({ payload }) => members.remove(payload.dock, payload.user))
   }))
+
+export const AdminShareLinksHttp = HttpApiBuilder.group(
+  DockApi,
+  "adminShareLinks",
+  (handlers) =>
+    Effect.gen(function*() {
+      const shareLinks = yield* ShareLinks
+      return handlers
+        .handle("create", ({ payload }) => createOperatorShareLink(payload))
+        .handle("list", ({ urlParams }) => listOperatorShareLinks(urlParams.dock, urlParams.page))
+        .handle("revoke", ({ path }) => shareLinks.revokeAsOperator(path.id))
+    })
+)
 
 export const AdminSourcesHttp = HttpApiBuilder.group(DockApi, "adminSources", (handlers) =>
   Effect.gen(function*() {
