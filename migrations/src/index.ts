@@ -15,6 +15,7 @@ import microDbCells from "./0010_micro_db_cells.ts"
 import requestCounters from "./0011_request_counters.ts"
 import versionLines from "./0012_version_lines.ts"
 import idempotencyKeys from "./0013_idempotency_keys.ts"
+import sessions from "./0015_sessions.ts"
 
 export interface Migration {
   readonly id: number
@@ -35,5 +36,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 10, name: "micro_db_cells", sql: microDbCells },
   { id: 11, name: "request_counters", sql: requestCounters },
   { id: 12, name: "version_lines", sql: versionLines },
-  { id: 13, name: "idempotency_keys", sql: idempotencyKeys }
+  { id: 13, name: "idempotency_keys", sql: idempotencyKeys },
+  { id: 15, name: "sessions", sql: sessions }
 ]

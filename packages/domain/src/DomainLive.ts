@@ -17,6 +17,7 @@ import { PagesLive } from "./Pages/PagesLive.ts"
 import { PartsLive } from "./Parts/PartsLive.ts"
 import { RateLimitsLive } from "./RateLimits/RateLimitsLive.ts"
 import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
+import { SessionsLive } from "./Sessions/SessionsLive.ts"
 import { SourcesLive } from "./Sources/SourcesLive.ts"
 import { TokensLive } from "./Tokens/TokensLive.ts"
 import { WriteRulesLive } from "./WriteRules.ts"
@@ -30,6 +31,7 @@ const ImagesWithPorts = ImagesLive.pipe(Layer.provideMerge(Layer.mergeAll(ImageP
 
 export const DomainLive = Layer.mergeAll(
   RegistrationsLive,
+  SessionsLive,
   MembersLive,
   PagesLive,
   MicroDbLive,

@@ -44,6 +44,7 @@ import { idempotencySweepJob, sandboxSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
 import { tracingLayer } from "./Tracing.ts"
+import { webBodyLimit, webRoutes } from "./web/WebRoutes.tsx"
 
 /**
  * On shutdown: stop accepting connections, answer what is in flight with `Connection: close`, let those
@@ -109,7 +110,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     }),
     Layer.succeed(Features, {
       anonymousRegistration: config.anonymousRegistrationEnabled,
-      verifiedEmailRegistration: config.verifiedEmailRegistration
+      verifiedEmailRegistration: config.verifiedEmailRegistration,
+      signupClosed: config.signup === "closed"
     }),
     // Production refuses to start without DOCK_SECRET; `resolveSecrets` keeps a development one in
     // DOCK_DATA_DIR. A server built without either (an embedding test) gets a fresh key for its lifetime.
@@ -120,7 +122,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
   // This server's counters (GET /metrics): one instance's view, kept in memory.
   const metrics = makeServerMetrics()
   // The routes that take more than small JSON, as their modules declare them.
-  const bodyLimits = [mcpBodyLimit, sourcesBodyLimit]
+  const bodyLimits = [mcpBodyLimit, sourcesBodyLimit, webBodyLimit]
   const routes = Layer.mergeAll(
     HttpLayerRouter.addHttpApi(DockApi).pipe(
       Layer.provide([
@@ -139,7 +141,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     mcpRoutes(config, metrics),
     metricsRoute(config, metrics),
     artifactRoutes,
-    imageRoutes
+    imageRoutes,
+    webRoutes(config)
   ).pipe(Layer.provide(requestMiddleware(config, bodyLimits, metrics)))
   const nodeServer = Http.createServer()
   const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(
