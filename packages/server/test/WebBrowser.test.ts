@@ -12,6 +12,7 @@ import type { Page } from "playwright-core"
 import { BrowserLive, isBrowserReport, openPage, type RecordedPage, skipBrowserTests } from "./support/Browser.ts"
 import { unique } from "./support/Http.ts"
 import { codeIn } from "./support/Identity.ts"
+import { type AdminUser, seedPage } from "./support/McpTools.ts"
 import { bodyText, mailTo, SmtpReceiver, SmtpReceiverLive } from "./support/SmtpReceiver.ts"
 import { startTestServer, TestServer } from "./support/TestServer.ts"
 
@@ -23,7 +24,9 @@ const ServerWithSmtp = Layer.scoped(
   Effect.flatMap(SmtpReceiver, (receiver) =>
     startTestServer({
       DOCK_SMTP_URL: `smtp://127.0.0.1:${receiver.port}`,
-      DOCK_MAIL_FROM: "Dock <sign-in@dock.test>"
+      DOCK_MAIL_FROM: "Dock <sign-in@dock.test>",
+      // What the pages show as the MCP URL (loopback hosts are answered in development whatever the port).
+      DOCK_BASE_URL: "http://localhost:8787"
     }))
 ).pipe(Layer.provideMerge(SmtpReceiverLive))
 
@@ -59,8 +62,6 @@ describe.skipIf(skipBrowserTests)("the web app in Chromium", () => {
 
         yield* step(() => page.goto(`${server.url}/`))
         expect(yield* step(() => page.locator("h1").innerText())).toContain("Dock")
-        yield* screenshots(page, "home")
-
         yield* step(() => page.getByRole("link", { name: "Sign in with your email" }).click())
         yield* step(() => page.waitForURL(`${server.url}/login`))
         yield* screenshots(page, "login")
@@ -87,7 +88,23 @@ describe.skipIf(skipBrowserTests)("the web app in Chromium", () => {
         yield* step(() => page.getByRole("button", { name: "Create Dock" }).click())
         yield* step(() => page.waitForURL(`${server.url}/app/buckets/${slug}`))
         expect(yield* step(() => page.locator("h1").innerText())).toContain("Field notes")
+
+        // What an agent pushed shows in the Dock's list of pages.
+        const [owner] = yield* server.sql<{ dock_id: string; id: string; username: string }>`select d.id as dock_id,
+          u.id, u.username from docks d join users u on u.id = d.owner_id where d.slug = ${slug}`.pipe(Effect.orDie)
+        const user = { id: owner!.id, username: owner!.username } as AdminUser
+        yield* seedPage(user, owner!.dock_id, "trip-plan", { title: "Trip plan for the coast" })
+        yield* seedPage(user, owner!.dock_id, "reading-list", {
+          title: "Reading list",
+          contentType: "markdown",
+          pageKind: "markdown_file",
+          content: "# Reading list"
+        })
+        yield* step(() => page.reload())
+        expect(yield* step(() => page.locator("tbody tr").count())).toBe(2)
         yield* screenshots(page, "bucket")
+        // Listed on the front page once it is discoverable.
+        yield* server.sql`update docks set discoverable = true where id = ${owner!.dock_id}`.pipe(Effect.orDie)
 
         yield* step(() => page.goto(`${server.url}/app`))
         expect(yield* step(() => page.getByRole("link", { name: "Field notes" }).count())).toBe(1)
@@ -97,6 +114,8 @@ describe.skipIf(skipBrowserTests)("the web app in Chromium", () => {
 
         yield* step(() => page.getByRole("button", { name: "Sign out" }).click())
         yield* step(() => page.waitForURL(`${server.url}/`))
+        expect(yield* step(() => page.getByRole("link", { name: "Field notes" }).count())).toBe(1)
+        yield* screenshots(page, "home")
         yield* step(() => page.goto(`${server.url}/app`))
         expect(page.url()).toBe(`${server.url}/login?next=%2Fapp`)
         noBrowserComplaints(recorded)

@@ -35,8 +35,9 @@ h1 { font-size: 1.7rem; line-height: 1.25; margin: 0.2em 0 0.5em; }
 h2 { font-size: 1.25rem; margin: 1.6em 0 0.5em; }
 p { margin: 0.5em 0 0.9em; }
 .muted { color: var(--muted); }
+.card > h2:first-child { margin-top: 0; }
 .card {
-  background: var(--surface); border: 1px solid var(--border); border-radius: 10px; padding: 16px 18px; margin: 12px 0;
+  background: var(--surface); border: 1px solid var(--border); border-radius: 10px; padding: 16px 18px; margin: 20px 0;
 }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.92em; }
 code { background: var(--code); padding: 0.1em 0.35em; border-radius: 4px; overflow-wrap: anywhere; }

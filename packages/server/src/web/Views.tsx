@@ -8,7 +8,12 @@ const DockList = ({ docks, empty }: { readonly docks: ReadonlyArray<Dock>; reado
     <ul class="docks">
       {docks.map((dock) => (
         <li key={dock.id}>
-          <a class="title" href={`/app/buckets/${encodeURIComponent(dock.slug)}`}>{dock.title}</a>
+          <a
+            class="title"
+            href={`/app/buckets/${encodeURIComponent(dock.slug)}?owner=${encodeURIComponent(dock.owner.username)}`}
+          >
+            {dock.title}
+          </a>
           <span class="tag">{dock.visibility}</span>
           <div class="muted mono">{dock.owner.username}/{dock.slug}</div>
           {dock.description === null ? null : <div>{dock.description}</div>}
