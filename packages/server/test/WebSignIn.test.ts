@@ -4,7 +4,7 @@
  * session fixation, `/app` → `/login?next=` and back, no open redirect, CSRF and Origin refusals that change
  * nothing, sign-out, and DOCK_SIGNUP=closed.
  */
-import { Accounts, OTP_WRONG_TRIES_PER_CODE, sha256 } from "@dock/domain"
+import { Accounts, OTP_WRONG_TRIES_PER_CODE, sha256, SIGN_IN_SENDS_PER_IP_PER_HOUR } from "@dock/domain"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { unique } from "./support/Http.ts"
@@ -279,6 +279,28 @@ layer(ServerWithSmtp({ DOCK_SIGNUP: "closed" }), { excludeTestServices: true })(
       expect(guess.status).toBe(400)
       const users = yield* server.sql`select 1 from users where email = ${stranger}`.pipe(Effect.orDie)
       expect(users).toEqual([])
+    }))
+})
+
+layer(ServerWithSmtp({ DOCK_TRUST_PROXY: "true" }), { excludeTestServices: true })("sends per address", (it) => {
+  it.effect("codes requested from one address are capped per hour whatever the emails (429)", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      yield* awayFromWindowEnd("1 hour")
+      const address = `192.0.2.${Math.floor(Math.random() * 250) + 1}`
+      const statuses: Array<number> = []
+      for (let i = 0; i < SIGN_IN_SENDS_PER_IP_PER_HOUR + 1; i++) {
+        const client = browserFor(server)
+        const form = yield* client.get("/login")
+        const reply = yield* client.post("/login", {
+          csrf: csrfIn(form.text),
+          email: `ip-${i}-${unique()}@example.com`
+        }, {
+          "x-forwarded-for": address
+        })
+        statuses.push(reply.status)
+      }
+      expect(statuses).toEqual([...Array(SIGN_IN_SENDS_PER_IP_PER_HOUR).fill(200), 429])
     }))
 })
 
