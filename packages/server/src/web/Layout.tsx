@@ -1,4 +1,4 @@
-/** @jsxImportSource preact */
+/** @jsxRuntime automatic @jsxImportSource preact */
 /**
  * The one layout every web-app page renders in: the header (brand, the signed-in person's links and the sign-out
  * form, or "Sign in"), a skip link, `<main>`, and the stylesheet. Pages pass their content as children.

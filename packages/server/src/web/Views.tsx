@@ -1,4 +1,4 @@
-/** @jsxImportSource preact */
+/** @jsxRuntime automatic @jsxImportSource preact */
 /** The web app's views: plain functions of what they show, rendered on the server (no client script). */
 import type { Dock, Part } from "@dock/domain"
 import { CsrfField, Layout, Notice, type Viewer } from "./Layout.tsx"

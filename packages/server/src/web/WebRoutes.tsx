@@ -1,4 +1,4 @@
-/** @jsxImportSource preact */
+/** @jsxRuntime automatic @jsxImportSource preact */
 /**
  * The web app's routes (docs/web.md): `/`, `/app.css`, sign-in at `/login`, `POST /logout`, and the signed-in views
  * under `/app`. Pages are Preact components rendered to HTML on the server; every action is a plain form POST
