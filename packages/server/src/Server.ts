@@ -40,7 +40,7 @@ import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
 import { metricsRoute } from "./http/MetricsHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 import { workingTogetherRoute } from "./http/WorkingTogetherHttp.ts"
-import { idempotencySweepJob, sandboxSweepJob } from "./Jobs.ts"
+import { idempotencySweepJob, sandboxSweepJob, sessionSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
 import { tracingLayer } from "./Tracing.ts"
@@ -153,6 +153,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.provideMerge(serving),
     Layer.merge(sandboxSweepJob(config.jobInterval)),
     Layer.merge(idempotencySweepJob(config.jobInterval)),
+    Layer.merge(sessionSweepJob(config.jobInterval)),
     Layer.provide(DomainLive),
     Layer.provide(infrastructure),
     // Spans go to OTEL_EXPORTER_OTLP_ENDPOINT when it is set; without it the tracer is off, since every span

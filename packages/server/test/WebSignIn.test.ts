@@ -4,7 +4,7 @@
  * session fixation, `/app` → `/login?next=` and back, no open redirect, CSRF and Origin refusals that change
  * nothing, sign-out, and DOCK_SIGNUP=closed.
  */
-import { Accounts, OTP_WRONG_TRIES_PER_CODE, sha256, SIGN_IN_SENDS_PER_IP_PER_HOUR } from "@dock/domain"
+import { Accounts, OTP_WRONG_TRIES_PER_CODE, Sessions, sha256, SIGN_IN_SENDS_PER_IP_PER_HOUR } from "@dock/domain"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { unique } from "./support/Http.ts"
@@ -255,6 +255,27 @@ layer(ServerWithSmtp(), { excludeTestServices: true })("web sign-in (development
       const after = yield* replay.get("/app")
       expect(after.status).toBe(303)
       expect(after.headers["location"]).toBe("/login?next=%2Fapp")
+    }))
+  it.effect("the session sweep drops sessions that ended over a day ago, and keeps live ones", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const client = browserFor(server)
+      yield* signIn(client, `sweep-${unique()}@example.com`)
+      const live = sha256(client.jar.get("dock_session")!)
+      const [row] = yield* server.sql<{ user_id: string }>`select user_id from sessions where id_hash = ${live}`
+        .pipe(Effect.orDie)
+      const old = sha256(`old-${unique()}`)
+      yield* server.sql`insert into sessions (id_hash, user_id, created_at, expires_at, last_seen_at, revoked_at)
+        values (${old}, ${
+        row!.user_id
+      }, now() - interval '3 days', now() + interval '3 days', now() - interval '3 days',
+          now() - interval '2 days')`.pipe(Effect.orDie)
+      const swept = yield* server.domain(Effect.flatMap(Sessions, (sessions) => sessions.sweep))
+      expect(swept).toBeGreaterThanOrEqual(1)
+      const left = yield* server.sql<{ id_hash: string }>`select id_hash from sessions
+        where id_hash in (${live}, ${old})`.pipe(Effect.orDie)
+      expect(left.map((r) => r.id_hash)).toEqual([live])
+      expect((yield* client.get("/app")).status).toBe(200)
     }))
 })
 

@@ -26,4 +26,6 @@ export class Sessions extends Context.Tag("@dock/domain/Sessions")<Sessions, {
   readonly authenticate: (secret: string) => Effect.Effect<Option.Option<ActiveSession>>
   /** Ends the session behind a cookie value (sign-out); nothing happens for an unknown one. */
   readonly revoke: (secret: string) => Effect.Effect<void>
+  /** Drops sessions and sign-in codes that ended (expired, revoked, used or voided) over a day ago; answers how many sessions. */
+  readonly sweep: Effect.Effect<number>
 }>() {}

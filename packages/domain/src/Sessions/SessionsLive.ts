@@ -204,6 +204,11 @@ export const SessionsLive = Layer.effect(
       yield* repo.revoke(sha256(secret), yield* now)
     })
 
-    return { requestCode, signIn, authenticate, revoke }
+    const sweep = Effect.gen(function*() {
+      const at = yield* now
+      return yield* repo.sweep(new Date(at.getTime() - Duration.toMillis(Duration.days(1))))
+    }).pipe(Effect.withSpan("Sessions.sweep"))
+
+    return { requestCode, signIn, authenticate, revoke, sweep }
   })
 )

@@ -74,6 +74,13 @@ export const makeSessionsRepo = Effect.gen(function*() {
         Effect.orDie
       ),
     authenticate: (hash: string, now: Date) => Effect.orDie(authenticate({ hash, now })),
+    sweep: (before: Date) =>
+      Effect.gen(function*() {
+        const sessions = yield* sql<{ id: string }>`delete from sessions
+          where expires_at < ${before} or revoked_at < ${before} returning id`
+        yield* sql`delete from sign_in_codes where expires_at < ${before}`
+        return sessions.length
+      }).pipe(Effect.orDie),
     revoke: (hash: string, at: Date) =>
       sql`update sessions set revoked_at = ${at} where id_hash = ${hash} and revoked_at is null`.pipe(
         Effect.asVoid,
