@@ -190,6 +190,13 @@ layer(ServerWithSmtp(), { excludeTestServices: true })("web sign-in (development
       expect(page.status).toBe(200)
       expect(page.text).toContain("Made here")
 
+      // Form bodies are small: past 16 KiB the answer is 413, before anything is read or made.
+      const big = yield* client.post("/app/buckets", { csrf, title: "x".repeat(20_000), slug, visibility: "private" })
+      expect(big.status).toBe(413)
+      // Signing out needs the token too: without it the session lives on.
+      expect((yield* client.post("/logout", {})).status).toBe(403)
+      expect((yield* client.get("/app")).status).toBe(200)
+
       // The sign-in form is protected too: no token, no code mailed.
       const email = `csrf-login-${unique()}@example.com`
       const refused = yield* browserFor(server).post("/login", { email })
