@@ -11,7 +11,7 @@ export default tseslint.config(
     ignores: ["**/dist/**", "bundle/**", "**/node_modules/**", "**/.dock/**", "docs/**"]
   },
   {
-    files: ["**/*.ts", "**/*.mjs"],
+    files: ["**/*.ts", "**/*.tsx", "**/*.mjs"],
     extends: [js.configs.recommended, ...tseslint.configs.recommended, ...effect.configs.dprint],
     rules: {
       "@effect/dprint": ["error", {

@@ -52,6 +52,9 @@ if (!upToDate()) {
     sourcemap: "linked",
     metafile: true,
     logLevel: "warning",
+    // The web app's TSX (packages/server/src/web): Preact's automatic runtime, as each file's pragma says.
+    jsx: "automatic",
+    jsxImportSource: "preact",
     // Loaded from node_modules at run time: PGlite and sharp find their WASM and native files next to themselves,
     // nodemailer is loaded only with SMTP, and HtmlSanitizer.ts takes its tokenizer from the very htmlparser2 copy
     // that sanitize-html loads.

@@ -1,6 +1,6 @@
 /**
  * Deno smoke check: the same server source, unchanged, runs under Deno 2 on the embedded database, answers
- * /healthz, creates and lists a user through the admin API, registers an anonymous agent, makes real MCP calls
+ * /healthz, renders the web app's sign-in page, creates and lists a user through the admin API, registers an anonymous agent, makes real MCP calls
  * with its token, then shuts down cleanly on SIGTERM. With `--bundle` (`npm run smoke:bundle`), the same checks on
  * the bundle `npm start` runs (scripts/bundle.mjs, built first): the content workers, sharp and the sanitizer
  * loaded from it, which no test running the sources covers. Both read GET /metrics, then start the server a second
@@ -66,6 +66,15 @@ try {
   console.log(`${runtime} server ready in ${Math.round(server.readyMs)} ms`)
   const health = await fetch(`${server.baseUrl}/healthz`)
   check("GET /healthz answers 200 {status:ok}", health.status === 200 && (await health.json()).status === "ok")
+
+  // The web app's TSX pages (Preact, rendered on the server) under this runtime.
+  const login = await fetch(`${server.baseUrl}/login`)
+  const loginHtml = await login.text()
+  check(
+    "GET /login renders the sign-in page (TSX)",
+    login.status === 200 && loginHtml.startsWith("<!doctype html>") && loginHtml.includes(`name="email"`),
+    `${login.status} ${loginHtml.slice(0, 200)}`
+  )
 
   const headers = { authorization: `Bearer ${adminToken}`, "content-type": "application/json" }
   const created = await fetch(`${server.baseUrl}/admin/users`, {

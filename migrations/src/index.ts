@@ -16,7 +16,8 @@ import requestCounters from "./0011_request_counters.ts"
 import versionLines from "./0012_version_lines.ts"
 import idempotencyKeys from "./0013_idempotency_keys.ts"
 import agentChanges from "./0014_agent_changes.ts"
-import shareLinks from "./0017_share_links.ts"
+import sessions from "./0015_sessions.ts"
+import shareLinks from "./0016_share_links.ts"
 
 export interface Migration {
   readonly id: number
@@ -39,5 +40,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 12, name: "version_lines", sql: versionLines },
   { id: 13, name: "idempotency_keys", sql: idempotencyKeys },
   { id: 14, name: "agent_changes", sql: agentChanges },
-  { id: 17, name: "share_links", sql: shareLinks }
+  { id: 15, name: "sessions", sql: sessions },
+  { id: 16, name: "share_links", sql: shareLinks }
 ]

@@ -18,6 +18,7 @@ import { PagesLive } from "./Pages/PagesLive.ts"
 import { PartsLive } from "./Parts/PartsLive.ts"
 import { RateLimitsLive } from "./RateLimits/RateLimitsLive.ts"
 import { RegistrationsLive } from "./Registrations/RegistrationsLive.ts"
+import { SessionsLive } from "./Sessions/SessionsLive.ts"
 import { ShareLinksLive } from "./ShareLinks/ShareLinksLive.ts"
 import { SourcesLive } from "./Sources/SourcesLive.ts"
 import { TokensLive } from "./Tokens/TokensLive.ts"
@@ -32,6 +33,7 @@ const ImagesWithPorts = ImagesLive.pipe(Layer.provideMerge(Layer.mergeAll(ImageP
 
 export const DomainLive = Layer.mergeAll(
   RegistrationsLive,
+  SessionsLive,
   MembersLive,
   // Share links render their page through Pages.view.
   ShareLinksLive.pipe(Layer.provideMerge(PagesLive)),

@@ -14,6 +14,8 @@ export class ArtifactBaseUrl extends Context.Tag("@dock/domain/ArtifactBaseUrl")
 export class Features extends Context.Tag("@dock/domain/Features")<Features, {
   readonly anonymousRegistration: boolean
   readonly verifiedEmailRegistration: boolean
+  /** DOCK_SIGNUP=closed: the web app's sign-in admits existing people only (absent = open). */
+  readonly signupClosed?: boolean | undefined
 }>() {
   static readonly defaults = { anonymousRegistration: true, verifiedEmailRegistration: false }
 }

@@ -54,6 +54,9 @@ export {
   VERIFIED_EMAIL_WINDOW
 } from "./Registrations/RegistrationsLive.ts"
 export * from "./Secrets.ts"
+export * from "./Sessions/Session.ts"
+export * from "./Sessions/Sessions.ts"
+export { SESSION_TTL, SIGN_IN_SENDS_PER_IP_PER_HOUR } from "./Sessions/SessionsLive.ts"
 export * from "./Settings.ts"
 export * from "./ShareLinks/OperatorShareLinks.ts"
 export * from "./ShareLinks/ShareLink.ts"

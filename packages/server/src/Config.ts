@@ -43,6 +43,8 @@ export interface ServerConfig {
   readonly artifactOrigin: Option.Option<string>
   readonly anonymousRegistrationEnabled: boolean
   readonly verifiedEmailRegistration: boolean
+  /** DOCK_SIGNUP (open by default): `closed` lets only existing people sign in to the web app. */
+  readonly signup: "open" | "closed"
   readonly shutdownGrace: Duration.Duration
   readonly jobInterval: Duration.Duration
   readonly limits: LimitValues
@@ -181,6 +183,7 @@ const raw = Config.all({
   }))),
   anonymousRegistrationEnabled: Config.boolean("ANONYMOUS_REGISTRATION_ENABLED").pipe(Config.withDefault(true)),
   verifiedEmailRegistration: Config.boolean("DOCK_VERIFIED_EMAIL_REGISTRATION").pipe(Config.withDefault(false)),
+  signup: Config.literal("open", "closed")("DOCK_SIGNUP").pipe(Config.withDefault("open" as const)),
   shutdownGrace: duration("DOCK_SHUTDOWN_GRACE", Duration.seconds(10)),
   jobInterval: duration("DOCK_JOB_INTERVAL", Duration.minutes(5)),
   limits
@@ -239,6 +242,7 @@ export const ServerConfig: Config.Config<ServerConfig> = raw.pipe(Config.mapOrFa
     artifactOrigin: c.artifactOrigin,
     anonymousRegistrationEnabled: c.anonymousRegistrationEnabled,
     verifiedEmailRegistration: c.verifiedEmailRegistration,
+    signup: c.signup,
     shutdownGrace: c.shutdownGrace,
     jobInterval: c.jobInterval,
     limits: c.limits

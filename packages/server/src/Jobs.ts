@@ -10,14 +10,17 @@
  * - The idempotency sweep: drops idempotency keys older than 24 hours (one delete; a period missed leaves them
  *   for the next, and an expired key is reusable before it is swept).
  * - The trash sweep: purges deleted pages and logged row changes past their retention (docs/undo.md).
+ * - The session sweep: drops web-app sessions and sign-in codes that ended over a day ago (two deletes).
  */
-import { AgentChanges, Idempotency, RateLimits, Registrations } from "@dock/domain"
+import { AgentChanges, Idempotency, RateLimits, Registrations, Sessions } from "@dock/domain"
 import { type Duration, Effect, Layer, Schedule } from "effect"
 
 /** The counter key that claims a period of the sandbox sweep. */
 export const SANDBOX_SWEEP_PERIOD_KEY = "job:sandbox-sweep"
 /** The counter key that claims a period of the idempotency-key sweep. */
 export const IDEMPOTENCY_SWEEP_PERIOD_KEY = "job:idempotency-sweep"
+/** The counter key that claims a period of the session sweep. */
+export const SESSION_SWEEP_PERIOD_KEY = "job:session-sweep"
 
 /** Runs `job` once per `interval` period across the instances (the first to claim it), from the start on. */
 const periodicJob = <R>(
@@ -80,5 +83,16 @@ export const trashSweepJob = (interval: Duration.Duration) =>
     Effect.gen(function*() {
       const result = yield* (yield* AgentChanges).sweep
       yield* Effect.logInfo(`Trash sweep: ${result.pages} pages, ${result.rowChanges} row changes purged`)
+    })
+  )
+
+export const sessionSweepJob = (interval: Duration.Duration) =>
+  periodicJob(
+    "Session sweep",
+    SESSION_SWEEP_PERIOD_KEY,
+    interval,
+    Effect.gen(function*() {
+      const swept = yield* (yield* Sessions).sweep
+      yield* Effect.logDebug(`Session sweep: ${swept} ended sessions dropped`)
     })
   )

@@ -43,10 +43,11 @@ import { metricsRoute } from "./http/MetricsHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 import { shareRoutes } from "./http/ShareHttp.ts"
 import { workingTogetherRoute } from "./http/WorkingTogetherHttp.ts"
-import { idempotencySweepJob, sandboxSweepJob, trashSweepJob } from "./Jobs.ts"
+import { idempotencySweepJob, sandboxSweepJob, sessionSweepJob, trashSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
 import { tracingLayer } from "./Tracing.ts"
+import { webBodyLimit, webRoutes } from "./web/WebRoutes.tsx"
 
 /**
  * On shutdown: stop accepting connections, answer what is in flight with `Connection: close`, let those
@@ -112,7 +113,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     }),
     Layer.succeed(Features, {
       anonymousRegistration: config.anonymousRegistrationEnabled,
-      verifiedEmailRegistration: config.verifiedEmailRegistration
+      verifiedEmailRegistration: config.verifiedEmailRegistration,
+      signupClosed: config.signup === "closed"
     }),
     // Production refuses to start without DOCK_SECRET; `resolveSecrets` keeps a development one in
     // DOCK_DATA_DIR. A server built without either (an embedding test) gets a fresh key for its lifetime.
@@ -123,7 +125,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
   // This server's counters (GET /metrics): one instance's view, kept in memory.
   const metrics = makeServerMetrics()
   // The routes that take more than small JSON, as their modules declare them.
-  const bodyLimits = [mcpBodyLimit, sourcesBodyLimit]
+  const bodyLimits = [mcpBodyLimit, sourcesBodyLimit, webBodyLimit]
   const routes = Layer.mergeAll(
     HttpLayerRouter.addHttpApi(DockApi).pipe(
       Layer.provide([
@@ -145,7 +147,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     metricsRoute(config, metrics),
     artifactRoutes,
     shareRoutes,
-    imageRoutes
+    imageRoutes,
+    webRoutes(config)
   ).pipe(Layer.provide(requestMiddleware(config, bodyLimits, metrics)))
   const nodeServer = Http.createServer()
   const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(
@@ -157,6 +160,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.merge(sandboxSweepJob(config.jobInterval)),
     Layer.merge(idempotencySweepJob(config.jobInterval)),
     Layer.merge(trashSweepJob(config.jobInterval)),
+    Layer.merge(sessionSweepJob(config.jobInterval)),
     Layer.provide(DomainLive),
     Layer.provide(infrastructure),
     // Spans go to OTEL_EXPORTER_OTLP_ENDPOINT when it is set; without it the tracer is off, since every span

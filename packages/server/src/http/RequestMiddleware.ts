@@ -22,7 +22,8 @@ import { hostGuard } from "./HostGuard.ts"
 const securityHeaders = (response: HttpServerResponse.HttpServerResponse) =>
   HttpServerResponse.setHeaders(response, {
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    // The web app's pages send same-origin referrers (a form POST under no-referrer carries `Origin: null`).
+    ...(response.headers["referrer-policy"] === undefined ? { "referrer-policy": "no-referrer" } : {}),
     ...(response.headers["x-frame-options"] === undefined ? { "x-frame-options": "DENY" } : {}),
     ...(response.headers["content-security-policy"] === undefined
       ? { "content-security-policy": "frame-ancestors 'none'" }

@@ -1,0 +1,58 @@
+/** @jsxRuntime automatic @jsxImportSource preact */
+/**
+ * The one layout every web-app page renders in: the header (brand, the signed-in person's links and the sign-out
+ * form, or "Sign in"), a skip link, `<main>`, and the stylesheet. Pages pass their content as children.
+ */
+import type { ComponentChildren } from "preact"
+
+/** Who is looking, as the layout needs it: the person and the CSRF token for the sign-out form. */
+export interface Viewer {
+  readonly username: string
+  readonly csrf: string
+}
+
+/** The hidden CSRF field every form carries. */
+export const CsrfField = ({ token }: { readonly token: string }) => <input type="hidden" name="csrf" value={token} />
+
+export const Layout = (
+  { title, viewer, children }: {
+    readonly title: string
+    readonly viewer: Viewer | undefined
+    readonly children: ComponentChildren
+  }
+) => (
+  <html lang="en">
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <title>{`${title} · Dock`}</title>
+      <link rel="stylesheet" href="/app.css" />
+    </head>
+    <body>
+      <a class="skip" href="#main">Skip to content</a>
+      <header class="top">
+        <a class="brand" href={viewer === undefined ? "/" : "/app"}>Dock</a>
+        <nav aria-label="Main">
+          {viewer === undefined
+            ? <a href="/login">Sign in</a>
+            : (
+              <>
+                <a href="/app">My Docks</a>
+                <span class="muted">{viewer.username}</span>
+                <form method="post" action="/logout">
+                  <CsrfField token={viewer.csrf} />
+                  <button type="submit" class="link">Sign out</button>
+                </form>
+              </>
+            )}
+        </nav>
+      </header>
+      <main id="main">{children}</main>
+    </body>
+  </html>
+)
+
+/** A message above a form: `ok` for what happened, `error` for what must change. */
+export const Notice = ({ kind, children }: { readonly kind: "ok" | "error"; readonly children: ComponentChildren }) => (
+  <p class={`notice ${kind}`} role={kind === "error" ? "alert" : "status"}>{children}</p>
+)
