@@ -51,6 +51,10 @@ const GUIDE = [
   ""
 ].join("\n")
 
+/** The GUIDE pushed as a Markdown file with this slug: the page most tests edit. */
+const pushGuide = (client: Parameters<typeof push>[0], bucket: string, slug: string) =>
+  push(client, "push_markdown_file", { bucket, page_slug: slug, page_content: GUIDE })
+
 const versionsOf = (partId: string) =>
   Effect.flatMap(
     TestServer,
@@ -106,11 +110,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("patch ed
   it.scoped("edit_markdown_file: every operation in one call makes one new version, fields derived again", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
-      const created = yield* push(owner.client, "push_markdown_file", {
-        bucket: dock.id,
-        page_slug: "guide",
-        page_content: GUIDE
-      })
+      const created = yield* pushGuide(owner.client, dock.id, "guide")
       const edited = ok(
         yield* call(owner.client, "edit_markdown_file", {
           bucket: dock.id,
@@ -339,11 +339,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("patch ed
   it.scoped("an edit that changes nothing is unchanged, with no new version", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
-      const page = yield* push(owner.client, "push_markdown_file", {
-        bucket: dock.id,
-        page_slug: "u",
-        page_content: GUIDE
-      })
+      const page = yield* pushGuide(owner.client, dock.id, "u")
       const same = ok(
         yield* call(owner.client, "edit_markdown_file", {
           bucket: dock.id,
@@ -378,11 +374,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("patch ed
   it.scoped("a Markdown file edit that breaks its front matter is invalid_front_matter", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
-      const page = yield* push(owner.client, "push_markdown_file", {
-        bucket: dock.id,
-        page_slug: "fm",
-        page_content: GUIDE
-      })
+      const page = yield* pushGuide(owner.client, dock.id, "fm")
       const broken = yield* error(owner.client, "edit_markdown_file", {
         bucket: dock.id,
         markdown_file: "fm",
@@ -413,11 +405,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("patch ed
   it.scoped("base_version: an edit of a version the page has left is conflict with details.current_version and the diff", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
-      const page = yield* push(owner.client, "push_markdown_file", {
-        bucket: dock.id,
-        page_slug: "b",
-        page_content: GUIDE
-      })
+      const page = yield* pushGuide(owner.client, dock.id, "b")
       const edit = (find: string, replace: string, base_version?: number) =>
         call(owner.client, "edit_markdown_file", {
           bucket: dock.id,
@@ -442,11 +430,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("patch ed
   it.scoped("two edits racing from the same base_version: exactly one wins, the other is conflict", () =>
     Effect.gen(function*() {
       const { dock, owner } = yield* cast
-      const page = yield* push(owner.client, "push_markdown_file", {
-        bucket: dock.id,
-        page_slug: "r",
-        page_content: GUIDE
-      })
+      const page = yield* pushGuide(owner.client, dock.id, "r")
       const edit = (find: string, replace: string) =>
         call(owner.client, "edit_markdown_file", {
           bucket: dock.id,
