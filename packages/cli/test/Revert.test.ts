@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import * as Fs from "node:fs"
 import { adminOf, type AdminUser } from "./support/Admin.ts"
 import { dock, failureLine, jsonOf } from "./support/Dock.ts"
-import { cliTestServer, serverUrl } from "./support/Server.ts"
+import { cliTestServer, postJson, serverUrl } from "./support/Server.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-revert-test-token"
 const admin = adminOf(ADMIN_TOKEN, "rev")
@@ -21,20 +21,10 @@ const { RunningServer } = (() => {
   return server
 })()
 
-const post = (url: string, path: string, body: unknown, headers: Record<string, string>) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify(body)
-    })
-    return { status: response.status, text: await response.text() }
-  })
-
 /** A write token of the user: its id and its secret. */
 const tokenOf = (url: string, user: AdminUser) =>
   Effect.map(
-    post(url, "/admin/tokens", { user: user.email, scopes: ["mcp:write"] }, {
+    postJson(url, "/admin/tokens", { user: user.email, scopes: ["mcp:write"] }, {
       authorization: `Bearer ${ADMIN_TOKEN}`
     }),
     (reply) => {
@@ -46,7 +36,7 @@ const tokenOf = (url: string, user: AdminUser) =>
 /** One MCP tools/call (a plain JSON-RPC POST); its structured result. */
 const tool = (url: string, token: string, name: string, args: Record<string, unknown>) =>
   Effect.map(
-    post(url, "/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }, {
+    postJson(url, "/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }, {
       authorization: `Bearer ${token}`,
       accept: "application/json, text/event-stream",
       "mcp-protocol-version": "2025-11-25"
@@ -69,7 +59,7 @@ layer(RunningServer, { timeout: TIMEOUT, excludeTestServices: true })("dock reve
         const owner = yield* admin.createUser(url)
         const agent = yield* admin.createUser(url)
         const path = `${owner.username}/${owner.username}`
-        const granted = yield* post(url, "/admin/members", { dock: path, user: agent.username, role: "editor" }, {
+        const granted = yield* postJson(url, "/admin/members", { dock: path, user: agent.username, role: "editor" }, {
           authorization: `Bearer ${ADMIN_TOKEN}`
         })
         expect(granted.status, granted.text).toBe(201)

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import * as Fs from "node:fs"
 import { adminOf, unique } from "./support/Admin.ts"
 import { dock, failureLine, jsonOf } from "./support/Dock.ts"
-import { cliTestServer, serverUrl } from "./support/Server.ts"
+import { cliTestServer, postJson, serverUrl } from "./support/Server.ts"
 
 const ADMIN_TOKEN = "dock_admin_cli-share-test-token"
 const admin = adminOf(ADMIN_TOKEN, "shr")
@@ -20,15 +20,9 @@ const { RunningServer } = (() => {
   return server
 })()
 
+/** postJson with the Accept header an MCP call needs (harmless for the admin API). */
 const post = (url: string, path: string, body: unknown, headers: Record<string, string>) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-      body: JSON.stringify(body)
-    })
-    return { status: response.status, text: await response.text() }
-  })
+  postJson(url, path, body, { accept: "application/json, text/event-stream", ...headers })
 
 /** A private Markdown page pushed by the user's own MCP token into their default Dock (private). */
 const privatePage = (url: string, email: string, dockId: string, slug: string) =>

@@ -30,3 +30,14 @@ export const serverUrl = Effect.map(HttpServer.HttpServer, (server) => {
   const address = server.address as HttpServer.TcpAddress
   return `http://127.0.0.1:${address.port}`
 })
+
+/** A JSON POST to the test server (admin API or /mcp), answered as its status and body text. */
+export const postJson = (url: string, path: string, body: unknown, headers: Record<string, string>) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body)
+    })
+    return { status: response.status, text: await response.text() }
+  })
