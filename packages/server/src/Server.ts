@@ -47,7 +47,8 @@ import { idempotencySweepJob, sandboxSweepJob, sessionSweepJob, trashSweepJob } 
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
 import { tracingLayer } from "./Tracing.ts"
-import { webBodyLimit, webRoutes } from "./web/WebRoutes.tsx"
+import { webBodyLimit } from "./web/WebKit.tsx"
+import { webRoutes } from "./web/WebRoutes.tsx"
 
 /**
  * On shutdown: stop accepting connections, answer what is in flight with `Connection: close`, let those

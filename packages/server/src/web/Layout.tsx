@@ -38,6 +38,7 @@ export const Layout = (
             : (
               <>
                 <a href="/app">My Docks</a>
+                <a href="/app/mcp">Agents</a>
                 <span class="muted">{viewer.username}</span>
                 <form method="post" action="/logout">
                   <CsrfField token={viewer.csrf} />

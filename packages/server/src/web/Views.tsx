@@ -2,6 +2,7 @@
 /** The web app's views: plain functions of what they show, rendered on the server (no client script). */
 import type { Dock, Part } from "@dock/domain"
 import { CsrfField, Layout, Notice, type Viewer } from "./Layout.tsx"
+import { dockPath } from "./Paths.ts"
 
 const DockList = ({ docks, empty }: { readonly docks: ReadonlyArray<Dock>; readonly empty: string }) =>
   docks.length === 0 ? <p class="muted">{empty}</p> : (
@@ -10,7 +11,7 @@ const DockList = ({ docks, empty }: { readonly docks: ReadonlyArray<Dock>; reado
         <li key={dock.id}>
           <a
             class="title"
-            href={`/app/buckets/${encodeURIComponent(dock.slug)}?owner=${encodeURIComponent(dock.owner.username)}`}
+            href={dockPath(dock)}
           >
             {dock.title}
           </a>

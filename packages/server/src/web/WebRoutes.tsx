@@ -5,157 +5,19 @@
  * that passes `checkedForm` (Origin + CSRF token) before anything changes. App pages carry their own strict CSP.
  * The domain runs as the session's principal (`sessionPrincipal`); its rules stay in the domain.
  */
-import {
-  type ActiveSession,
-  anonymousPrincipal,
-  CurrentPrincipal,
-  type Dock,
-  Docks,
-  HmacKey,
-  Pages,
-  type Principal,
-  Sessions,
-  userPrincipal
-} from "@dock/domain"
-import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
-import { Effect, Option } from "effect"
-import type { VNode } from "preact"
-import { render } from "preact-render-to-string"
+import { anonymousPrincipal, CurrentPrincipal, type Dock, Docks, HmacKey, Pages, Sessions } from "@dock/domain"
+import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer, Option } from "effect"
 import type { ServerConfig } from "../Config.ts"
-import type { BodyLimit } from "../http/BodyLimit.ts"
 import { clientAddress } from "../http/ClientAddress.ts"
-import type { Viewer } from "./Layout.tsx"
 import { APP_CSS } from "./Styles.ts"
-import {
-  AppHomePage,
-  BucketPage,
-  type CreateDockForm,
-  ErrorView,
-  HomePage,
-  LoginCodePage,
-  LoginEmailPage
-} from "./Views.tsx"
-import {
-  clearCookie,
-  cookieNames,
-  csrfToken,
-  fromOurOrigin,
-  newNonce,
-  safeNext,
-  sameToken,
-  setPreSessionCookie,
-  setSessionCookie
-} from "./WebSecurity.ts"
-
-/** The CSP of every web-app page: nothing but our stylesheet, our images and forms to ourselves. */
-export const APP_CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-
-const APP_HEADERS = {
-  "content-security-policy": APP_CSP,
-  "referrer-policy": "same-origin",
-  "cache-control": "no-store"
-}
-
-/** Form bodies of the web app are small: 16 KiB. */
-export const webBodyLimit: BodyLimit = {
-  matches: (url) => url === "/login" || url.startsWith("/login?") || url === "/logout" || url.startsWith("/app/"),
-  bytes: 16 * 1024
-}
-
-/** A rendered page: `<!doctype html>` and the view, with the app's headers. */
-export const htmlPage = (status: number, view: VNode) =>
-  HttpServerResponse.text(`<!doctype html>\n${render(view)}`, {
-    status,
-    contentType: "text/html; charset=utf-8",
-    headers: APP_HEADERS
-  })
-
-export const seeOther = (location: string) => HttpServerResponse.empty({ status: 303, headers: { location } })
-
-/** A signed-in person acts with their own full rights, without a token (no token id, no agent label). */
-export const sessionPrincipal = (session: ActiveSession): Principal =>
-  userPrincipal({ id: session.userId, username: session.username })
-
-/** A request's live session (its cookie value, and what the database knows of it), if any. */
-export interface SignedInRequest {
-  readonly secret: string
-  readonly session: ActiveSession
-  readonly viewer: Viewer
-}
-
-const formOf = (request: HttpServerRequest.HttpServerRequest) =>
-  request.urlParamsBody.pipe(Effect.orElseSucceed((): UrlParams.UrlParams => []))
-
-const field = (form: UrlParams.UrlParams, name: string) => Option.getOrUndefined(UrlParams.getFirst(form, name))
+import { AppHomePage, BucketPage, type CreateDockForm, HomePage, LoginCodePage, LoginEmailPage } from "./Views.tsx"
+import { field, htmlPage, seeOther, webKit } from "./WebKit.tsx"
+import { clearCookie, csrfToken, newNonce, safeNext, setPreSessionCookie, setSessionCookie } from "./WebSecurity.ts"
 
 export const webRoutes = (config: ServerConfig) => {
-  const names = cookieNames(config)
-
-  const forbiddenPage = (viewer: Viewer | undefined) =>
-    htmlPage(
-      403,
-      <ErrorView
-        viewer={viewer}
-        title="This form was refused"
-        message="It did not come from a Dock page or its security token was missing or stale. Go back, reload the page and try again."
-      />
-    )
-
-  const notFound = (viewer: Viewer | undefined) =>
-    htmlPage(
-      404,
-      <ErrorView viewer={viewer} title="Not found" message="There is nothing here, or you may not see it." />
-    )
-
-  /** The signed-in request, or None (no cookie, or a session that is unknown, expired or revoked). */
-  const signedIn = (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.gen(function*() {
-      const secret = request.cookies[names.session]
-      if (secret === undefined || secret === "") return Option.none<SignedInRequest>()
-      const session = yield* Effect.flatMap(Sessions, (sessions) => sessions.authenticate(secret))
-      const key = yield* HmacKey
-      return Option.map(session, (session): SignedInRequest => ({
-        secret,
-        session,
-        viewer: { username: session.username, csrf: csrfToken(key, secret) }
-      }))
-    })
-
-  /**
-   * A form POST as it may change something: from our Origin, with the CSRF token of `seed`. Answers the form's
-   * fields, or None (the caller answers 403 and changes nothing).
-   */
-  const checkedForm = (request: HttpServerRequest.HttpServerRequest, seed: string | undefined) =>
-    Effect.gen(function*() {
-      if (!fromOurOrigin(request, config) || seed === undefined || seed === "") {
-        return Option.none<UrlParams.UrlParams>()
-      }
-      const form = yield* formOf(request)
-      const sent = field(form, "csrf")
-      const key = yield* HmacKey
-      return sent !== undefined && sameToken(sent, csrfToken(key, seed)) ? Option.some(form) : Option.none()
-    })
-
-  /** `/app/...` needs a session: without one, to /login and back here after sign-in. */
-  const withSession = <E, R>(
-    handler: (request: HttpServerRequest.HttpServerRequest, signed: SignedInRequest) => Effect.Effect<
-      HttpServerResponse.HttpServerResponse,
-      E,
-      R
-    >
-  ) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const signed = yield* signedIn(request)
-      if (Option.isNone(signed)) {
-        const back = request.method === "GET" ? request.url : "/app"
-        return seeOther(`/login?next=${encodeURIComponent(back)}`)
-      }
-      return yield* handler(request, signed.value).pipe(
-        Effect.provideService(CurrentPrincipal, sessionPrincipal(signed.value.session))
-      )
-    })
+  const kit = webKit(config)
+  const { names, forbiddenPage, notFound, signedIn, checkedForm, withSession } = kit
 
   const home = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -317,11 +179,7 @@ export const webRoutes = (config: ServerConfig) => {
 
   const bucket = withSession((request, signed) =>
     Effect.gen(function*() {
-      const params = yield* HttpRouter.params
-      const slug = params["slug"] ?? ""
-      const owner = new URL(request.url, config.baseUrl).searchParams.get("owner")
-      const target = owner === null ? { bucket: slug } : { bucket_slug: slug, owner_username: owner }
-      const resolved = yield* Effect.flatMap(Docks, (docks) => docks.named(target))
+      const resolved = yield* kit.dockOf(request)
       // The newest 100 pages; paging through the rest comes with the whole Dock view (issue 16, item 3).
       const { parts: pages } = yield* Effect.flatMap(Pages, (pages) =>
         pages.list({ bucket_id: resolved.dock.id }, {
@@ -343,15 +201,18 @@ export const webRoutes = (config: ServerConfig) => {
     headers: { "cache-control": "public, max-age=300" }
   })
 
-  return HttpLayerRouter.addAll([
-    HttpLayerRouter.route("GET", "/", home),
-    HttpLayerRouter.route("GET", "/app.css", Effect.succeed(stylesheet)),
-    HttpLayerRouter.route("GET", "/login", loginForm),
-    HttpLayerRouter.route("POST", "/login", loginPost),
-    HttpLayerRouter.route("POST", "/logout", logout),
-    HttpLayerRouter.route("GET", "/app", appHome()),
-    HttpLayerRouter.route("POST", "/app/buckets", createDock),
-    HttpLayerRouter.route("GET", "/app/buckets/:slug", bucket),
-    HttpLayerRouter.route("*", "/app/*", appNotFound)
-  ])
+  return Layer.mergeAll(
+    HttpLayerRouter.addAll([
+      HttpLayerRouter.route("GET", "/", home),
+      HttpLayerRouter.route("GET", "/app.css", Effect.succeed(stylesheet)),
+      HttpLayerRouter.route("GET", "/login", loginForm),
+      HttpLayerRouter.route("POST", "/login", loginPost),
+      HttpLayerRouter.route("POST", "/logout", logout),
+      HttpLayerRouter.route("GET", "/app", appHome()),
+      HttpLayerRouter.route("POST", "/app/buckets", createDock),
+      HttpLayerRouter.route("GET", "/app/buckets/:slug", bucket),
+      HttpLayerRouter.route("*", "/app/*", appNotFound)
+    ])
+    // Each feature's routes (a `(kit: WebKit) => Layer` in its own file) join here.
+  )
 }
