@@ -6,51 +6,24 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as Fs from "node:fs"
 import * as Path from "node:path"
-import type { Page } from "playwright-core"
-import { BrowserLive, isBrowserReport, openPage, type RecordedPage, skipBrowserTests } from "./support/Browser.ts"
+import { BrowserLive, openPage, skipBrowserTests } from "./support/Browser.ts"
 import { unique } from "./support/Http.ts"
 import { codeIn } from "./support/Identity.ts"
 import { type AdminUser, seedPage } from "./support/McpTools.ts"
-import { bodyText, mailTo, SmtpReceiver, SmtpReceiverLive } from "./support/SmtpReceiver.ts"
-import { startTestServer, TestServer } from "./support/TestServer.ts"
-
-const SCREENSHOTS = process.env["DOCK_SCREENSHOT_DIR"] ||
-  Path.resolve(import.meta.dirname, "../../../test-results/web")
-
-const ServerWithSmtp = Layer.scoped(
-  TestServer,
-  Effect.flatMap(SmtpReceiver, (receiver) =>
-    startTestServer({
-      DOCK_SMTP_URL: `smtp://127.0.0.1:${receiver.port}`,
-      DOCK_MAIL_FROM: "Dock <sign-in@dock.test>",
-      // What the pages show as the MCP URL (loopback hosts are answered in development whatever the port).
-      DOCK_BASE_URL: "http://localhost:8787"
-    }))
-).pipe(Layer.provideMerge(SmtpReceiverLive))
-
-const step = <A>(run: () => Promise<A>) => Effect.promise(run)
-
-/** Light and dark full-page screenshots of what the page shows now. */
-const screenshots = (page: Page, name: string) =>
-  step(async () => {
-    Fs.mkdirSync(SCREENSHOTS, { recursive: true })
-    for (const scheme of ["light", "dark"] as const) {
-      await page.emulateMedia({ colorScheme: scheme })
-      await page.screenshot({ path: Path.join(SCREENSHOTS, `${name}-${scheme}.png`), fullPage: true })
-    }
-    await page.emulateMedia({ colorScheme: "light" })
-  })
-
-const noBrowserComplaints = (recorded: RecordedPage) => {
-  expect(recorded.console.filter((message) => isBrowserReport(message.text))).toEqual([])
-  expect(recorded.pageErrors).toEqual([])
-  expect(recorded.dialogs).toEqual([])
-}
+import { bodyText, mailTo, SmtpReceiver } from "./support/SmtpReceiver.ts"
+import { TestServer } from "./support/TestServer.ts"
+import { noBrowserComplaints, SCREENSHOTS, screenshots, ServerWithSmtp, step } from "./support/WebApp.ts"
 
 describe.skipIf(skipBrowserTests)("the web app in Chromium", () => {
-  layer(Layer.merge(ServerWithSmtp, BrowserLive), { excludeTestServices: true, timeout: 120_000 })((it) => {
+  layer(
+    Layer.merge(
+      // What the pages show as the MCP URL (loopback hosts are answered in development whatever the port).
+      ServerWithSmtp({ DOCK_BASE_URL: "http://localhost:8787" }),
+      BrowserLive
+    ),
+    { excludeTestServices: true, timeout: 120_000 }
+  )((it) => {
     it.scoped("sign in with the mailed code, create a Dock, sign out", () =>
       Effect.gen(function*() {
         const server = yield* TestServer

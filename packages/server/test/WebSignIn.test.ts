@@ -8,58 +8,11 @@ import { Accounts, OTP_WRONG_TRIES_PER_CODE, Sessions, sha256, SIGN_IN_SENDS_PER
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { unique } from "./support/Http.ts"
-import { awayFromWindowEnd, codeIn, onlyCodeTo, otherCode } from "./support/Identity.ts"
-import { bodyText, mailTo, SmtpReceiver, SmtpReceiverLive } from "./support/SmtpReceiver.ts"
+import { awayFromWindowEnd, onlyCodeTo, otherCode } from "./support/Identity.ts"
+import { SmtpReceiver } from "./support/SmtpReceiver.ts"
 import { type RunningServer, startTestServer, TestServer } from "./support/TestServer.ts"
-import { cookieValue, csrfIn, type WebClient, webClient, type WebReply } from "./support/WebClient.ts"
-
-const ServerWithSmtp = (env: Record<string, string> = {}) =>
-  Layer.scoped(
-    TestServer,
-    Effect.flatMap(SmtpReceiver, (receiver) =>
-      startTestServer({
-        DOCK_SMTP_URL: `smtp://127.0.0.1:${receiver.port}`,
-        DOCK_MAIL_FROM: "Dock <sign-in@dock.test>",
-        ...env
-      }))
-  ).pipe(Layer.provideMerge(SmtpReceiverLive))
-
-const browserFor = (server: RunningServer) =>
-  webClient({ port: server.port, host: `127.0.0.1:${server.port}`, origin: `http://127.0.0.1:${server.port}` })
-
-/** Asks for a code at /login (from the page's own form) and answers the code page. */
-const requestCode = (client: WebClient, email: string, next?: string) =>
-  Effect.gen(function*() {
-    const form = yield* client.get(next === undefined ? "/login" : `/login?next=${encodeURIComponent(next)}`)
-    expect(form.status).toBe(200)
-    return yield* client.post("/login", {
-      csrf: csrfIn(form.text),
-      email,
-      next: /name="next" value="([^"]*)"/.exec(form.text)![1]!.replaceAll("&amp;", "&")
-    })
-  })
-
-const codeFromSmtp = (email: string, count = 1) =>
-  Effect.flatMap(
-    SmtpReceiver,
-    (receiver) => Effect.map(mailTo(receiver, email, count), (mails) => codeIn(bodyText(mails[count - 1]!.raw)))
-  )
-
-const submitCode = (client: WebClient, codePage: WebReply, email: string, code: string) =>
-  client.post("/login", {
-    csrf: csrfIn(codePage.text),
-    email,
-    code,
-    next: /name="next" value="([^"]*)"/.exec(codePage.text)![1]!.replaceAll("&amp;", "&")
-  })
-
-/** A full sign-in through the pages; answers the final reply (303 to `next`). */
-const signIn = (client: WebClient, email: string, next?: string) =>
-  Effect.gen(function*() {
-    const codePage = yield* requestCode(client, email, next)
-    expect(codePage.status).toBe(200)
-    return yield* submitCode(client, codePage, email, yield* codeFromSmtp(email))
-  })
+import { browserFor, codeFromSmtp, requestCode, ServerWithSmtp, signIn, submitCode } from "./support/WebApp.ts"
+import { cookieValue, csrfIn, webClient, type WebReply } from "./support/WebClient.ts"
 
 const dockCount = (server: RunningServer, slug: string) =>
   Effect.map(
