@@ -74,7 +74,7 @@ describe.skipIf(skipBrowserTests)("the web app in Chromium", () => {
           content: "# Reading list"
         })
         yield* step(() => page.reload())
-        expect(yield* step(() => page.locator("tbody tr").count())).toBe(2)
+        expect(yield* step(() => page.locator("#pages tbody tr").count())).toBe(2)
         yield* screenshots(page, "bucket")
         // Listed on the front page once it is discoverable.
         yield* server.sql`update docks set discoverable = true where id = ${owner!.dock_id}`.pipe(Effect.orDie)

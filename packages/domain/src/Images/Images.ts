@@ -5,6 +5,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { DockTarget } from "../Docks/Dock.ts"
+import type { ResolvedDock } from "../Docks/Docks.ts"
 import type {
   BadRequest,
   NotFound,
@@ -38,6 +39,20 @@ export interface ImageFile {
   readonly public: boolean
 }
 
+/** An image as a Dock's listing shows it (no bytes): its path under the service's /images/ route, size and date. */
+export interface ImageSummary {
+  readonly id: ImageId
+  readonly format: ImageFormat
+  readonly filename: string
+  readonly alt_text: string
+  readonly width: number
+  readonly height: number
+  readonly size_bytes: number
+  /** `/images/<id>.<ext>`, relative to the artifact base URL */
+  readonly path: string
+  readonly created_at: string
+}
+
 export type PushImageError =
   | NotFound
   | BadRequest
@@ -57,4 +72,6 @@ export class Images extends Context.Tag("@dock/domain/Images")<Images, {
   readonly view: (
     ref: { readonly id: string; readonly extension: string }
   ) => Effect.Effect<ImageFile, NotFound, CurrentPrincipal>
+  /** The newest `limit` images of a Dock the one resolver found for the caller (so the caller may read it). */
+  readonly list: (dock: ResolvedDock, limit: number) => Effect.Effect<ReadonlyArray<ImageSummary>>
 }>() {}

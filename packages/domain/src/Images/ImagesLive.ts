@@ -9,7 +9,7 @@ import { Activity } from "../Activity/Activity.ts"
 import { ObjectStore } from "../Blobs/ObjectStore.ts"
 import { transactional } from "../Database/Transactional.ts"
 import type { DockTarget } from "../Docks/Dock.ts"
-import { Docks } from "../Docks/Docks.ts"
+import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
 import { NotFound, ValidationError } from "../Errors.ts"
 import { ImageId, isUuid } from "../Ids.ts"
 import { artifactBaseUrl } from "../Pages/Part.ts"
@@ -31,7 +31,7 @@ import {
   PushedImage
 } from "./Image.ts"
 import { ImageProcessor } from "./ImageProcessor.ts"
-import { type ImageFile, type ImageInput, Images } from "./Images.ts"
+import { type ImageFile, type ImageInput, Images, type ImageSummary } from "./Images.ts"
 import { makeImagesRepo } from "./ImagesRepo.ts"
 
 const fieldProblem = (field: string, message: string) =>
@@ -144,6 +144,21 @@ export const ImagesLive = Layer.effect(
       } satisfies ImageFile
     })
 
-    return { push, view }
+    const list = Effect.fn("Images.list")(function*(resolved: ResolvedDock, limit: number) {
+      const rows = yield* repo.listInDock(resolved.dock.id, limit)
+      return rows.map((row): ImageSummary => ({
+        id: row.id,
+        format: row.format,
+        filename: row.filename,
+        alt_text: row.alt_text,
+        width: row.width,
+        height: row.height,
+        size_bytes: row.size_bytes,
+        path: imagePath(row.id, row.format),
+        created_at: row.created_at.toISOString()
+      }))
+    })
+
+    return { push, view, list }
   })
 )

@@ -52,5 +52,12 @@ export const makeImagesRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return { insert, findById } as const
+  /** A Dock's images, newest first: the web app's Dock view (the caller has resolved the Dock for its reader). */
+  const listInDock = (dockId: DockId, limit: number) =>
+    sql<
+      ImageRow & { readonly created_at: Date }
+    >`select id, dock_id, blob_key, format, width, height, size_bytes, filename, alt_text, caption, created_at
+      from images where dock_id = ${dockId} order by created_at desc, id limit ${limit}`.pipe(Effect.orDie)
+
+  return { insert, findById, listInDock } as const
 })

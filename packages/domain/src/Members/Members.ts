@@ -5,6 +5,7 @@
  * a Dock the one resolver found and is the owner's alone, never a sandbox token's nor on an unclaimed sandbox.
  */
 import { Context, type Effect } from "effect"
+import type { Dock } from "../Docks/Dock.ts"
 import type { ResolvedDock } from "../Docks/Docks.ts"
 import type { NotFound, PermissionDenied, RateLimited, Unauthorized, ValidationError } from "../Errors.ts"
 import type { CurrentPrincipal } from "../Principal.ts"
@@ -32,6 +33,13 @@ export class Members extends Context.Tag("@dock/domain/Members")<Members, {
   ) => Effect.Effect<Member, OwnerError, CurrentPrincipal>
   /** The owner revokes a grant (by username or email); no grant is `not_found`. */
   readonly revoke: (dock: ResolvedDock, user: string) => Effect.Effect<Member, OwnerError, CurrentPrincipal>
+  /**
+   * The Docks shared with the caller (their grants, editor or viewer), each as the one resolver finds it for them;
+   * at most `limit`. The public and a caller without a user have none.
+   */
+  readonly sharedWithMe: (
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<{ readonly dock: Dock; readonly role: Role }>, never, CurrentPrincipal>
   /** The grants on the Dock, for its owner. */
   readonly members: (dock: ResolvedDock) => Effect.Effect<ReadonlyArray<Member>, OwnerError, CurrentPrincipal>
 }>() {}

@@ -123,6 +123,19 @@ export const MembersLive = Layer.effect(
       return yield* listOf(resolved.dock)
     })
 
-    return { add, list, remove, grant, revoke, members }
+    const sharedWithMe = Effect.fn("Members.sharedWithMe")(function*(limit: number) {
+      const principal = yield* CurrentPrincipal
+      if (principal.userId === null) return []
+      const grants = yield* repo.grantsOf(principal.userId, limit)
+      // Each through the resolver's read rule (a sandbox token sees only its own Dock, …); what fails is left out.
+      const found = yield* Effect.forEach(grants, (grant) =>
+        docks.byId(grant.dock_id).pipe(
+          Effect.map((resolved) => [{ dock: resolved.dock, role: grantedRole(grant.role) }]),
+          Effect.orElseSucceed(() => [])
+        ))
+      return found.flat()
+    })
+
+    return { add, list, remove, grant, revoke, members, sharedWithMe }
   })
 )

@@ -30,5 +30,12 @@ export const makeMembersRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return { upsert, list, remove, isSandbox } as const
+  /** A person's grants on Docks that are not hidden, most recently updated Dock first. */
+  const grantsOf = (userId: UserId, limit: number) =>
+    sql<{ dock_id: DockId; role: StoredRole }>`select m.dock_id, m.role
+      from dock_members m join docks d on d.id = m.dock_id
+      where m.user_id = ${userId} and d.hidden_at is null
+      order by d.updated_at desc, d.id limit ${limit}`.pipe(Effect.orDie)
+
+  return { upsert, list, remove, isSandbox, grantsOf } as const
 })

@@ -47,6 +47,12 @@ export type ViewRef =
   | { readonly id: string }
   | { readonly sharedPageId: string }
 
+/** Who wrote a page version: the person (null once deleted) and the agent label of their token, if any. */
+export interface PageAuthor {
+  readonly username: string | null
+  readonly agent_label: string | null
+}
+
 export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
   /** Creates the page with this slug in the Dock, or updates it (`unchanged` when nothing differs). */
   readonly save: (
@@ -96,9 +102,15 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
       readonly kinds: ReadonlyArray<PageKind>
       /** The `nextCursor` of an earlier answer with the same sort: the page after it. */
       readonly cursor?: string | undefined
+      /** Also who wrote each listed page's current version (`authors`, by page id): the web app's Dock view. */
+      readonly authors?: boolean | undefined
     }
   ) => Effect.Effect<
-    { readonly parts: ReadonlyArray<Part>; readonly nextCursor: string | null },
+    {
+      readonly parts: ReadonlyArray<Part>
+      readonly nextCursor: string | null
+      readonly authors?: ReadonlyMap<string, PageAuthor>
+    },
     NotFound | BadRequest | ValidationError,
     CurrentPrincipal
   >

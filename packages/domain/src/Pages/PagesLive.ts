@@ -452,6 +452,7 @@ export const PagesLive = Layer.effect(
         readonly sort: "alphabetical" | "recent"
         readonly kinds: ReadonlyArray<PageKind>
         readonly cursor?: string | undefined
+        readonly authors?: boolean | undefined
       }
     ) {
       const principal = yield* CurrentPrincipal
@@ -467,8 +468,16 @@ export const PagesLive = Layer.effect(
       })
       const page = rows.slice(0, options.limit)
       const last = page.at(-1)
+      const authors = options.authors === true
+        ? new Map(
+          (yield* repo.currentAuthors(page.map(({ part }) => part.id))).map((row) =>
+            [row.part_id, { username: row.username, agent_label: row.agent_label }] as const
+          )
+        )
+        : undefined
       return {
         parts: page.map(({ part }) => toPart(part, baseUrl)),
+        ...(authors === undefined ? {} : { authors }),
         nextCursor: rows.length > options.limit && last !== undefined
           ? encodeListCursor(options.sort, last.key)
           : null

@@ -418,6 +418,16 @@ export const makePagesRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
+  /** Who wrote each page's current version (the Dock view's author column), by page id, in one statement. */
+  const currentAuthors = (ids: ReadonlyArray<string>) =>
+    ids.length === 0
+      ? Effect.succeed([])
+      : sql<{ part_id: string; username: string | null; agent_label: string | null }>`select p.id::text as part_id,
+          u.username, v.agent_label
+        from parts p join part_versions v on v.part_id = p.id and v.version = p.version
+          left join users u on u.id = v.user_id
+        where p.id = any(${[...ids]}::uuid[])`.pipe(Effect.orDie)
+
   /** Who made one version and when (the artifact footer). */
   const versionAuthor = (partId: PageId, version: number) =>
     sql<{ username: string | null; agent_label: string | null; created_at: Date }>`select u.username, v.agent_label,
@@ -455,6 +465,7 @@ export const makePagesRepo = Effect.gen(function*() {
     backlinkCandidates,
     linksOf,
     versionAuthor,
+    currentAuthors,
     findViewable,
     findWithRecord,
     withRecordAlong,

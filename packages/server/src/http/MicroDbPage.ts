@@ -21,7 +21,8 @@ const MICRO_DB_PAGE_TABLES = 50
 /** A cell's text longer than this is cut, with an ellipsis. */
 const CELL_MAX_CHARS = 300
 
-const cellText = (value: unknown): string => {
+/** A cell's value as text (JSON for what is not a string), cut with an ellipsis past CELL_MAX_CHARS; not escaped. */
+export const cellText = (value: unknown): string => {
   if (value === null || value === undefined) return ""
   const text = typeof value === "string" ? value : JSON.stringify(value)
   return text.length > CELL_MAX_CHARS ? `${text.slice(0, CELL_MAX_CHARS)}…` : text
@@ -34,8 +35,12 @@ const rowsNote = (shown: number, total: number) =>
     ? `Showing the first ${shown} of ${total} rows; query_micro_db_rows reads the rest.`
     : `${total} ${total === 1 ? "row" : "rows"}.`
 
+/** A table's columns in their order. */
+export const columnsInOrder = (table: MicroDbTable): ReadonlyArray<MicroDbColumn> =>
+  [...table.columns].sort((a, b) => a.position - b.position)
+
 const tableHtml = (table: MicroDbTable, rows: ReadonlyArray<MicroDbRow>) => {
-  const columns: ReadonlyArray<MicroDbColumn> = [...table.columns].sort((a, b) => a.position - b.position)
+  const columns = columnsInOrder(table)
   const head = columns.map((column) => `<th scope="col">${escapeHtml(column.name)}</th>`).join("")
   const body = rows.map((row) =>
     `<tr>${columns.map((column) => `<td>${escapeHtml(cellText(row.data[column.slug]))}</td>`).join("")}</tr>`

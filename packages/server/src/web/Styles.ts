@@ -77,4 +77,25 @@ fieldset { border: 1px solid var(--border); border-radius: 8px; padding: 8px 12p
 legend { font-weight: 600; padding: 0 4px; }
 fieldset label { display: flex; align-items: center; gap: 8px; font-weight: 400; min-height: 36px; }
 footer { max-width: 52rem; margin: 0 auto; padding: 0 16px 32px; color: var(--muted); font-size: 0.9rem; }
+/* The Dock view, its tables, settings and members (DockViews.tsx) */
+.crumbs { margin-bottom: 0; overflow-wrap: anywhere; }
+.dock-actions { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin: 8px 0 4px; }
+.dock-actions form { margin: 0; }
+.button.secondary, button.secondary { background: var(--surface); color: var(--accent); border-color: var(--border); }
+button.danger { background: var(--danger); border-color: var(--danger); color: var(--bg); }
+.card.danger { border-color: var(--danger); }
+.author .agent { display: block; color: var(--muted); font-size: 0.9rem; }
+ul.plain { list-style: none; padding: 0; margin: 0; display: grid; gap: 8px; }
+ul.plain li { overflow-wrap: anywhere; }
+ul.activity .author, ul.activity .author .agent { display: inline; }
+ul.activity time { color: var(--muted); margin-right: 6px; }
+ul.images { list-style: none; padding: 0; margin: 0; display: grid; gap: 12px;
+  grid-template-columns: repeat(auto-fill, minmax(160px, 1fr)); }
+ul.images li { background: var(--surface); border: 1px solid var(--border); border-radius: 8px; padding: 8px; }
+ul.images img { display: block; width: 100%; height: 120px; object-fit: cover; border-radius: 4px; margin-bottom: 6px; }
+ul.images .filename { overflow-wrap: anywhere; }
+th .type { display: block; font-weight: 400; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.8rem; }
+table.data td { max-width: 24rem; overflow-wrap: anywhere; }
+.pager { display: flex; gap: 16px; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `

@@ -1,10 +1,16 @@
 /** @jsxRuntime automatic @jsxImportSource preact */
 /** The web app's views: plain functions of what they show, rendered on the server (no client script). */
-import type { Dock, Part } from "@dock/domain"
+import type { Dock, Role } from "@dock/domain"
 import { CsrfField, Layout, Notice, type Viewer } from "./Layout.tsx"
 import { dockPath } from "./Paths.ts"
 
-const DockList = ({ docks, empty }: { readonly docks: ReadonlyArray<Dock>; readonly empty: string }) =>
+const DockList = (
+  { docks, empty, roles }: {
+    readonly docks: ReadonlyArray<Dock>
+    readonly empty: string
+    readonly roles?: ReadonlyMap<string, Role> | undefined
+  }
+) =>
   docks.length === 0 ? <p class="muted">{empty}</p> : (
     <ul class="docks">
       {docks.map((dock) => (
@@ -16,6 +22,7 @@ const DockList = ({ docks, empty }: { readonly docks: ReadonlyArray<Dock>; reado
             {dock.title}
           </a>
           <span class="tag">{dock.visibility}</span>
+          {roles?.get(dock.id) === undefined ? null : <span class="tag">{roles.get(dock.id)}</span>}
           <div class="muted mono">{dock.owner.username}/{dock.slug}</div>
           {dock.description === null ? null : <div>{dock.description}</div>}
         </li>
@@ -132,19 +139,25 @@ export interface CreateDockForm {
 }
 
 export const AppHomePage = (
-  { viewer, owned, collaborations, error, form }: {
+  { viewer, owned, collaborations, error, form, notice }: {
     readonly viewer: Viewer
     readonly owned: ReadonlyArray<Dock>
-    readonly collaborations: ReadonlyArray<Dock>
+    readonly collaborations: ReadonlyArray<{ readonly dock: Dock; readonly role: Role }>
     readonly error?: string | undefined
     readonly form?: CreateDockForm | undefined
+    readonly notice?: string | undefined
   }
 ) => (
   <Layout title="My Docks" viewer={viewer}>
     <h1>My Docks</h1>
+    {notice === undefined ? null : <Notice kind="ok">{notice}</Notice>}
     <DockList docks={owned} empty="You own no Docks yet." />
-    <h2>Collaborations</h2>
-    <DockList docks={collaborations} empty="Nobody has shared a Dock with you yet." />
+    <h2>Shared with me</h2>
+    <DockList
+      docks={collaborations.map(({ dock }) => dock)}
+      roles={new Map(collaborations.map(({ dock, role }) => [dock.id, role]))}
+      empty="Nobody has shared a Dock with you yet."
+    />
     <section class="card" aria-labelledby="create">
       <h2 id="create">Create a Dock</h2>
       {error === undefined ? null : <Notice kind="error">{error}</Notice>}
@@ -174,50 +187,6 @@ export const AppHomePage = (
         </div>
       </form>
     </section>
-  </Layout>
-)
-
-const KIND: Record<string, string> = { web_page: "web page", markdown_file: "Markdown", micro_db: "table" }
-
-export const BucketPage = (
-  { viewer, dock, pages }: { readonly viewer: Viewer; readonly dock: Dock; readonly pages: ReadonlyArray<Part> }
-) => (
-  <Layout title={dock.title} viewer={viewer}>
-    <p class="muted mono">{dock.owner.username}/{dock.slug}</p>
-    <h1>
-      {dock.title}
-      <span class="tag">{dock.visibility}</span>
-    </h1>
-    {dock.description === null ? null : <p>{dock.description}</p>}
-    <h2>Pages</h2>
-    {pages.length === 0
-      ? <p class="muted">No pages yet. Connect an agent and ask it to write here.</p>
-      : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Title</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pages.map((page) => (
-                <tr key={page.id}>
-                  <td>
-                    <a href={page.url}>{page.title ?? page.slug ?? page.public_slug}</a>
-                  </td>
-                  <td>{KIND[page.page_kind] ?? page.page_kind}</td>
-                  <td>
-                    <time dateTime={page.last_updated}>{page.last_updated.slice(0, 16).replace("T", " ")}</time>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
   </Layout>
 )
 

@@ -5,13 +5,14 @@
  * that passes `checkedForm` (Origin + CSRF token) before anything changes. App pages carry their own strict CSP.
  * The domain runs as the session's principal (`sessionPrincipal`); its rules stay in the domain.
  */
-import { anonymousPrincipal, CurrentPrincipal, type Dock, Docks, HmacKey, Pages, Sessions } from "@dock/domain"
+import { anonymousPrincipal, CurrentPrincipal, type Dock, Docks, HmacKey, Members, Sessions } from "@dock/domain"
 import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import type { ServerConfig } from "../Config.ts"
 import { clientAddress } from "../http/ClientAddress.ts"
+import { dockRoutes } from "./DockRoutes.tsx"
 import { APP_CSS } from "./Styles.ts"
-import { AppHomePage, BucketPage, type CreateDockForm, HomePage, LoginCodePage, LoginEmailPage } from "./Views.tsx"
+import { AppHomePage, type CreateDockForm, HomePage, LoginCodePage, LoginEmailPage } from "./Views.tsx"
 import { field, htmlPage, seeOther, webKit } from "./WebKit.tsx"
 import { clearCookie, csrfToken, newNonce, safeNext, setPreSessionCookie, setSessionCookie } from "./WebSecurity.ts"
 
@@ -141,16 +142,23 @@ export const webRoutes = (config: ServerConfig) => {
   })
 
   const appHome = (form?: CreateDockForm, error?: string, status = 200) =>
-    withSession((_request, signed) =>
+    withSession((request, signed) =>
       Effect.gen(function*() {
         const docks = yield* Docks
-        const me = signed.session.userId
         const owned = yield* docks.list({ visibility: "all", ownedByMe: true }).pipe(Effect.orDie)
-        const writable = yield* docks.listWritable({ includeCollaborations: true }).pipe(Effect.orDie)
-        const collaborations = writable.filter((dock) => dock.owner.id !== me)
+        // Every grant, editor or viewer (Docks shared with me), with its role.
+        const collaborations = yield* Effect.flatMap(Members, (members) => members.sharedWithMe(200))
+        const deleted = new URL(request.url, config.baseUrl).searchParams.get("deleted") ?? undefined
         return htmlPage(
           status,
-          <AppHomePage viewer={signed.viewer} owned={owned} collaborations={collaborations} error={error} form={form} />
+          <AppHomePage
+            viewer={signed.viewer}
+            owned={owned}
+            collaborations={collaborations}
+            error={error}
+            form={form}
+            notice={deleted === undefined ? undefined : `The Dock ${deleted} was deleted.`}
+          />
         )
       })
     )
@@ -177,23 +185,6 @@ export const webRoutes = (config: ServerConfig) => {
     })
   )
 
-  const bucket = withSession((request, signed) =>
-    Effect.gen(function*() {
-      const resolved = yield* kit.dockOf(request)
-      // The newest 100 pages; paging through the rest comes with the whole Dock view (issue 16, item 3).
-      const { parts: pages } = yield* Effect.flatMap(Pages, (pages) =>
-        pages.list({ bucket_id: resolved.dock.id }, {
-          limit: 100,
-          sort: "recent",
-          kinds: ["web_page", "markdown_file", "micro_db"]
-        }))
-      return htmlPage(200, <BucketPage viewer={signed.viewer} dock={resolved.dock} pages={pages} />)
-    }).pipe(Effect.catchTags({
-      NotFound: () => Effect.succeed(notFound(signed.viewer)),
-      BadRequest: () => Effect.succeed(notFound(signed.viewer))
-    }))
-  )
-
   const appNotFound = withSession((_request, signed) => Effect.succeed(notFound(signed.viewer)))
 
   const stylesheet = HttpServerResponse.text(APP_CSS, {
@@ -210,9 +201,9 @@ export const webRoutes = (config: ServerConfig) => {
       HttpLayerRouter.route("POST", "/logout", logout),
       HttpLayerRouter.route("GET", "/app", appHome()),
       HttpLayerRouter.route("POST", "/app/buckets", createDock),
-      HttpLayerRouter.route("GET", "/app/buckets/:slug", bucket),
       HttpLayerRouter.route("*", "/app/*", appNotFound)
-    ])
+    ]),
     // Each feature's routes (a `(kit: WebKit) => Layer` in its own file) join here.
+    dockRoutes(kit)
   )
 }
