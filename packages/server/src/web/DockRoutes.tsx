@@ -56,7 +56,11 @@ export const dockRoutes = (kit: WebKit) => {
       ? notFound(viewer)
       : htmlPage(
         error.status,
-        <ErrorView viewer={viewer} title="You cannot do this here" message={error.message} />
+        <ErrorView
+          viewer={viewer}
+          title={error._tag === "ValidationError" ? "That request was not valid" : "You cannot do this here"}
+          message={error.message}
+        />
       )
 
   /** Everything the Dock view shows, read as the signed-in person. */
