@@ -127,7 +127,7 @@ describe("the Dock in the web app", () => {
         expect(newest).toBeGreaterThan(0)
         expect(first.text.indexOf(">page-26<")).toBeGreaterThan(newest)
         expect(first.text).toContain(`href="${path(dock, "/page-27")}"`)
-        expect(first.text).toContain(`<span>${owner.username}</span><span class="agent">via Claude Code</span>`)
+        expect(first.text).toContain(`<span>${owner.username}</span> <span class="agent">via Claude Code</span>`)
         expect(first.text).toContain("via Cursor")
         expect(first.text).not.toContain(">page-2<")
         const older = /href="([^"]+&amp;cursor=[^"]+)">Older pages</.exec(first.text)

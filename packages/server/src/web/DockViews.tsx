@@ -32,12 +32,20 @@ const sizeText = (bytes: number) =>
     : `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 /** Who wrote something: the person, and the agent (token label) they wrote through, if any. */
-const Author = ({ username, agent }: { readonly username: string | null; readonly agent: string | null }) => (
-  <span class="author">
-    <span>{username ?? "a deleted user"}</span>
-    {agent === null ? null : <span class="agent">via {agent}</span>}
-  </span>
-)
+const Author = ({ username, agent }: { readonly username: string | null; readonly agent: string | null }) =>
+  username === null
+    ? <span class="author">{agent ?? "someone"}</span>
+    : (
+      <span class="author">
+        <span>{username}</span>
+        {agent === null ? null : (
+          <>
+            {" "}
+            <span class="agent">via {agent}</span>
+          </>
+        )}
+      </span>
+    )
 
 /** The Dock's name line and heading, shared by its pages. */
 const DockHeading = ({ dock, sub }: { readonly dock: Dock; readonly sub?: string | undefined }) => (
@@ -77,10 +85,16 @@ const ACTION: Record<string, string> = {
   "dock.forked": "forked the Dock"
 }
 
-const actionText = (item: ActivityItem) => ACTION[item.action] ?? item.action.replaceAll("_", " ").replace(".", ": ")
+/** "micro_db.rows.inserted" → "micro db rows inserted", and the page's title when it is one listed here. */
+const actionText = (item: ActivityItem, titles: ReadonlyMap<string, string>) => {
+  const what = ACTION[item.action] ?? item.action.replaceAll(/[._]/g, " ")
+  const title = item.subject_id === null ? undefined : titles.get(item.subject_id)
+  return title === undefined ? what : `${what}: ${title}`
+}
 
 export const DockPage = ({ viewer, data }: { readonly viewer: Viewer; readonly data: DockViewData }) => {
   const { dock } = data
+  const titles = new Map(data.pages.map((page) => [page.id, page.title ?? page.slug ?? page.public_slug]))
   return (
     <Layout title={dock.title} viewer={viewer}>
       <DockHeading dock={dock} />
@@ -232,7 +246,7 @@ export const DockPage = ({ viewer, data }: { readonly viewer: Viewer; readonly d
               <li key={index}>
                 <When at={item.created_at} /> <Author username={item.actor.username} agent={item.actor.agent_label} />
                 {" "}
-                {actionText(item)}
+                {actionText(item, titles)}
               </li>
             ))}
           </ul>
@@ -380,7 +394,9 @@ export const SettingsPage = (
       <form class="stack" method="post" action={dockPath(dock, "/-/delete")}>
         <CsrfField token={viewer.csrf} />
         <label>
-          Type the Dock's slug, <code>{dock.slug}</code>, to confirm
+          <span>
+            Type the Dock's slug, <code>{dock.slug}</code>, to confirm
+          </span>
           <input type="text" name="confirm" required autocomplete="off" spellcheck={false} />
         </label>
         <div>

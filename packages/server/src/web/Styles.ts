@@ -95,7 +95,10 @@ ul.images li { background: var(--surface); border: 1px solid var(--border); bord
 ul.images img { display: block; width: 100%; height: 120px; object-fit: cover; border-radius: 4px; margin-bottom: 6px; }
 ul.images .filename { overflow-wrap: anywhere; }
 th .type { display: block; font-weight: 400; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.8rem; }
-table.data td { max-width: 24rem; overflow-wrap: anywhere; }
+table.data td { max-width: 24rem; overflow-wrap: break-word; }
+table.data td:last-child { white-space: nowrap; }
 .pager { display: flex; gap: 16px; }
+td form { margin: 0; }
+label input, label textarea, label select { font-weight: 400; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `
