@@ -104,7 +104,9 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("connect
       expect(secret).toMatch(MCP_TOKEN)
       expect(created.text).toContain("shown only this once")
       expect(created.text).toMatch(
-        new RegExp(`claude mcp add --transport http dock https?://[^ ]+/mcp --header &quot;Authorization: Bearer ${secret}&quot;`)
+        new RegExp(
+          `claude mcp add --transport http dock https?://[^ ]+/mcp --header &quot;Authorization: Bearer ${secret}&quot;`
+        )
       )
       expect(created.text).toContain(`&quot;mcpServers&quot;: {`)
       expect(created.text).toContain(`&quot;servers&quot;: {`)

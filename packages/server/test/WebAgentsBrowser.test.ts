@@ -6,14 +6,21 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import * as Path from "node:path"
 import { BrowserLive, openPage, skipBrowserTests } from "./support/Browser.ts"
 import { rawToolCall, unique } from "./support/Http.ts"
 import { codeIn, register } from "./support/Identity.ts"
 import { connectMcp } from "./support/McpClients.ts"
 import { bodyText, mailTo, SmtpReceiver } from "./support/SmtpReceiver.ts"
 import { TestServer } from "./support/TestServer.ts"
-import * as Path from "node:path"
-import { noBrowserComplaints, SCREENSHOTS, screenshots, ServerWithSmtp, signInInBrowser, step } from "./support/WebApp.ts"
+import {
+  noBrowserComplaints,
+  SCREENSHOTS,
+  screenshots,
+  ServerWithSmtp,
+  signInInBrowser,
+  step
+} from "./support/WebApp.ts"
 
 describe.skipIf(skipBrowserTests)("connected agents and claims in Chromium", () => {
   layer(

@@ -216,8 +216,10 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("the cla
         expect(reply.status).toBe(403)
       }
       // A fresh browser without the pre-session cookie is refused too.
-      expect((yield* browserFor(server).post("/claim", { csrf, claim_token: registration.registration_id, email }))
-        .status).toBe(403)
+      expect(
+        (yield* browserFor(server).post("/claim", { csrf, claim_token: registration.registration_id, email }))
+          .status
+      ).toBe(403)
       expect(yield* mailsTo(email)).toBe(0)
       expect(yield* ownerEmailOf(server, registration.sandbox_bucket.id)).toBeNull()
     }))

@@ -52,7 +52,9 @@ export const issueOwnToken = Effect.fn("Tokens.issueOwn")(function*(input: NewOw
       details: { field: "label" }
     })
   }
-  if (input.expiresInDays !== null && !(OWN_TOKEN_LIFETIMES_DAYS as ReadonlyArray<number>).includes(input.expiresInDays)) {
+  if (
+    input.expiresInDays !== null && !(OWN_TOKEN_LIFETIMES_DAYS as ReadonlyArray<number>).includes(input.expiresInDays)
+  ) {
     return yield* new ValidationError({
       message: `Choose an expiry of ${OWN_TOKEN_LIFETIMES_DAYS.join(", ")} days or never`,
       details: { field: "expires_in" }
@@ -60,16 +62,18 @@ export const issueOwnToken = Effect.fn("Tokens.issueOwn")(function*(input: NewOw
   }
   const chosen = [...new Set(input.dockIds ?? [])]
   // Only Docks the person may write: the same check every write makes (Policy), never a list kept here.
-  const allowed: ReadonlyArray<DockId> | null = chosen.length === 0 ? null : yield* Effect.forEach(chosen, (id) =>
-    Effect.gen(function*() {
-      const { access } = yield* docks.named({ bucket_id: id })
-      yield* checkWrite(principal, access)
-      return access.dockId
-    }).pipe(
-      Effect.mapError(() =>
-        new ValidationError({ message: "You cannot write to one of the chosen Docks", details: { field: "docks" } })
-      )
-    ))
+  const allowed: ReadonlyArray<DockId> | null = chosen.length === 0 ?
+    null :
+    yield* Effect.forEach(chosen, (id) =>
+      Effect.gen(function*() {
+        const { access } = yield* docks.named({ bucket_id: id })
+        yield* checkWrite(principal, access)
+        return access.dockId
+      }).pipe(
+        Effect.mapError(() =>
+          new ValidationError({ message: "You cannot write to one of the chosen Docks", details: { field: "docks" } })
+        )
+      ))
   const expiresAt = input.expiresInDays === null ? null : new Date(
     (yield* Clock.currentTimeMillis) + Duration.toMillis(Duration.days(input.expiresInDays))
   )

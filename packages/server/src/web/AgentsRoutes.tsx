@@ -16,8 +16,8 @@ import {
 import { HttpLayerRouter, HttpRouter, type HttpServerRequest, UrlParams } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import type { ComponentChildren } from "preact"
-import type { Viewer } from "./Layout.tsx"
 import { AgentsPage, type TokenForm, TokenSecretPage } from "./AgentsViews.tsx"
+import type { Viewer } from "./Layout.tsx"
 import { field, htmlPage, seeOther, type WebKit } from "./WebKit.tsx"
 
 const NOTICES: Record<string, string> = {
@@ -87,9 +87,7 @@ export const AgentsRoutes = (kit: WebKit, extraSection?: (viewer: Viewer) => Com
         expiresInDays: days !== null && Number.isFinite(days) ? days : days === null ? null : -1
       }).pipe(
         Effect.map((token) => secretPage(signed.viewer, token, false)),
-        Effect.catchAll((error) =>
-          page(signed.viewer, { status: error.status, form: input, error: error.message })
-        )
+        Effect.catchAll((error) => page(signed.viewer, { status: error.status, form: input, error: error.message }))
       )
     })
   )

@@ -163,8 +163,7 @@ export const AgentsPage = (
           <fieldset>
             <legend>Docks it may change</legend>
             <label>
-              <input type="radio" name="docks" value="all" checked={form?.docks !== "chosen"} />{" "}
-              All Docks I can write
+              <input type="radio" name="docks" value="all" checked={form?.docks !== "chosen"} /> All Docks I can write
             </label>
             <label>
               <input type="radio" name="docks" value="chosen" checked={form?.docks === "chosen"} />{" "}
@@ -176,8 +175,11 @@ export const AgentsPage = (
                 <div class="choices">
                   {writable.map((dock) => (
                     <label key={dock.id}>
-                      <input type="checkbox" name="dock" value={dock.id} checked={chosen.has(dock.id)} />{" "}
-                      {dock.title} <span class="muted mono">{dock.owner.username}/{dock.slug}</span>
+                      <input type="checkbox" name="dock" value={dock.id} checked={chosen.has(dock.id)} />
+                      <span>
+                        {dock.title}
+                        <span class="muted mono">{dock.owner.username}/{dock.slug}</span>
+                      </span>
                     </label>
                   ))}
                 </div>
@@ -203,7 +205,13 @@ export const AgentsPage = (
         {active.length === 0 ? <p class="muted">No active tokens.</p> : (
           <ul class="tokens">
             {active.map((token) => (
-              <TokenRow key={token.id} token={token} docks={docks} csrf={viewer.csrf} now={now} />
+              <TokenRow
+                key={token.id}
+                token={token}
+                docks={docks}
+                csrf={viewer.csrf}
+                now={now}
+              />
             ))}
           </ul>
         )}
@@ -212,7 +220,13 @@ export const AgentsPage = (
             <summary>Revoked and expired ({ended.length})</summary>
             <ul class="tokens">
               {ended.map((token) => (
-                <TokenRow key={token.id} token={token} docks={docks} csrf={viewer.csrf} now={now} />
+                <TokenRow
+                  key={token.id}
+                  token={token}
+                  docks={docks}
+                  csrf={viewer.csrf}
+                  now={now}
+                />
               ))}
             </ul>
           </details>
@@ -231,7 +245,8 @@ export const clientSetups = (baseUrl: string, secret: string) => {
     claudeCode: `claude mcp add --transport http dock ${url} --header "Authorization: Bearer ${secret}"`,
     cursor: JSON.stringify({ mcpServers: { dock: { url, headers } } }, null, 2),
     vscode: JSON.stringify({ servers: { dock: { type: "http", url, headers } } }, null, 2),
-    inspector: `npx @modelcontextprotocol/inspector --cli ${url} --transport http --header "Authorization: Bearer ${secret}" --method tools/list`,
+    inspector:
+      `npx @modelcontextprotocol/inspector --cli ${url} --transport http --header "Authorization: Bearer ${secret}" --method tools/list`,
     url
   }
 }

@@ -91,9 +91,9 @@ export const ClaimCodePage = (
         <button type="submit">Claim the sandbox</button>
       </div>
     </form>
-    {expires === undefined ? null : (
-      <p class="muted">The claim window of this sandbox ends {expires.slice(0, 16).replace("T", " ")} UTC.</p>
-    )}
+    {expires === undefined ?
+      null :
+      <p class="muted">The claim window of this sandbox ends {expires.slice(0, 16).replace("T", " ")} UTC.</p>}
     <p>
       <a href={`/claim?token=${encodeURIComponent(token)}`}>Use another email or ask for a new code</a>
     </p>
@@ -136,13 +136,16 @@ export const ClaimedPage = (
 
 /** A verified-email registration completed here: its new token, shown this once. */
 export const CredentialPage = (
-  { viewer, credential, email }: { readonly viewer: Viewer | undefined; readonly credential: string; readonly email: string }
+  { viewer, credential, email }: {
+    readonly viewer: Viewer | undefined
+    readonly credential: string
+    readonly email: string
+  }
 ) => (
   <Layout title="Registration completed" viewer={viewer}>
     <h1>Registration completed</h1>
     <Notice kind="ok">
-      A token for the account of {email} was issued. Copy it now and give it to your agent: it is shown only this
-      once.
+      A token for the account of {email} was issued. Copy it now and give it to your agent: it is shown only this once.
     </Notice>
     <label class="secret">
       Token

@@ -94,7 +94,10 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 button.secondary { background: var(--surface); color: var(--accent); }
 button.danger { background: var(--surface); color: var(--danger); border-color: var(--danger); }
 .choices { display: grid; gap: 2px; margin-top: 4px; padding-left: 26px; }
-.choices .muted { font-size: 0.85rem; }
+.choices label { align-items: flex-start; }
+.choices input { margin-top: 6px; }
+.choices .muted { display: block; font-size: 0.85rem; overflow-wrap: anywhere; }
+pre code { background: none; padding: 0; border-radius: 0; }
 details { margin: 16px 0; }
 summary { cursor: pointer; font-weight: 600; min-height: 32px; }
 label.secret input { font-size: 1rem; background: var(--code); }

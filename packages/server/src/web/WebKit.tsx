@@ -6,12 +6,12 @@
  */
 import {
   type ActiveSession,
-  type SignedIn,
   CurrentPrincipal,
   Docks,
   HmacKey,
   type Principal,
   Sessions,
+  type SignedIn,
   userPrincipal
 } from "@dock/domain"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
@@ -146,7 +146,11 @@ export const webKit = (config: ServerConfig) => {
     Effect.gen(function*() {
       const previous = request.cookies[names.session]
       if (previous !== undefined && previous !== "") yield* Effect.flatMap(Sessions, (s) => s.revoke(previous))
-      return clearCookie(setSessionCookie(response, names, signedIn.secret, signedIn.expiresAt), names, names.preSession)
+      return clearCookie(
+        setSessionCookie(response, names, signedIn.secret, signedIn.expiresAt),
+        names,
+        names.preSession
+      )
     })
 
   /** `/app/...` needs a session: without one, to /login and back here after sign-in. */

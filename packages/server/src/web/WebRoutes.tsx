@@ -10,11 +10,11 @@ import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/
 import { Effect, Layer, Option } from "effect"
 import type { ServerConfig } from "../Config.ts"
 import { clientAddress } from "../http/ClientAddress.ts"
+import { AgentsRoutes } from "./AgentsRoutes.tsx"
+import { ClaimRoutes } from "./ClaimRoutes.tsx"
 import { APP_CSS } from "./Styles.ts"
 import { AppHomePage, BucketPage, type CreateDockForm, HomePage, LoginCodePage, LoginEmailPage } from "./Views.tsx"
 import { field, htmlPage, seeOther, webKit } from "./WebKit.tsx"
-import { AgentsRoutes } from "./AgentsRoutes.tsx"
-import { ClaimRoutes } from "./ClaimRoutes.tsx"
 import { clearCookie, csrfToken, safeNext, setPreSessionCookie } from "./WebSecurity.ts"
 
 export const webRoutes = (config: ServerConfig) => {
