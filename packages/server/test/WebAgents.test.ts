@@ -112,6 +112,14 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("connect
       expect(created.text).toContain(`&quot;servers&quot;: {`)
       expect(created.text).toContain(`&quot;type&quot;: &quot;http&quot;`)
       expect(created.text).toContain("npx @modelcontextprotocol/inspector")
+      // The page runs the server's one script (copy buttons) and nothing else; without it the buttons stay hidden.
+      expect(created.headers["content-security-policy"]).toContain("script-src 'self'")
+      expect(created.text).toContain(`<script src="/app.js" defer></script>`)
+      expect(created.text).toMatch(/<button type="button" class="secondary copy" data-copy="secret" [^>]*hidden/)
+      const script = yield* browserFor(server).get("/app.js")
+      expect(script.status).toBe(200)
+      expect(script.headers["content-type"]).toBe("text/javascript; charset=utf-8")
+      expect((yield* client.get("/app/mcp")).headers["content-security-policy"]).not.toContain("script-src")
 
       const [row] = yield* tokensOf(server, email)
       expect(row!.label).toBe("Laptop agent")

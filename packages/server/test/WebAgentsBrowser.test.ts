@@ -52,6 +52,13 @@ describe.skipIf(skipBrowserTests)("connected agents and claims in Chromium", () 
         yield* screenshots(page, "agents-secret")
         const secret = yield* step(() => page.getByLabel("Token", { exact: true }).inputValue())
         expect(secret).toMatch(/^dock_mcp_/)
+        // The copy button (shown by /app.js, the page's only script) puts the token on the clipboard.
+        yield* step(() =>
+          page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url })
+        )
+        yield* step(() => page.getByRole("button", { name: "Copy the token" }).click())
+        yield* step(() => page.getByRole("button", { name: "Copy the token" }).getByText("Copied").waitFor())
+        expect(yield* step(() => page.evaluate(() => navigator.clipboard.readText()))).toBe(secret)
         const claudeLine = yield* step(() => page.locator("#claude-code ~ pre").innerText())
         expect(claudeLine).toBe(
           `claude mcp add --transport http dock http://localhost:8787/mcp --header "Authorization: Bearer ${secret}"`

@@ -13,10 +13,11 @@ import {
   revokeOwnToken,
   rotateOwnToken
 } from "@dock/domain"
-import { HttpLayerRouter, HttpRouter, type HttpServerRequest, UrlParams } from "@effect/platform"
+import { HttpLayerRouter, HttpRouter, type HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import type { ComponentChildren } from "preact"
 import { AgentsPage, type TokenForm, TokenSecretPage } from "./AgentsViews.tsx"
+import { APP_JS } from "./AppScript.ts"
 import type { Viewer } from "./Layout.tsx"
 import { field, htmlPage, seeOther, type WebKit } from "./WebKit.tsx"
 
@@ -58,7 +59,9 @@ export const AgentsRoutes = (kit: WebKit, extraSection?: (viewer: Viewer) => Com
   })
 
   const secretPage = (viewer: Viewer, token: CreatedToken, rotated: boolean) =>
-    htmlPage(200, <TokenSecretPage viewer={viewer} baseUrl={config.baseUrl} token={token} rotated={rotated} />)
+    htmlPage(200, <TokenSecretPage viewer={viewer} baseUrl={config.baseUrl} token={token} rotated={rotated} />, {
+      script: true
+    })
 
   const create = withSession((request, signed) =>
     Effect.gen(function*() {
@@ -116,7 +119,13 @@ export const AgentsRoutes = (kit: WebKit, extraSection?: (viewer: Viewer) => Com
   const rotate = onToken((id) => rotateOwnToken(id), (token, viewer) => secretPage(viewer, token, true))
   const revoke = onToken((id) => revokeOwnToken(id), () => seeOther("/app/mcp?done=revoked"))
 
+  const script = HttpServerResponse.text(APP_JS, {
+    contentType: "text/javascript; charset=utf-8",
+    headers: { "cache-control": "public, max-age=300" }
+  })
+
   return HttpLayerRouter.addAll([
+    HttpLayerRouter.route("GET", "/app.js", Effect.succeed(script)),
     HttpLayerRouter.route("GET", "/app/mcp", agents),
     HttpLayerRouter.route("POST", "/app/mcp/tokens", create),
     HttpLayerRouter.route("POST", "/app/mcp/tokens/:id/rotate", rotate),

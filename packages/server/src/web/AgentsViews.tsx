@@ -251,6 +251,11 @@ export const clientSetups = (baseUrl: string, secret: string) => {
   }
 }
 
+/** A copy button for the element `target` (hidden until /app.js shows it: without the script, select the text). */
+const CopyButton = ({ target, label }: { readonly target: string; readonly label: string }) => (
+  <button type="button" class="secondary copy" data-copy={target} aria-label={label} hidden>Copy</button>
+)
+
 const Snippet = ({ id, title, children, text }: {
   readonly id: string
   readonly title: string
@@ -260,7 +265,8 @@ const Snippet = ({ id, title, children, text }: {
   <section class="card" aria-labelledby={id}>
     <h3 id={id}>{title}</h3>
     {children}
-    <pre><code>{text}</code></pre>
+    <pre><code id={`${id}-text`}>{text}</code></pre>
+    <CopyButton target={`${id}-text`} label={`Copy the ${title} setup`} />
   </section>
 )
 
@@ -283,8 +289,9 @@ export const TokenSecretPage = (
       </Notice>
       <label class="secret">
         Token
-        <input class="mono" type="text" readonly value={token.token} aria-describedby="secret-hint" />
+        <input id="secret" class="mono" type="text" readonly value={token.token} aria-describedby="secret-hint" />
       </label>
+      <CopyButton target="secret" label="Copy the token" />
       <p id="secret-hint" class="muted">
         Access: {token.scopes.join(", ")} · Expires: {when(token.expires_at)}
       </p>
@@ -312,6 +319,7 @@ export const TokenSecretPage = (
       <p>
         <a class="button" href="/app/mcp">Done: back to connected agents</a>
       </p>
+      <script src="/app.js" defer />
     </Layout>
   )
 }

@@ -97,6 +97,8 @@ button.danger { background: var(--surface); color: var(--danger); border-color: 
 .choices label { align-items: flex-start; }
 .choices input { margin-top: 6px; }
 .choices .muted { display: block; font-size: 0.85rem; overflow-wrap: anywhere; }
+button.copy { min-height: 36px; padding: 4px 12px; margin: 4px 0 8px; }
+button.copy[hidden] { display: none; }
 pre code { background: none; padding: 0; border-radius: 0; }
 details { margin: 16px 0; }
 summary { cursor: pointer; font-weight: 600; min-height: 32px; }

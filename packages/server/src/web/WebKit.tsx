@@ -50,12 +50,18 @@ export const webBodyLimit: BodyLimit = {
   bytes: 16 * 1024
 }
 
-/** A rendered page: `<!doctype html>` and the view, with the app's headers. */
-export const htmlPage = (status: number, view: VNode) =>
+/**
+ * A rendered page: `<!doctype html>` and the view, with the app's headers. `script: true` lets the page run the
+ * one script the server serves (`/app.js`, progressive enhancement such as copy buttons): `script-src 'self'`,
+ * on that page only.
+ */
+export const htmlPage = (status: number, view: VNode, options: { readonly script?: boolean } = {}) =>
   HttpServerResponse.text(`<!doctype html>\n${render(view)}`, {
     status,
     contentType: "text/html; charset=utf-8",
-    headers: APP_HEADERS
+    headers: options.script === true
+      ? { ...APP_HEADERS, "content-security-policy": `${APP_CSP}; script-src 'self'` }
+      : APP_HEADERS
   })
 
 export const seeOther = (location: string) => HttpServerResponse.empty({ status: 303, headers: { location } })
