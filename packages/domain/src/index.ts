@@ -69,6 +69,7 @@ export { fileNameOf, mediaTypeForFileName, sourceMediaType } from "./Sources/Sou
 export * from "./Sources/Sources.ts"
 export { operatorPrincipal, SourcesLive } from "./Sources/SourcesLive.ts"
 export * from "./Tokens/OperatorTokens.ts"
+export * from "./Tokens/OwnTokens.ts"
 export * from "./Tokens/Token.ts"
 export * from "./Tokens/Tokens.ts"
 export * from "./WriteRules.ts"

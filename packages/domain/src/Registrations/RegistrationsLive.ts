@@ -68,6 +68,8 @@ export const RegistrationsLive = Layer.effect(
     const repo = yield* makeRegistrationsRepo
 
     const claimUrl = `${baseUrl}/agent/auth/claim`
+    /** The web app's claim page for people (docs/web.md), the token filled in. */
+    const claimPageUrl = (claimToken: string) => `${baseUrl}/claim?token=${encodeURIComponent(claimToken)}`
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
     const instructions = (claimToken: string, expiresAt: Date, emailHint: string) =>
@@ -77,6 +79,8 @@ export const RegistrationsLive = Layer.effect(
         `address; it expires after ${describeDuration(limits.otpTtl)}. Then POST ${claimUrl} with the body`,
         `{"claim_token":"${claimToken}","otp":"<the six digits from the mail>"} (claim-complete).`,
         `The claim window ends at ${expiresAt.toISOString()}; after that the sandbox is hidden and later deleted.`,
+        `Or give the person this page, where they enter their email and the code in a browser:`,
+        `${claimPageUrl(claimToken)}`,
         `Keep the claim_token secret: whoever holds it can start a claim.`
       ].join(" ")
 

@@ -130,6 +130,31 @@ export const SessionsLive = Layer.effect(
         return Option.some(created)
       })
 
+    /** A new session (256 random bits; the database keeps the SHA-256) for the person, from `at`. */
+    const openSession = (
+      account: { readonly id: UserId; readonly username: string; readonly created: boolean },
+      at: Date
+    ) =>
+      Effect.gen(function*() {
+        const secret = randomBase62(32)
+        const expiresAt = new Date(at.getTime() + Duration.toMillis(SESSION_TTL))
+        yield* repo.insertSession({ hash: sha256(secret), userId: account.id, createdAt: at, expiresAt })
+        const signedIn: SignedIn = {
+          secret,
+          userId: account.id,
+          username: account.username,
+          expiresAt,
+          created: account.created
+        }
+        return signedIn
+      })
+
+    const openAfterClaim = Effect.fn("Sessions.openAfterClaim")(
+      function*(account: { readonly id: UserId; readonly username: string }) {
+        return yield* openSession({ ...account, created: false }, yield* now)
+      }
+    )
+
     const signIn = Effect.fn("Sessions.signIn")(function*(rawEmail: string, rawCode: string, requesterIp: string) {
       const email = yield* normalizeEmail(rawEmail)
       const code = rawCode.trim()
@@ -159,16 +184,7 @@ export const SessionsLive = Layer.effect(
           yield* repo.markCodeUsed(row.id, at)
           const account = yield* accountFor(email, at)
           if (Option.isNone(account)) return { _tag: "Refused" } as const
-          const secret = randomBase62(32)
-          const expiresAt = new Date(at.getTime() + Duration.toMillis(SESSION_TTL))
-          yield* repo.insertSession({ hash: sha256(secret), userId: account.value.id, createdAt: at, expiresAt })
-          const signedIn: SignedIn = {
-            secret,
-            userId: account.value.id,
-            username: account.value.username,
-            expiresAt,
-            created: account.value.created
-          }
+          const signedIn = yield* openSession(account.value, at)
           return { _tag: "SignedIn", signedIn } as const
         })
       )
@@ -209,6 +225,6 @@ export const SessionsLive = Layer.effect(
       return yield* repo.sweep(new Date(at.getTime() - Duration.toMillis(Duration.days(1))))
     }).pipe(Effect.withSpan("Sessions.sweep"))
 
-    return { requestCode, signIn, authenticate, revoke, sweep }
+    return { requestCode, signIn, openAfterClaim, authenticate, revoke, sweep }
   })
 )

@@ -20,7 +20,15 @@ export interface NewToken {
 export class Tokens extends Context.Tag("@dock/domain/Tokens")<Tokens, {
   readonly create: (input: NewToken) => Effect.Effect<CreatedToken, ValidationError>
   readonly list: (userId?: UserId) => Effect.Effect<ReadonlyArray<TokenInfo>>
-  readonly revoke: (id: string) => Effect.Effect<TokenInfo, NotFound>
+  /** With `owner`, another user's token is NotFound too (a person revokes only their own). */
+  readonly revoke: (id: string, owner?: UserId) => Effect.Effect<TokenInfo, NotFound>
+  /**
+   * A new secret for the owner's live token, in one transaction: the old token is revoked and a new one with the
+   * same label, kind, scopes, Docks and expiry takes its place (rotation renews the secret, not the lifetime).
+   * Another user's, an unknown, a revoked or an expired token is NotFound; an OAuth token is rotated by its
+   * client (refresh), never here: ValidationError.
+   */
+  readonly rotate: (id: string, owner: UserId) => Effect.Effect<CreatedToken, NotFound | ValidationError>
   /**
    * The principal behind a bearer secret. Malformed values fail before any database work; unknown, revoked
    * and expired tokens fail alike. Records `last_used_at` at most once a minute. With `rate`, the request is

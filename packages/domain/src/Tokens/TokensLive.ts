@@ -1,5 +1,7 @@
 /** Token rules: the secret format, hashing, scopes, Dock restrictions, expiry and revocation. */
+import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
+import { transactional } from "../Database/Transactional.ts"
 import { NotFound, Unauthorized, ValidationError } from "../Errors.ts"
 import { TokenId, type UserId } from "../Ids.ts"
 import type { Principal, Scope } from "../Principal.ts"
@@ -30,6 +32,7 @@ export const TokensLive = Layer.effect(
   Tokens,
   Effect.gen(function*() {
     const repo = yield* makeTokensRepo
+    const sql = yield* SqlClient.SqlClient
 
     const create = Effect.fn("Tokens.create")(function*(input: NewToken) {
       const label = input.label?.trim() || null
@@ -72,13 +75,55 @@ export const TokensLive = Layer.effect(
       return (yield* repo.list(userId)).map(toTokenInfo)
     })
 
-    const revoke = Effect.fn("Tokens.revoke")(function*(id: string) {
-      const notFound = () => new NotFound({ message: "Token not found" })
+    const notFound = () => new NotFound({ message: "Token not found" })
+
+    const revoke = Effect.fn("Tokens.revoke")(function*(id: string, owner?: UserId) {
       if (!Schema.is(TokenId)(id)) return yield* notFound()
       const now = new Date(yield* Clock.currentTimeMillis)
-      const row = yield* repo.revoke(id, now)
+      const row = yield* repo.revoke(id, now, owner ?? null)
       if (Option.isNone(row)) return yield* notFound()
       return toTokenInfo(row.value)
+    })
+
+    const rotate = Effect.fn("Tokens.rotate")(function*(id: string, owner: UserId) {
+      if (!Schema.is(TokenId)(id)) return yield* notFound()
+      const now = new Date(yield* Clock.currentTimeMillis)
+      return yield* transactional(
+        sql,
+        Effect.gen(function*() {
+          const found = yield* repo.lockLive(id, owner, now)
+          if (Option.isNone(found)) return yield* notFound()
+          const old = found.value
+          if (old.kind === "oauth" || old.kind === "anonymous") {
+            return yield* new ValidationError({
+              message: old.kind === "oauth"
+                ? "An OAuth token is renewed by its client; revoke the grant instead"
+                : "An unclaimed sandbox token cannot be rotated; claim the sandbox first",
+              details: { field: "token" }
+            })
+          }
+          yield* repo.revoke(old.id, now, owner)
+          const secret = newToken()
+          const row = yield* repo.insert({
+            userId: old.user_id,
+            secretHash: sha256(secret),
+            label: old.label,
+            kind: old.kind,
+            scopes: old.scopes,
+            allowedBucketIds: old.allowed_bucket_ids,
+            createdAt: now,
+            expiresAt: old.expires_at
+          })
+          return new CreatedToken({
+            id: row.id,
+            token: secret,
+            label: row.label,
+            scopes: row.scopes,
+            allowed_bucket_ids: row.allowed_bucket_ids,
+            expires_at: iso(row.expires_at)
+          })
+        })
+      )
     })
 
     const invalid = () => new Unauthorized({ message: "The bearer token is invalid, revoked or expired" })
@@ -116,6 +161,6 @@ export const TokensLive = Layer.effect(
       return principal
     })
 
-    return { create, list, revoke, authenticate }
+    return { create, list, revoke, rotate, authenticate }
   })
 )

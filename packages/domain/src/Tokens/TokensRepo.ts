@@ -83,12 +83,22 @@ export const makeTokensRepo = Effect.gen(function*() {
     execute: (userId) => sql`select ${columns} from tokens where user_id = ${userId} order by created_at, id`
   })
 
-  /** Revoking twice keeps the first revocation time. */
+  /** Revoking twice keeps the first revocation time. With `owner`, only that user's token matches. */
   const revoke = SqlSchema.findOne({
-    Request: Schema.Struct({ id: TokenId, at: Schema.DateFromSelf }),
+    Request: Schema.Struct({ id: TokenId, at: Schema.DateFromSelf, owner: Schema.NullOr(UserId) }),
     Result: TokenRow,
-    execute: ({ at, id }) =>
-      sql`update tokens set revoked_at = coalesce(revoked_at, ${at}) where id = ${id} returning ${columns}`
+    execute: ({ at, id, owner }) =>
+      sql`update tokens set revoked_at = coalesce(revoked_at, ${at})
+        where id = ${id} ${owner === null ? sql`` : sql`and user_id = ${owner}`} returning ${columns}`
+  })
+
+  /** The owner's live token (unrevoked, unexpired at `now`), locked until the transaction ends: rotation's first step. */
+  const lockLive = SqlSchema.findOne({
+    Request: Schema.Struct({ id: TokenId, owner: UserId, now: Schema.DateFromSelf }),
+    Result: TokenRow,
+    execute: ({ id, now, owner }) =>
+      sql`select ${columns} from tokens where id = ${id} and user_id = ${owner} and revoked_at is null
+        and (expires_at is null or expires_at > ${now}) for update`
   })
 
   /**
@@ -128,7 +138,8 @@ export const makeTokensRepo = Effect.gen(function*() {
   return {
     insert: (token: InsertToken) => Effect.orDie(insert(token)),
     list: (userId?: UserId) => Effect.orDie(userId === undefined ? listAll(undefined) : listOfUser(userId)),
-    revoke: (id: TokenId, at: Date) => Effect.orDie(revoke({ id, at })),
+    revoke: (id: TokenId, at: Date, owner: UserId | null = null) => Effect.orDie(revoke({ id, at, owner })),
+    lockLive: (id: TokenId, owner: UserId, now: Date) => Effect.orDie(lockLive({ id, owner, now })),
     authenticate: (check: BearerCheck) => Effect.orDie(authenticate(check))
   } as const
 })

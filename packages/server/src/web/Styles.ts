@@ -101,4 +101,33 @@ table.data td:last-child { white-space: nowrap; }
 td form { margin: 0; }
 label input, label textarea, label select { font-weight: 400; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+/* Connected agents (/app/mcp) and the claim page (/claim) */
+ul.tokens, ul.plain { list-style: none; padding: 0; margin: 0; }
+ul.tokens { display: grid; gap: 12px; margin: 8px 0; }
+ul.tokens li.token { background: var(--surface); border: 1px solid var(--border); border-radius: 8px; padding: 12px 14px; }
+ul.tokens li.token:not(.active) { opacity: 0.85; }
+.token-head { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 0; }
+.token-head strong { margin-right: 4px; overflow-wrap: anywhere; }
+.tag.status-active { color: var(--ok-text); background: var(--ok-bg); border-color: transparent; }
+.tag.status-revoked, .tag.status-expired { color: var(--danger); background: var(--err-bg); border-color: transparent; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 10px 0 4px; }
+dl.facts dt { color: var(--muted); font-size: 0.92rem; }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+.actions { display: flex; flex-wrap: wrap; gap: 10px; margin-top: 10px; }
+.actions form { margin: 0; }
+button.secondary { background: var(--surface); color: var(--accent); }
+button.danger { background: var(--surface); color: var(--danger); border-color: var(--danger); }
+.choices { display: grid; gap: 2px; margin-top: 4px; padding-left: 26px; }
+.choices label { align-items: flex-start; }
+.choices input { margin-top: 6px; }
+.choices .muted { display: block; font-size: 0.85rem; overflow-wrap: anywhere; }
+button.copy { min-height: 36px; padding: 4px 12px; margin: 4px 0 8px; }
+button.copy[hidden] { display: none; }
+pre code { background: none; padding: 0; border-radius: 0; }
+details { margin: 16px 0; }
+summary { cursor: pointer; font-weight: 600; min-height: 32px; }
+label.secret input { font-size: 1rem; background: var(--code); }
+.card h3 { margin: 0 0 0.3em; font-size: 1.08rem; }
+.card pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+@media (max-width: 480px) { dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: 6px; } }
 `

@@ -11,6 +11,7 @@ import {
   HmacKey,
   type Principal,
   Sessions,
+  type SignedIn,
   userPrincipal
 } from "@dock/domain"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
@@ -21,7 +22,15 @@ import type { ServerConfig } from "../Config.ts"
 import type { BodyLimit } from "../http/BodyLimit.ts"
 import type { Viewer } from "./Layout.tsx"
 import { ErrorView } from "./Views.tsx"
-import { cookieNames, csrfToken, fromOurOrigin, sameToken } from "./WebSecurity.ts"
+import {
+  clearCookie,
+  cookieNames,
+  csrfToken,
+  fromOurOrigin,
+  newNonce,
+  sameToken,
+  setSessionCookie
+} from "./WebSecurity.ts"
 
 /** The CSP of every web-app page: nothing but our stylesheet, our images and forms to ourselves. */
 export const APP_CSP =
@@ -35,16 +44,24 @@ const APP_HEADERS = {
 
 /** Form bodies of the web app are small: 16 KiB. */
 export const webBodyLimit: BodyLimit = {
-  matches: (url) => url === "/login" || url.startsWith("/login?") || url === "/logout" || url.startsWith("/app/"),
+  matches: (url) =>
+    url === "/login" || url.startsWith("/login?") || url === "/logout" || url.startsWith("/app/") ||
+    url === "/claim" || url.startsWith("/claim?"),
   bytes: 16 * 1024
 }
 
-/** A rendered page: `<!doctype html>` and the view, with the app's headers. */
-export const htmlPage = (status: number, view: VNode) =>
+/**
+ * A rendered page: `<!doctype html>` and the view, with the app's headers. `script: true` lets the page run the
+ * one script the server serves (`/app.js`, progressive enhancement such as copy buttons): `script-src 'self'`,
+ * on that page only.
+ */
+export const htmlPage = (status: number, view: VNode, options: { readonly script?: boolean } = {}) =>
   HttpServerResponse.text(`<!doctype html>\n${render(view)}`, {
     status,
     contentType: "text/html; charset=utf-8",
-    headers: APP_HEADERS
+    headers: options.script === true
+      ? { ...APP_HEADERS, "content-security-policy": `${APP_CSP}; script-src 'self'` }
+      : APP_HEADERS
   })
 
 export const seeOther = (location: string) => HttpServerResponse.empty({ status: 303, headers: { location } })
@@ -115,6 +132,33 @@ export const webKit = (config: ServerConfig) => {
       return sent !== undefined && sameToken(sent, csrfToken(key, seed)) ? Option.some(form) : Option.none()
     })
 
+  /** The pre-session nonce that seeds the sign-in (and claim) forms' CSRF token: the cookie's, or a fresh one to set. */
+  const preSession = (request: HttpServerRequest.HttpServerRequest) => {
+    const existing = request.cookies[names.preSession]
+    return existing !== undefined && /^[A-Za-z0-9_-]{22}$/.test(existing)
+      ? { nonce: existing, fresh: false }
+      : { nonce: newNonce(), fresh: true }
+  }
+
+  /**
+   * The browser is signed in as `signedIn` from this response on: a session it held before ends (the new one has a
+   * fresh id: no fixation), the session cookie is set and the pre-session cookie cleared.
+   */
+  const beginSession = (
+    request: HttpServerRequest.HttpServerRequest,
+    signedIn: SignedIn,
+    response: HttpServerResponse.HttpServerResponse
+  ) =>
+    Effect.gen(function*() {
+      const previous = request.cookies[names.session]
+      if (previous !== undefined && previous !== "") yield* Effect.flatMap(Sessions, (s) => s.revoke(previous))
+      return clearCookie(
+        setSessionCookie(response, names, signedIn.secret, signedIn.expiresAt),
+        names,
+        names.preSession
+      )
+    })
+
   /** `/app/...` needs a session: without one, to /login and back here after sign-in. */
   const withSession = <E, R>(
     handler: (request: HttpServerRequest.HttpServerRequest, signed: SignedInRequest) => Effect.Effect<
@@ -148,7 +192,18 @@ export const webKit = (config: ServerConfig) => {
       return yield* Effect.flatMap(Docks, (docks) => docks.named(target))
     })
 
-  return { config, names, forbiddenPage, notFound, signedIn, checkedForm, withSession, dockOf }
+  return {
+    config,
+    names,
+    forbiddenPage,
+    notFound,
+    signedIn,
+    checkedForm,
+    withSession,
+    dockOf,
+    preSession,
+    beginSession
+  }
 }
 
 export type WebKit = ReturnType<typeof webKit>

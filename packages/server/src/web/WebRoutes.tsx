@@ -11,14 +11,16 @@ import { Effect, Layer, Option } from "effect"
 import type { ServerConfig } from "../Config.ts"
 import { clientAddress } from "../http/ClientAddress.ts"
 import { dockRoutes } from "./DockRoutes.tsx"
+import { AgentsRoutes } from "./AgentsRoutes.tsx"
+import { ClaimRoutes } from "./ClaimRoutes.tsx"
 import { APP_CSS } from "./Styles.ts"
 import { AppHomePage, type CreateDockForm, HomePage, LoginCodePage, LoginEmailPage } from "./Views.tsx"
 import { field, htmlPage, seeOther, webKit } from "./WebKit.tsx"
-import { clearCookie, csrfToken, newNonce, safeNext, setPreSessionCookie, setSessionCookie } from "./WebSecurity.ts"
+import { clearCookie, csrfToken, safeNext, setPreSessionCookie } from "./WebSecurity.ts"
 
 export const webRoutes = (config: ServerConfig) => {
   const kit = webKit(config)
-  const { names, forbiddenPage, notFound, signedIn, checkedForm, withSession } = kit
+  const { names, forbiddenPage, notFound, signedIn, checkedForm, withSession, preSession } = kit
 
   const home = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -36,14 +38,6 @@ export const webRoutes = (config: ServerConfig) => {
       />
     )
   })
-
-  /** The pre-session nonce that seeds the sign-in forms' CSRF token: the cookie's, or a fresh one to set. */
-  const preSession = (request: HttpServerRequest.HttpServerRequest) => {
-    const existing = request.cookies[names.preSession]
-    return existing !== undefined && /^[A-Za-z0-9_-]{22}$/.test(existing)
-      ? { nonce: existing, fresh: false }
-      : { nonce: newNonce(), fresh: true }
-  }
 
   const loginForm = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -101,15 +95,7 @@ export const webRoutes = (config: ServerConfig) => {
     }
 
     return yield* sessions.signIn(email, code, ip).pipe(
-      Effect.flatMap((signedIn) =>
-        Effect.gen(function*() {
-          // A session this browser held before ends here: the new one has a fresh id (no fixation).
-          const previous = request.cookies[names.session]
-          if (previous !== undefined && previous !== "") yield* sessions.revoke(previous)
-          const response = setSessionCookie(seeOther(next), names, signedIn.secret, signedIn.expiresAt)
-          return clearCookie(response, names, names.preSession)
-        })
-      ),
+      Effect.flatMap((signedIn) => kit.beginSession(request, signedIn, seeOther(next))),
       Effect.catchTags({
         ValidationError: (error) =>
           Effect.succeed(
@@ -204,6 +190,8 @@ export const webRoutes = (config: ServerConfig) => {
       HttpLayerRouter.route("*", "/app/*", appNotFound)
     ]),
     // Each feature's routes (a `(kit: WebKit) => Layer` in its own file) join here.
-    dockRoutes(kit)
+    dockRoutes(kit),
+    AgentsRoutes(kit),
+    ClaimRoutes(kit)
   )
 }
