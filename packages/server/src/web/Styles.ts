@@ -77,4 +77,34 @@ fieldset { border: 1px solid var(--border); border-radius: 8px; padding: 8px 12p
 legend { font-weight: 600; padding: 0 4px; }
 fieldset label { display: flex; align-items: center; gap: 8px; font-weight: 400; min-height: 36px; }
 footer { max-width: 52rem; margin: 0 auto; padding: 0 16px 32px; color: var(--muted); font-size: 0.9rem; }
+/* Pages in the app (PageViews.tsx): the framed artifact, metadata, versions, diff and source. */
+:root { --add-bg: #e3f3e6; --add-text: #11461f; --del-bg: #fbe5e5; --del-text: #7a1414; --frame-bg: #ffffff; }
+@media (prefers-color-scheme: dark) {
+  :root { --add-bg: #16351f; --add-text: #b4ecc3; --del-bg: #401c1c; --del-text: #ffc2c2; --frame-bg: #1e2125; }
+}
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+nav.crumbs { font-size: 0.95rem; margin-bottom: 4px; overflow-wrap: anywhere; }
+p.summary { font-size: 1.05rem; }
+dl.meta { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); gap: 8px 16px; margin: 12px 0; }
+dl.meta div { min-width: 0; }
+dl.meta dt { font-size: 0.85rem; color: var(--muted); }
+dl.meta dd { margin: 0; overflow-wrap: anywhere; }
+p.actions { display: flex; flex-wrap: wrap; gap: 8px 20px; }
+iframe.artifact {
+  display: block; width: 100%; height: 70vh; min-height: 20rem; border: 1px solid var(--border); border-radius: 8px;
+  background: var(--frame-bg);
+}
+ul.backlinks { padding-left: 1.2rem; }
+form.diff-form { display: flex; flex-wrap: wrap; align-items: end; gap: 12px; margin: 8px 0 16px; }
+form.diff-form label { min-width: 8rem; }
+form.inline { margin: 0; }
+button.secondary { background: var(--surface); color: var(--accent); }
+.agent { font-weight: 600; }
+.counts { white-space: nowrap; color: var(--muted); }
+pre.diff, pre.source { white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.45; }
+pre.diff > * { display: block; text-decoration: none; padding: 0 4px; border-radius: 2px; }
+pre.diff ins { background: var(--add-bg); color: var(--add-text); }
+pre.diff del { background: var(--del-bg); color: var(--del-text); }
+pre.diff .diff-hunk { color: var(--muted); font-style: italic; margin-top: 6px; }
+pre.diff .diff-file { color: var(--muted); font-weight: 600; }
 `

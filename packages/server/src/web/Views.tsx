@@ -206,7 +206,9 @@ export const BucketPage = (
               {pages.map((page) => (
                 <tr key={page.id}>
                   <td>
-                    <a href={page.url}>{page.title ?? page.slug ?? page.public_slug}</a>
+                    <a href={dockPath(dock, "/" + encodeURIComponent(page.slug ?? page.id))}>
+                      {page.title ?? page.slug ?? page.public_slug}
+                    </a>
                   </td>
                   <td>{KIND[page.page_kind] ?? page.page_kind}</td>
                   <td>

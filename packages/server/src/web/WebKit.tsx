@@ -4,15 +4,7 @@
  * app's CSP), `seeOther`, the session (`withSession`, `signedIn`), the form check (`checkedForm`: Origin + CSRF),
  * the 403 and 404 pages, and `dockPath` for links into a Dock. Feature routes take a `WebKit` and answer routes.
  */
-import {
-  type ActiveSession,
-  CurrentPrincipal,
-  Docks,
-  HmacKey,
-  type Principal,
-  Sessions,
-  userPrincipal
-} from "@dock/domain"
+import { type ActiveSession, CurrentPrincipal, Docks, HmacKey, type Principal, userPrincipal } from "@dock/domain"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { VNode } from "preact"
@@ -20,6 +12,7 @@ import { render } from "preact-render-to-string"
 import type { ServerConfig } from "../Config.ts"
 import type { BodyLimit } from "../http/BodyLimit.ts"
 import type { Viewer } from "./Layout.tsx"
+import { sessionOfRequest } from "./SessionLookup.ts"
 import { ErrorView } from "./Views.tsx"
 import { cookieNames, csrfToken, fromOurOrigin, sameToken } from "./WebSecurity.ts"
 
@@ -39,12 +32,15 @@ export const webBodyLimit: BodyLimit = {
   bytes: 16 * 1024
 }
 
-/** A rendered page: `<!doctype html>` and the view, with the app's headers. */
-export const htmlPage = (status: number, view: VNode) =>
+/**
+ * A rendered page: `<!doctype html>` and the view, with the app's headers; `headers` adds to or replaces them (a
+ * page that frames an artifact sends a CSP with its `frame-src`).
+ */
+export const htmlPage = (status: number, view: VNode, headers: Readonly<Record<string, string>> = {}) =>
   HttpServerResponse.text(`<!doctype html>\n${render(view)}`, {
     status,
     contentType: "text/html; charset=utf-8",
-    headers: APP_HEADERS
+    headers: { ...APP_HEADERS, ...headers }
   })
 
 export const seeOther = (location: string) => HttpServerResponse.empty({ status: 303, headers: { location } })
@@ -89,11 +85,9 @@ export const webKit = (config: ServerConfig) => {
   /** The signed-in request, or None (no cookie, or a session that is unknown, expired or revoked). */
   const signedIn = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function*() {
-      const secret = request.cookies[names.session]
-      if (secret === undefined || secret === "") return Option.none<SignedInRequest>()
-      const session = yield* Effect.flatMap(Sessions, (sessions) => sessions.authenticate(secret))
+      const found = yield* sessionOfRequest(request, names)
       const key = yield* HmacKey
-      return Option.map(session, (session): SignedInRequest => ({
+      return Option.map(found, ({ secret, session }): SignedInRequest => ({
         secret,
         session,
         viewer: { username: session.username, csrf: csrfToken(key, secret) }
