@@ -307,7 +307,7 @@ describe("pages in the web app", () => {
 
     it.effect("a signed URL is checked against the grants when used: revoking the member ends it", () =>
       Effect.gen(function*() {
-        const { owner, part, path, server } = yield* setup(appClient)
+        const { owner, path, server } = yield* setup(appClient)
         const viewer = yield* newUser
         yield* grant(owner.default_bucket_id, viewer, "viewer")
         const asViewer = yield* signedIn(appClient(server), viewer)

@@ -114,7 +114,10 @@ export const PageOverview = (
       <dl class="meta">
         <div>
           <dt>Kind</dt>
-          <dd>{KIND[part.page_kind] ?? part.page_kind} ({part.content_type === "markdown" ? "Markdown" : "HTML"})</dd>
+          <dd>
+            {KIND[part.page_kind] ?? part.page_kind}
+            {part.page_kind === "web_page" ? ` (${part.content_type === "markdown" ? "Markdown" : "HTML"})` : ""}
+          </dd>
         </div>
         <div>
           <dt>Visibility</dt>
@@ -202,7 +205,7 @@ export const PageOverview = (
             {newestFirst.map((v) => (
               <tr key={v.version}>
                 <td>
-                  {v.version}
+                  Version {v.version}
                   {v.version === part.version ? <span class="tag">current</span> : null}
                 </td>
                 <td>

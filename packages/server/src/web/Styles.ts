@@ -98,7 +98,16 @@ ul.backlinks { padding-left: 1.2rem; }
 form.diff-form { display: flex; flex-wrap: wrap; align-items: end; gap: 12px; margin: 8px 0 16px; }
 form.diff-form label { min-width: 8rem; }
 form.inline { margin: 0; }
-button.secondary { background: var(--surface); color: var(--accent); }
+button.secondary { background: var(--surface); color: var(--accent); white-space: nowrap; }
+table.versions th { position: relative; }
+@media (max-width: 40rem) {
+  /* On a phone each version is a small card: number, author, time, change, restore. */
+  table.versions, table.versions tbody, table.versions tr, table.versions td { display: block; }
+  table.versions thead { display: none; }
+  table.versions tr { border-bottom: 1px solid var(--border); padding: 8px 0; }
+  table.versions td { border: 0; padding: 2px 0; }
+  table.versions td:first-child { font-weight: 600; }
+}
 .agent { font-weight: 600; }
 .counts { white-space: nowrap; color: var(--muted); }
 pre.diff, pre.source { white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.45; }
