@@ -132,6 +132,20 @@ describe("pages in the web app", () => {
         expect(anonymous.headers["location"]).toBe(`/login?next=${encodeURIComponent(path())}`)
       }))
 
+    it.effect("a Micro DB is not shown here: 303 to its tables view", () =>
+      Effect.gen(function*() {
+        const { dockSlug, owner, web } = yield* setup(browserFor)
+        const slug = `tables-${unique()}`
+        yield* seedPage(owner, owner.default_bucket_id, slug, {
+          pageKind: "micro_db",
+          contentType: "json",
+          content: "{}"
+        })
+        const reply = yield* web.get(`/app/buckets/${dockSlug}/${slug}?owner=${owner.username}`)
+        expect(reply.status).toBe(303)
+        expect(reply.headers["location"]).toBe(`/app/buckets/${dockSlug}/-/tables/${slug}?owner=${owner.username}`)
+      }))
+
     it.effect("a diff between two versions shows the removed and added lines, marked", () =>
       Effect.gen(function*() {
         const { path, web } = yield* setup(browserFor)
@@ -192,6 +206,8 @@ describe("pages in the web app", () => {
         expect(rows[2]!.content).toBe(rows[0]!.content)
         const after = yield* web.get(restored.headers["location"]!)
         expect(after.text).toContain("Version 1 was restored: it is now version 3.")
+        // The notice tells only what the versions say: a made-up one shows nothing.
+        expect((yield* web.get(`${path()}&restored=2`)).text).not.toContain("was restored")
       }))
 
     it.effect("a viewer may not restore: refused by the domain, nothing changed", () =>

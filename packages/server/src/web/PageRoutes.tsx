@@ -30,6 +30,10 @@ export const pageRoutes = (kit: WebKit) => {
     "content-security-policy": `${APP_CSP}; frame-src ${Option.getOrElse(artifactOrigin, () => "'self'")}`
   }
 
+  /** A version number from the query or a form: a positive whole number, else undefined. */
+  const versionNumber = (text: string | null | undefined) =>
+    text !== null && text !== undefined && /^\d{1,9}$/.test(text) && Number(text) > 0 ? Number(text) : undefined
+
   /** The Dock and the page a `/app/buckets/:slug/:pageSlug…` route names, as the signed-in person reads them. */
   const pageOf = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function*() {
@@ -59,11 +63,18 @@ export const pageRoutes = (kit: WebKit) => {
     found: Found,
     signed: SignedInRequest,
     notice?: PageOverviewProps["notice"],
-    status = 200
+    status = 200,
+    restoredFrom?: number
   ) =>
     Effect.gen(function*() {
       const pages = yield* Pages
       const versions = yield* pages.versions(found.target, found.names)
+      // After a restore (`&restored=N`), said only when the current version is that restore.
+      const current = versions.find((version) => version.version === found.part.version)
+      const restoredNotice = restoredFrom !== undefined && current?.reason === "restored" &&
+          current.restored_from === restoredFrom
+        ? { kind: "ok" as const, text: `Version ${restoredFrom} was restored: it is now version ${current.version}.` }
+        : undefined
       const links = yield* pages.links(found.target, found.part.id)
       // Who may restore is the domain's rule (Policy), asked here only to offer the buttons.
       const canWrite = yield* Effect.isSuccess(Policy.checkWrite(yield* CurrentPrincipal, found.resolved.access))
@@ -77,7 +88,7 @@ export const pageRoutes = (kit: WebKit) => {
           versions={versions}
           backlinks={links.inbound}
           canWrite={canWrite}
-          notice={notice}
+          notice={notice ?? restoredNotice}
         />,
         frameHeaders
       )
@@ -100,17 +111,9 @@ export const pageRoutes = (kit: WebKit) => {
     Effect.gen(function*() {
       const found = yield* pageOf(request)
       if (found.part.page_kind === "micro_db") return tablesOf(found.dock, found.pageSlug)
-      const restored = query(request).get("restored")
-      const notice = restored !== null && /^\d{1,9}$/.test(restored)
-        ? { kind: "ok" as const, text: `Version ${restored} was restored: it is now version ${found.part.version}.` }
-        : undefined
-      return yield* overview(found, signed, notice)
+      return yield* overview(found, signed, undefined, 200, versionNumber(query(request).get("restored")))
     }).pipe(orNotFound(signed))
   )
-
-  /** A version number from the query or a form: a positive whole number, else undefined. */
-  const versionNumber = (text: string | null | undefined) =>
-    text !== null && text !== undefined && /^\d{1,9}$/.test(text) && Number(text) > 0 ? Number(text) : undefined
 
   const diff = withSession((request, signed) =>
     Effect.gen(function*() {
