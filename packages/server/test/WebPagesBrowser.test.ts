@@ -2,12 +2,14 @@
  * A page of a Dock in Chromium (issue 16, item 3; docs/web.md, "Pages in the app"): sign in with the mailed code,
  * open a page an agent pushed and see it rendered inside the sandboxed frame (a private page: the frame is
  * served by the session), compare two versions, restore the older one and see it in the frame, read the Markdown
- * source. No page may trip a CSP or run into a script error. Screenshots `page-view`, `page-diff` and
+ * source; and with the artifacts on an origin of their own (the app on localhost, artifacts on 127.0.0.1), the
+ * frame loads by its signed URL and may be framed by the app. No page may trip a CSP or run into a script error. Screenshots `page-view`, `page-diff` and
  * `page-source` (light and dark) and `page-view-phone-light` go to DOCK_SCREENSHOT_DIR (test-results/web).
  */
 import { CurrentPrincipal, type DockId, type PageContent, Pages, type UserId, userPrincipal } from "@dock/domain"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import * as Net from "node:net"
 import * as Path from "node:path"
 import { BrowserLive, openPage, skipBrowserTests } from "./support/Browser.ts"
 import { unique } from "./support/Http.ts"
@@ -144,6 +146,61 @@ describe.skipIf(skipBrowserTests)("a page in Chromium", () => {
         yield* step(() => page.waitForURL(/\/-\/source\?/))
         expect(yield* step(() => page.locator("pre.source").innerText())).toContain("| 1 | Harbour | Fishing village |")
         yield* screenshots(page, "page-source")
+        noBrowserComplaints(recorded)
+      }))
+  })
+})
+
+/** A port free right now, for a server whose base URL must name its own port before it starts. */
+const freePort = Effect.async<number>((resume) => {
+  const probe = Net.createServer()
+  probe.listen(0, "127.0.0.1", () => {
+    const port = (probe.address() as Net.AddressInfo).port
+    probe.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+describe.skipIf(skipBrowserTests)("a page in Chromium, artifacts on an origin of their own", () => {
+  // The app on localhost, artifacts on 127.0.0.1: two origins of one server, so the session cookie (localhost's)
+  // never reaches the frame, which must come through its signed URL and be frameable by the app's origin.
+  const twoOrigins = Layer.unwrapEffect(Effect.map(freePort, (port) =>
+    Layer.merge(
+      ServerWithSmtp({
+        PORT: String(port),
+        DOCK_BASE_URL: `http://localhost:${port}`,
+        DOCK_ARTIFACT_ORIGIN: `http://127.0.0.1:${port}`
+      }),
+      BrowserLive
+    )))
+  layer(twoOrigins, { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.scoped("the frame shows the private page from the artifact origin by its signed URL", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const app = `http://localhost:${server.port}`
+        const recorded = yield* openPage({ origin: app })
+        const { page } = recorded
+        // The artifact origin is reachable too (page routes come before the context's fence).
+        yield* step(() => page.route(`${server.url}/**`, (route) => route.continue()))
+        const email = `frames-${unique()}@example.com`
+        yield* signInInBrowser(page, app, email)
+        const [row] = yield* server.sql<{ id: string; username: string; dock_id: string; dock_slug: string }>`
+          select u.id, u.username, d.id as dock_id, d.slug as dock_slug from users u
+          join docks d on d.owner_id = u.id where u.email = ${email}`.pipe(Effect.orDie)
+        const owner = { id: row!.id, username: row!.username } as AdminUser
+        yield* agentSave(owner, row!.dock_id, {
+          contentType: "markdown",
+          pageKind: "markdown_file",
+          slug: "coast-walk",
+          title: "Coast walk",
+          content: plan("Old mill")
+        })
+        yield* step(() => page.goto(`${app}/app/buckets/${row!.dock_slug}/coast-walk?owner=${owner.username}`))
+        const src = yield* step(() => page.locator("iframe.artifact").getAttribute("src"))
+        expect(src!.startsWith(`${server.url}/artifacts/`)).toBe(true)
+        expect(src).toContain("&sig=")
+        const frame = page.frameLocator("iframe.artifact")
+        expect(yield* step(() => frame.locator("h1").innerText())).toBe("Coast walk")
+        expect(yield* step(() => frame.locator("table").innerText())).toContain("Old mill")
         noBrowserComplaints(recorded)
       }))
   })

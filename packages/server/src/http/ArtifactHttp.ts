@@ -47,6 +47,7 @@ const serveArtifact = (config: ServerConfig, ref: { readonly publicSlug: string 
     Effect.catchTag("NotFound", () => Effect.succeed(notFoundPage)),
     Effect.catchAllCause((cause) => Effect.as(Effect.logError("Serving an artifact failed", cause), errorPage)),
     // Artifacts on an origin of their own are framed by the app's pages (the page view), and by nothing else.
+    // (X-Frame-Options stays SAMEORIGIN for browsers without CSP; browsers with it follow frame-ancestors.)
     Effect.map((response) =>
       Option.match(separateArtifactOrigin(config), {
         onNone: () => response,

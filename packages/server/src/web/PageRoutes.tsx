@@ -42,7 +42,7 @@ export const pageRoutes = (kit: WebKit) => {
       const pageSlug = params["pageSlug"] ?? ""
       const target: DockTarget = { bucket_id: resolved.dock.id }
       const names: PageNames = { page_slug: pageSlug }
-      const { part, record: _record } = yield* Effect.flatMap(Pages, (pages) => pages.read(target, names))
+      const { part } = yield* Effect.flatMap(Pages, (pages) => pages.read(target, names))
       return { resolved, dock: resolved.dock, pageSlug, target, names, part }
     })
 
