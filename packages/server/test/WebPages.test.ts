@@ -251,6 +251,15 @@ describe("pages in the web app", () => {
         const forged = yield* web.get(`/artifacts/${part.id}?v=${owner.id}&exp=9999999999&sig=x`)
         expect(forged.status).toBe(404)
         expectSandboxed(forged)
+
+        // Once the Dock is public, anyone reads it; what a signed-in reader is shown is still never stored.
+        yield* server.sql`update docks set visibility = 'public' where id = ${owner.default_bucket_id}`.pipe(
+          Effect.orDie
+        )
+        const anyone = yield* browserFor(server).get(`/a/${part.public_slug}`)
+        expect(anyone.status).toBe(200)
+        expect(anyone.headers["cache-control"]).toBe("no-cache")
+        expect((yield* web.get(`/a/${part.public_slug}`)).headers["cache-control"]).toBe("no-store")
       }))
   })
 

@@ -11,7 +11,8 @@
  * Public pages are served to anyone. A private page is served to a signed-in member of its Dock (issue 16, item 8):
  * by the session cookie, or, on a separate DOCK_ARTIFACT_ORIGIN where the cookie is not sent, by the short-lived
  * signed URL the page view puts in its frame (ArtifactAccess.ts). Anyone else gets the same 404 as for a page that
- * does not exist. Private pages are sent with `Cache-Control: no-store` (and, as every artifact, no referrer).
+ * does not exist. Private pages, and every page a signed-in reader is shown, are sent with `Cache-Control: no-store`
+ * (and, as every artifact, no referrer).
  */
 import { CurrentPrincipal, Pages } from "@dock/domain"
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
@@ -33,8 +34,9 @@ const serveArtifact = (config: ServerConfig, ref: { readonly publicSlug: string 
           ? Effect.map(microDbBody(view), (html) => ({ ...view, html }))
           : Effect.succeed(view)
       ),
+      // A private page, or any page as a signed-in reader sees it (its wikilinks resolved for them), is theirs only.
       Effect.map((view) =>
-        view.restricted
+        view.restricted || reader.value.userId !== null
           ? HttpServerResponse.setHeaders(artifactPage(view), {
             "cache-control": "no-store",
             "referrer-policy": "no-referrer"
