@@ -102,8 +102,21 @@ export const pageRoutes = (kit: WebKit) => {
   const orNotFound = (signed: SignedInRequest) =>
     Effect.catchTags({
       NotFound: () => Effect.succeed(notFound(signed.viewer)),
-      BadRequest: () => Effect.succeed(notFound(signed.viewer))
+      BadRequest: () => Effect.succeed(notFound(signed.viewer)),
+      // The content workers could not prepare the page right now (busy, or a version too complex to sanitize).
+      Unavailable: () => Effect.succeed(cannotShow(signed)),
+      ValidationError: () => Effect.succeed(cannotShow(signed))
     })
+
+  const cannotShow = (signed: SignedInRequest) =>
+    htmlPage(
+      503,
+      <ErrorView
+        viewer={signed.viewer}
+        title="This page cannot be shown right now"
+        message="Its content could not be prepared. Try again in a moment."
+      />
+    )
 
   const query = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, config.baseUrl).searchParams
 
