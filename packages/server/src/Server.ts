@@ -146,7 +146,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     workingTogetherRoute(config),
     mcpRoutes(config, metrics),
     metricsRoute(config, metrics),
-    artifactRoutes,
+    artifactRoutes(config),
     shareRoutes,
     imageRoutes,
     webRoutes(config)

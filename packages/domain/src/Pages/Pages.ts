@@ -39,7 +39,8 @@ import type {
 import type { PushInput } from "./Prepare.ts"
 
 /**
- * Which page a browser route shows: by public slug (/a/) or id (/artifacts/), public pages only; or, for a live
+ * Which page a browser route shows: by public slug (/a/) or id (/artifacts/), public pages (and private ones to
+ * the members of their Dock); or, for a live
  * share link that ShareLinks.open has found (and only for it), the linked page by id whatever its visibility.
  */
 export type ViewRef =
@@ -170,8 +171,9 @@ export class Pages extends Context.Tag("@dock/domain/Pages")<Pages, {
     CurrentPrincipal
   >
   /**
-   * The browser routes (/a/, /artifacts/): a page anyone may view, rendered now (Markdown with its wikilinks
-   * resolved for the caller) and sanitized, with who wrote its current version. Private content is not_found.
+   * The browser routes (/a/, /artifacts/): a page the caller may view (a public one, or, for a signed-in member
+   * of its Dock, a private one: `restricted`), rendered now (Markdown with its wikilinks resolved for the caller)
+   * and sanitized, with who wrote its current version. What the caller may not read is not_found.
    * A version too complex to render within the content workers' bound is shown as its escaped source.
    */
   readonly view: (

@@ -709,17 +709,17 @@ export const PagesLive = Layer.effect(
       ) {
         return yield* missing
       }
-      const row = yield* repo.findViewable(
-        "sharedPageId" in ref
-          ? { sharedId: ref.sharedPageId.toLowerCase() }
-          : "id" in ref
-          ? { id: ref.id.toLowerCase() }
-          : ref
+      const byRef = "id" in ref ? { id: ref.id.toLowerCase() } : ref
+      const publicRow = yield* repo.findViewable(
+        "sharedPageId" in byRef ? { sharedId: byRef.sharedPageId.toLowerCase() } : byRef
       )
+      // Not public: a signed-in reader (issue 16, item 8) sees the private pages of the Docks they are a member of.
+      const row = publicRow ?? ("sharedPageId" in byRef ? undefined : yield* memberViewable(byRef))
       if (row === undefined) return yield* missing
       const author = yield* repo.versionAuthor(row.id, row.version)
       return {
         part: toPart(row, baseUrl),
+        restricted: publicRow === undefined || "sharedPageId" in ref,
         html: yield* renderBody(row).pipe(
           Effect.catchTag(
             "ValidationError",
@@ -736,6 +736,17 @@ export const PagesLive = Layer.effect(
         }
       }
     })
+
+    /** A page the caller may read as a member of its Dock (owner, editor or viewer), whatever its visibility. */
+    const memberViewable = (by: { readonly publicSlug: string } | { readonly id: string }) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        if (principal.userId === null) return undefined
+        const row = yield* repo.findViewable({ memberPage: by })
+        if (row === undefined || row.dock_id === null) return undefined
+        const dock = yield* docks.byId(row.dock_id).pipe(Effect.option)
+        return Option.isSome(dock) && roleOf(principal, dock.value.access) !== null ? row : undefined
+      })
 
     /**
      * A stored page as HTML, made safe now whatever is stored: HTML through the sanitizer (with its wikilinks

@@ -436,19 +436,28 @@ export const makePagesRepo = Effect.gen(function*() {
       where v.part_id = ${partId} and v.version = ${version}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
   /**
-   * A page anyone may view (the browser routes, before app sessions exist): not private, and either in a
-   * public Dock that is not hidden, or a standalone artifact (reachable by its link, listed nowhere).
-   */
-  /**
-   * A page the browser routes may show: public ones by public slug or id; with `sharedId` (a live share link's
-   * page, found by ShareLinks) whatever its visibility, while its Dock is not hidden.
+   * A page the browser routes may show: public ones by public slug or id (not private, and either in a public Dock
+   * that is not hidden, or a standalone artifact); with `sharedId` (a live share link's page, found by ShareLinks)
+   * or `memberPage` (a signed-in reader's, whose role the caller checks) whatever its visibility, while its Dock
+   * is not hidden.
    */
   const findViewable = (
-    by: { readonly publicSlug: string } | { readonly id: string } | { readonly sharedId: string }
+    by:
+      | { readonly publicSlug: string }
+      | { readonly id: string }
+      | { readonly sharedId: string }
+      | { readonly memberPage: { readonly publicSlug: string } | { readonly id: string } }
   ) =>
     ("sharedId" in by
       ? sql`select ${columns} from parts
         where id = ${by.sharedId} and dock_id in (select id from docks where hidden_at is null)`
+      : "memberPage" in by
+      // Any page of a Dock that is not hidden, whatever its visibility: the caller checks the reader's role.
+      ? sql`select ${columns} from parts
+        where ${
+        "publicSlug" in by.memberPage ? sql`public_slug = ${by.memberPage.publicSlug}` : sql`id = ${by.memberPage.id}`
+      }
+          and dock_id in (select id from docks where hidden_at is null)`
       : sql`select ${columns} from parts
       where ${"publicSlug" in by ? sql`public_slug = ${by.publicSlug}` : sql`id = ${by.id}`}
         and visibility is distinct from 'private'

@@ -129,6 +129,8 @@ export class PageSearchResult extends Schema.Class<PageSearchResult>("PageSearch
 /** A page as the browser routes show it. */
 export interface PageView {
   readonly part: Part
+  /** Not public: shown to the Dock's members (or through a share link) only, so never cached nor referred. */
+  readonly restricted: boolean
   /** the rendered, sanitized body */
   readonly html: string
   /** who wrote the current version, and when */

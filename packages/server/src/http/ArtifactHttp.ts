@@ -4,30 +4,63 @@
  *
  * Artifacts are untrusted content, so every answer from these routes — 200, 404 and 500 alike — is a
  * `text/html` page under the sandboxing CSP of architecture §10: no script runs, nothing loads but images,
- * no form submits, and only this origin may frame it. The body is rendered and sanitized when read (see
+ * no form submits, and only the app's origin may frame it. The body is rendered and sanitized when read (see
  * `Pages.view`), so what is stored, even content planted in the database, is never served as is. A Dock's Micro DB
  * page shows its live tables (MicroDbPage.ts).
  *
- * Until the web app brings sessions, these routes read as the anonymous public: private content is 404.
+ * Public pages are served to anyone. A private page is served to a signed-in member of its Dock (issue 16, item 8):
+ * by the session cookie, or, on a separate DOCK_ARTIFACT_ORIGIN where the cookie is not sent, by the short-lived
+ * signed URL the page view puts in its frame (ArtifactAccess.ts). Anyone else gets the same 404 as for a page that
+ * does not exist. Private pages, and every page a signed-in reader is shown, are sent with `Cache-Control: no-store`
+ * (and, as every artifact, no referrer).
  */
-import { anonymousPrincipal, CurrentPrincipal, Pages } from "@dock/domain"
-import { HttpLayerRouter, HttpRouter, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
-import { artifactPage, errorPage, notFoundPage } from "./ArtifactPage.ts"
+import { CurrentPrincipal, Pages } from "@dock/domain"
+import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import type { ServerConfig } from "../Config.ts"
+import { artifactReader, separateArtifactOrigin } from "./ArtifactAccess.ts"
+import { artifactCsp, artifactPage, errorPage, notFoundPage } from "./ArtifactPage.ts"
 import { microDbBody } from "./MicroDbPage.ts"
 
-const serveArtifact = (ref: { readonly publicSlug: string } | { readonly id: string }) =>
-  Effect.flatMap(Pages, (pages) => pages.view(ref)).pipe(
-    // A Dock's Micro DB shows its live tables, not the JSON of its last snapshot.
-    Effect.flatMap((view) =>
-      view.part.page_kind === "micro_db" && view.part.bucket_id !== null
-        ? Effect.map(microDbBody(view), (html) => ({ ...view, html }))
-        : Effect.succeed(view)
-    ),
-    Effect.map(artifactPage),
-    Effect.provideService(CurrentPrincipal, anonymousPrincipal),
+const serveArtifact = (config: ServerConfig, ref: { readonly publicSlug: string } | { readonly id: string }) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const reader = yield* artifactReader(config, request, "id" in ref ? ref.id : undefined)
+    if (Option.isNone(reader)) return notFoundPage
+    return yield* Effect.flatMap(Pages, (pages) => pages.view(ref)).pipe(
+      // A Dock's Micro DB shows its live tables, not the JSON of its last snapshot.
+      Effect.flatMap((view) =>
+        view.part.page_kind === "micro_db" && view.part.bucket_id !== null
+          ? Effect.map(microDbBody(view), (html) => ({ ...view, html }))
+          : Effect.succeed(view)
+      ),
+      // A private page, or any page as a signed-in reader sees it (its wikilinks resolved for them), is theirs only.
+      Effect.map((view) =>
+        view.restricted || reader.value.userId !== null
+          ? HttpServerResponse.setHeaders(artifactPage(view), {
+            "cache-control": "no-store",
+            "referrer-policy": "no-referrer"
+          })
+          : artifactPage(view)
+      ),
+      Effect.provideService(CurrentPrincipal, reader.value)
+    )
+  }).pipe(
     Effect.catchTag("NotFound", () => Effect.succeed(notFoundPage)),
-    Effect.catchAllCause((cause) => Effect.as(Effect.logError("Serving an artifact failed", cause), errorPage))
+    Effect.catchAllCause((cause) => Effect.as(Effect.logError("Serving an artifact failed", cause), errorPage)),
+    // Artifacts on an origin of their own are framed by the app's pages (the page view), and by nothing else.
+    // (X-Frame-Options stays SAMEORIGIN for browsers without CSP; browsers with it follow frame-ancestors.)
+    Effect.map((response) =>
+      Option.match(separateArtifactOrigin(config), {
+        onNone: () => response,
+        onSome: () =>
+          HttpServerResponse.setHeader(
+            response,
+            "content-security-policy",
+            artifactCsp(new URL(config.baseUrl).origin)
+          )
+      })
+    )
   )
 
 const param = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
@@ -39,17 +72,22 @@ const redirect = (segments: ReadonlyArray<string>) =>
     headers: { location: `/app/buckets/${segments.map(encodeURIComponent).join("/")}` }
   })
 
-export const artifactRoutes = HttpLayerRouter.addAll([
-  HttpLayerRouter.route(
-    "GET",
-    "/a/:slug",
-    Effect.flatMap(param("slug"), (publicSlug) => serveArtifact({ publicSlug }))
-  ),
-  HttpLayerRouter.route("GET", "/artifacts/:pageId", Effect.flatMap(param("pageId"), (id) => serveArtifact({ id }))),
-  HttpLayerRouter.route("GET", "/b/:slug", Effect.map(param("slug"), (slug) => redirect([slug]))),
-  HttpLayerRouter.route(
-    "GET",
-    "/b/:slug/:pageSlug",
-    Effect.flatMap(param("slug"), (slug) => Effect.map(param("pageSlug"), (pageSlug) => redirect([slug, pageSlug])))
-  )
-])
+export const artifactRoutes = (config: ServerConfig) =>
+  HttpLayerRouter.addAll([
+    HttpLayerRouter.route(
+      "GET",
+      "/a/:slug",
+      Effect.flatMap(param("slug"), (publicSlug) => serveArtifact(config, { publicSlug }))
+    ),
+    HttpLayerRouter.route(
+      "GET",
+      "/artifacts/:pageId",
+      Effect.flatMap(param("pageId"), (id) => serveArtifact(config, { id }))
+    ),
+    HttpLayerRouter.route("GET", "/b/:slug", Effect.map(param("slug"), (slug) => redirect([slug]))),
+    HttpLayerRouter.route(
+      "GET",
+      "/b/:slug/:pageSlug",
+      Effect.flatMap(param("slug"), (slug) => Effect.map(param("pageSlug"), (pageSlug) => redirect([slug, pageSlug])))
+    )
+  ])

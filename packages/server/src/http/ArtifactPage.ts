@@ -6,9 +6,12 @@
 import { escapeHtml, type PageView } from "@dock/domain"
 import { HttpServerResponse } from "@effect/platform"
 
-export const ARTIFACT_CSP =
+/** The sandboxing CSP; `frameAncestors` is who may frame it: this origin, or the app's when artifacts are apart. */
+export const artifactCsp = (frameAncestors: string) =>
   "sandbox; default-src 'none'; img-src 'self' https: data:; style-src 'unsafe-inline'; form-action 'none'; " +
-  "base-uri 'none'; frame-ancestors 'self'"
+  `base-uri 'none'; frame-ancestors ${frameAncestors}`
+
+export const ARTIFACT_CSP = artifactCsp("'self'")
 
 const ARTIFACT_HEADERS = {
   "content-security-policy": ARTIFACT_CSP,

@@ -25,7 +25,7 @@ const NOTICES: Record<string, string> = {
   revoked: "Token revoked: it stopped working at once."
 }
 
-export const AgentsRoutes = (kit: WebKit, extraSection?: (viewer: Viewer) => ComponentChildren) => {
+export const agentsRoutes = (kit: WebKit, extraSection?: (viewer: Viewer) => ComponentChildren) => {
   const { checkedForm, config, forbiddenPage, notFound, withSession } = kit
 
   /** The page with the person's tokens; `form` and `error` when a create was refused. */

@@ -15,7 +15,7 @@ import type { Viewer } from "./Layout.tsx"
 import { field, htmlPage, type WebKit } from "./WebKit.tsx"
 import { csrfToken, setPreSessionCookie } from "./WebSecurity.ts"
 
-export const ClaimRoutes = (kit: WebKit) => {
+export const claimRoutes = (kit: WebKit) => {
   const { checkedForm, config, forbiddenPage, names, preSession, signedIn } = kit
 
   const claimForm = Effect.gen(function*() {

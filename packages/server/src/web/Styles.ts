@@ -130,4 +130,43 @@ label.secret input { font-size: 1rem; background: var(--code); }
 .card h3 { margin: 0 0 0.3em; font-size: 1.08rem; }
 .card pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 @media (max-width: 480px) { dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: 6px; } }
+/* Pages in the app (PageViews.tsx): the framed artifact, metadata, versions, diff and source. */
+:root { --add-bg: #e3f3e6; --add-text: #11461f; --del-bg: #fbe5e5; --del-text: #7a1414; --frame-bg: #ffffff; }
+@media (prefers-color-scheme: dark) {
+  :root { --add-bg: #16351f; --add-text: #b4ecc3; --del-bg: #401c1c; --del-text: #ffc2c2; --frame-bg: #1e2125; }
+}
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+nav.crumbs { font-size: 0.95rem; margin-bottom: 4px; overflow-wrap: anywhere; }
+p.summary { font-size: 1.05rem; }
+dl.meta { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); gap: 8px 16px; margin: 12px 0; }
+dl.meta div { min-width: 0; }
+dl.meta dt { font-size: 0.85rem; color: var(--muted); }
+dl.meta dd { margin: 0; overflow-wrap: anywhere; }
+p.actions { display: flex; flex-wrap: wrap; gap: 8px 20px; }
+iframe.artifact {
+  display: block; width: 100%; height: 70vh; min-height: 20rem; border: 1px solid var(--border); border-radius: 8px;
+  background: var(--frame-bg);
+}
+ul.backlinks { padding-left: 1.2rem; }
+form.diff-form { display: flex; flex-wrap: wrap; align-items: end; gap: 12px; margin: 8px 0 16px; }
+form.diff-form label { min-width: 8rem; }
+form.inline { margin: 0; }
+button.secondary { background: var(--surface); color: var(--accent); white-space: nowrap; }
+table.versions th { position: relative; }
+@media (max-width: 40rem) {
+  /* On a phone each version is a small card: number, author, time, change, restore. */
+  table.versions, table.versions tbody, table.versions tr, table.versions td { display: block; }
+  table.versions thead { display: none; }
+  table.versions tr { border-bottom: 1px solid var(--border); padding: 8px 0; }
+  table.versions td { border: 0; padding: 2px 0; }
+  table.versions td:first-child { font-weight: 600; }
+}
+.agent { font-weight: 600; }
+.counts { white-space: nowrap; color: var(--muted); }
+pre.diff, pre.source { white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.45; }
+pre.diff > * { display: block; text-decoration: none; padding: 0 4px; border-radius: 2px; }
+pre.diff ins { background: var(--add-bg); color: var(--add-text); }
+pre.diff del { background: var(--del-bg); color: var(--del-text); }
+pre.diff .diff-hunk { color: var(--muted); font-style: italic; margin-top: 6px; }
+pre.diff .diff-file { color: var(--muted); font-weight: 600; }
 `

@@ -21,6 +21,7 @@ import { render } from "preact-render-to-string"
 import type { ServerConfig } from "../Config.ts"
 import type { BodyLimit } from "../http/BodyLimit.ts"
 import type { Viewer } from "./Layout.tsx"
+import { sessionOfRequest } from "./SessionLookup.ts"
 import { ErrorView } from "./Views.tsx"
 import {
   clearCookie,
@@ -51,18 +52,28 @@ export const webBodyLimit: BodyLimit = {
 }
 
 /**
- * A rendered page: `<!doctype html>` and the view, with the app's headers. `script: true` lets the page run the
- * one script the server serves (`/app.js`, progressive enhancement such as copy buttons): `script-src 'self'`,
- * on that page only.
+ * A rendered page: `<!doctype html>` and the view, with the app's headers. Its CSP may open two doors, on that page
+ * only: `script` lets it run the one script the server serves (`/app.js`, progressive enhancement such as copy
+ * buttons: `script-src 'self'`); `frameSrc` lets it frame artifacts from that one origin (the page view).
  */
-export const htmlPage = (status: number, view: VNode, options: { readonly script?: boolean } = {}) =>
-  HttpServerResponse.text(`<!doctype html>\n${render(view)}`, {
-    status,
-    contentType: "text/html; charset=utf-8",
-    headers: options.script === true
-      ? { ...APP_HEADERS, "content-security-policy": `${APP_CSP}; script-src 'self'` }
-      : APP_HEADERS
-  })
+export const htmlPage = (
+  status: number,
+  view: VNode,
+  options: { readonly script?: boolean; readonly frameSrc?: string } = {}
+) =>
+  HttpServerResponse.text(
+    `<!doctype html>
+${render(view)}`,
+    {
+      status,
+      contentType: "text/html; charset=utf-8",
+      headers: {
+        ...APP_HEADERS,
+        "content-security-policy": APP_CSP + (options.script === true ? "; script-src 'self'" : "") +
+          (options.frameSrc === undefined ? "" : `; frame-src ${options.frameSrc}`)
+      }
+    }
+  )
 
 export const seeOther = (location: string) => HttpServerResponse.empty({ status: 303, headers: { location } })
 
@@ -106,11 +117,9 @@ export const webKit = (config: ServerConfig) => {
   /** The signed-in request, or None (no cookie, or a session that is unknown, expired or revoked). */
   const signedIn = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function*() {
-      const secret = request.cookies[names.session]
-      if (secret === undefined || secret === "") return Option.none<SignedInRequest>()
-      const session = yield* Effect.flatMap(Sessions, (sessions) => sessions.authenticate(secret))
+      const found = yield* sessionOfRequest(request, names)
       const key = yield* HmacKey
-      return Option.map(session, (session): SignedInRequest => ({
+      return Option.map(found, ({ secret, session }): SignedInRequest => ({
         secret,
         session,
         viewer: { username: session.username, csrf: csrfToken(key, secret) }

@@ -10,9 +10,10 @@ import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/
 import { Effect, Layer, Option } from "effect"
 import type { ServerConfig } from "../Config.ts"
 import { clientAddress } from "../http/ClientAddress.ts"
+import { agentsRoutes } from "./AgentsRoutes.tsx"
+import { claimRoutes } from "./ClaimRoutes.tsx"
 import { dockRoutes } from "./DockRoutes.tsx"
-import { AgentsRoutes } from "./AgentsRoutes.tsx"
-import { ClaimRoutes } from "./ClaimRoutes.tsx"
+import { pageRoutes } from "./PageRoutes.tsx"
 import { APP_CSS } from "./Styles.ts"
 import { AppHomePage, type CreateDockForm, HomePage, LoginCodePage, LoginEmailPage } from "./Views.tsx"
 import { field, htmlPage, seeOther, webKit } from "./WebKit.tsx"
@@ -191,7 +192,8 @@ export const webRoutes = (config: ServerConfig) => {
     ]),
     // Each feature's routes (a `(kit: WebKit) => Layer` in its own file) join here.
     dockRoutes(kit),
-    AgentsRoutes(kit),
-    ClaimRoutes(kit)
+    pageRoutes(kit),
+    agentsRoutes(kit),
+    claimRoutes(kit)
   )
 }
