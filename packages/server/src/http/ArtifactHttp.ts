@@ -1,6 +1,6 @@
 /**
  * The browser routes of spec §4.1: `/a/[public_slug]` and `/artifacts/[pageId]` serve one artifact as a
- * standalone HTML document, and `/b/...` redirect to the web app's Dock views.
+ * standalone HTML document. (`/b/...`, which lands on the web app's Dock views, is web/LandingRoutes.tsx.)
  *
  * Artifacts are untrusted content, so every answer from these routes — 200, 404 and 500 alike — is a
  * `text/html` page under the sandboxing CSP of architecture §10: no script runs, nothing loads but images,
@@ -11,7 +11,7 @@
  * Until the web app brings sessions, these routes read as the anonymous public: private content is 404.
  */
 import { anonymousPrincipal, CurrentPrincipal, Pages } from "@dock/domain"
-import { HttpLayerRouter, HttpRouter, HttpServerResponse } from "@effect/platform"
+import { HttpLayerRouter, HttpRouter } from "@effect/platform"
 import { Effect } from "effect"
 import { artifactPage, errorPage, notFoundPage } from "./ArtifactPage.ts"
 import { microDbBody } from "./MicroDbPage.ts"
@@ -32,24 +32,11 @@ const serveArtifact = (ref: { readonly publicSlug: string } | { readonly id: str
 
 const param = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
 
-/** The web app's views (they arrive with the web app); each path segment is encoded again, so it stays one. */
-const redirect = (segments: ReadonlyArray<string>) =>
-  HttpServerResponse.empty({
-    status: 308,
-    headers: { location: `/app/buckets/${segments.map(encodeURIComponent).join("/")}` }
-  })
-
 export const artifactRoutes = HttpLayerRouter.addAll([
   HttpLayerRouter.route(
     "GET",
     "/a/:slug",
     Effect.flatMap(param("slug"), (publicSlug) => serveArtifact({ publicSlug }))
   ),
-  HttpLayerRouter.route("GET", "/artifacts/:pageId", Effect.flatMap(param("pageId"), (id) => serveArtifact({ id }))),
-  HttpLayerRouter.route("GET", "/b/:slug", Effect.map(param("slug"), (slug) => redirect([slug]))),
-  HttpLayerRouter.route(
-    "GET",
-    "/b/:slug/:pageSlug",
-    Effect.flatMap(param("slug"), (slug) => Effect.map(param("pageSlug"), (pageSlug) => redirect([slug, pageSlug])))
-  )
+  HttpLayerRouter.route("GET", "/artifacts/:pageId", Effect.flatMap(param("pageId"), (id) => serveArtifact({ id })))
 ])
