@@ -77,4 +77,14 @@ fieldset { border: 1px solid var(--border); border-radius: 8px; padding: 8px 12p
 legend { font-weight: 600; padding: 0 4px; }
 fieldset label { display: flex; align-items: center; gap: 8px; font-weight: 400; min-height: 36px; }
 footer { max-width: 52rem; margin: 0 auto; padding: 0 16px 32px; color: var(--muted); font-size: 0.9rem; }
+/* Landing (/b/ chooser) and share links in the app (LandingViews.tsx, ShareViews.tsx) */
+.visually-hidden {
+  position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden;
+  clip: rect(0 0 0 0); white-space: nowrap; border: 0;
+}
+button.danger { background: var(--surface); color: var(--danger); border-color: var(--danger); }
+.share-new input { font-size: 0.95rem; }
+.share-links form { margin: 0; }
+.tag.share-active { color: var(--ok-text); border-color: var(--ok-text); }
+.tag.share-revoked, .tag.share-expired { color: var(--muted); }
 `

@@ -11,6 +11,7 @@ import { Effect, Layer, Option } from "effect"
 import type { ServerConfig } from "../Config.ts"
 import { clientAddress } from "../http/ClientAddress.ts"
 import { landingRoutes } from "./LandingRoutes.tsx"
+import { shareRoutes } from "./ShareRoutes.tsx"
 import { APP_CSS } from "./Styles.ts"
 import { AppHomePage, BucketPage, type CreateDockForm, HomePage, LoginCodePage, LoginEmailPage } from "./Views.tsx"
 import { field, htmlPage, seeOther, webKit } from "./WebKit.tsx"
@@ -215,6 +216,7 @@ export const webRoutes = (config: ServerConfig) => {
       HttpLayerRouter.route("*", "/app/*", appNotFound)
     ]),
     // Each feature's routes (a `(kit: WebKit) => Layer` in its own file) join here.
-    landingRoutes(kit)
+    landingRoutes(kit),
+    shareRoutes(kit)
   )
 }
