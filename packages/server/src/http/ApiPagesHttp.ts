@@ -98,7 +98,8 @@ export const apiPagesRoutes = (kit: WebKit) => {
       const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
       const field = first?.path.map(String).join(".") ?? ""
       return new ValidationError({
-        message: field === "" ? `Invalid request body: ${first?.message ?? "expected a JSON object"}` :
+        message: field === "" ?
+          `Invalid request body: ${first?.message ?? "expected a JSON object"}` :
           `Invalid ${field}: ${first?.message ?? "invalid value"}`,
         details: { field: field === "" ? "body" : field }
       })

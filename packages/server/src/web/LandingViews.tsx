@@ -24,7 +24,11 @@ export const ChooserPage = (
     <h1>Which “{slug}” did you mean?</h1>
     <p>
       Several Docks you can read are called <code>{slug}</code>. Choose one by its owner
-      {pageSlug === undefined ? "" : <>; you land on its page <code>{pageSlug}</code></>}.
+      {pageSlug === undefined ? "" : (
+        <>
+          ; you land on its page <code>{pageSlug}</code>
+        </>
+      )}.
     </p>
     <ul class="docks">
       {choices.map(({ dock, href }) => (

@@ -100,8 +100,10 @@ export const shareRoutes = (kit: WebKit) => {
           }
           const now = yield* Clock.currentTimeMillis
           const expiresAt = choice === "never" ? null : new Date(now + Duration.toMillis(Duration.days(Number(choice))))
-          const made = yield* Effect.flatMap(ShareLinks, (shareLinks) =>
-            shareLinks.create(resolved, pageSlug, expiresAt))
+          const made = yield* Effect.flatMap(
+            ShareLinks,
+            (shareLinks) => shareLinks.create(resolved, pageSlug, expiresAt)
+          )
           return yield* page(signed, resolved, pageSlug, 200, { url: made.url, expiresAt: made.expires_at })
         })
       )

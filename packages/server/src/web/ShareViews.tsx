@@ -108,7 +108,11 @@ export const SharePage = (
                     <form method="post" action={sharePath(dock, pageSlug, "/revoke")}>
                       <CsrfField token={viewer.csrf} />
                       <input type="hidden" name="link" value={link.id} />
-                      <button type="submit" class="danger" aria-label={`Revoke the link made ${readable(link.created_at)}`}>
+                      <button
+                        type="submit"
+                        class="danger"
+                        aria-label={`Revoke the link made ${readable(link.created_at)}`}
+                      >
                         Revoke
                       </button>
                     </form>
