@@ -18,6 +18,7 @@
  *   rate.
  */
 import {
+  BadRequest,
   Conflict,
   CurrentPrincipal,
   Dock,
@@ -92,8 +93,12 @@ export const apiPagesRoutes = (kit: WebKit) => {
     if (!fromOurOrigin(request, kit.config)) {
       return yield* new Forbidden({ message: "This route takes requests from the app's own pages only" })
     }
-    // A body the platform cannot read or parse fails here; the request middleware answers it (400 or 413).
-    const body = yield* request.json
+    // A body the platform cannot read (past the body limit) fails here; the request middleware answers it (413).
+    const text = yield* request.text
+    const body = yield* Effect.try({
+      try: (): unknown => JSON.parse(text),
+      catch: () => new BadRequest({ message: "The request body is not valid JSON" })
+    })
     const page = yield* Effect.mapError(decodeNewPage(body), (error) => {
       const first = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
       const field = first?.path.map(String).join(".") ?? ""
