@@ -39,7 +39,8 @@ export const SharePage = (
 ) => (
   <Layout title={`Share “${pageTitle}”`} viewer={viewer}>
     <p class="muted mono">
-      <a href={dockPath(dock)}>{dock.owner.username}/{dock.slug}</a> / {pageSlug}
+      <a href={dockPath(dock)}>{dock.owner.username}/{dock.slug}</a> /{" "}
+      <a href={dockPath(dock, `/${encodeURIComponent(pageSlug)}`)}>{pageSlug}</a>
     </p>
     <h1>Share “{pageTitle}”</h1>
     <p>
