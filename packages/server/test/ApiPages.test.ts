@@ -260,5 +260,16 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("POST /a
       const rows = yield* server.sql<{ title: string; version: number }>`select title, version from parts
         where dock_id = ${user.default_bucket_id} and slug = ${slug}`.pipe(Effect.orDie)
       expect(rows).toEqual([{ title: "Tide tables", version: 1 }])
+
+      // Two requests racing for a new slug: one creates it, the other is 409 (checked under the Dock lock).
+      const raced = `raced-${unique()}`
+      const replies = yield* Effect.all(
+        [post(server, client, json(page(raced))), post(server, client, json({ ...page(raced), title: "Second" }))],
+        { concurrency: "unbounded" }
+      )
+      expect(replies.map((reply) => reply.status).sort()).toEqual([201, 409])
+      const racedRows = yield* server.sql<{ version: number }>`select version from parts
+        where dock_id = ${user.default_bucket_id} and slug = ${raced}`.pipe(Effect.orDie)
+      expect(racedRows).toEqual([{ version: 1 }])
     }))
 })
