@@ -76,8 +76,8 @@ layer(DomainTest)("Docks", (it) => {
         tags: [],
         topics: []
       })
-      expect(dock.url).toBe(`${TEST_BASE_URL}/b/${dock.slug}`)
-      expect(dock.url).toMatch(/^http:\/\/dock\.test\/b\/defaults-[a-z0-9]+$/)
+      expect(dock.url).toBe(`${TEST_BASE_URL}/b/${dock.slug}?owner=${user.username}`)
+      expect(dock.url).toMatch(/^http:\/\/dock\.test\/b\/defaults-[a-z0-9]+\?owner=[a-z0-9_-]+$/)
       expect(new Date(dock.created_at).toISOString()).toBe(dock.created_at)
       expect(dock.updated_at).toBe(dock.created_at)
     }))

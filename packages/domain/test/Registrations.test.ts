@@ -819,7 +819,7 @@ layer(DomainTest)("Registrations", (it) => {
         owner: { id: answer.account.id, username: answer.account.username },
         visibility: "private",
         discoverable: false,
-        url: `${TEST_BASE_URL}/b/${registration.sandbox_bucket.slug}`,
+        url: `${TEST_BASE_URL}/b/${registration.sandbox_bucket.slug}?owner=${answer.account.username}`,
         updated_at: new Date(claimedAt).toISOString()
       })
 

@@ -34,6 +34,7 @@ import {
   sourcesBodyLimit
 } from "./http/AdminHttp.ts"
 import { agentAuthHttp } from "./http/AgentAuthHttp.ts"
+import { apiPagesBodyLimit, apiPagesRoutes } from "./http/ApiPagesHttp.ts"
 import { artifactRoutes } from "./http/ArtifactHttp.ts"
 import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
@@ -47,7 +48,7 @@ import { idempotencySweepJob, sandboxSweepJob, sessionSweepJob, trashSweepJob } 
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
 import { tracingLayer } from "./Tracing.ts"
-import { webBodyLimit } from "./web/WebKit.tsx"
+import { webBodyLimit, webKit } from "./web/WebKit.tsx"
 import { webRoutes } from "./web/WebRoutes.tsx"
 
 /**
@@ -126,7 +127,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
   // This server's counters (GET /metrics): one instance's view, kept in memory.
   const metrics = makeServerMetrics()
   // The routes that take more than small JSON, as their modules declare them.
-  const bodyLimits = [mcpBodyLimit, sourcesBodyLimit, webBodyLimit]
+  const bodyLimits = [mcpBodyLimit, sourcesBodyLimit, webBodyLimit, apiPagesBodyLimit]
   const routes = Layer.mergeAll(
     HttpLayerRouter.addHttpApi(DockApi).pipe(
       Layer.provide([
@@ -149,7 +150,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     artifactRoutes(config),
     shareRoutes,
     imageRoutes,
-    webRoutes(config)
+    webRoutes(config),
+    apiPagesRoutes(webKit(config))
   ).pipe(Layer.provide(requestMiddleware(config, bodyLimits, metrics)))
   const nodeServer = Http.createServer()
   const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(

@@ -2,7 +2,7 @@
  * The browser routes of spec §4.1 over real HTTP: `/a/<public_slug>` and `/artifacts/<uuid>` serve one artifact
  * as a standalone HTML document under the sandboxing CSP of architecture §10 (on every status), 404 as an HTML
  * page for anything missing or not viewable (with one body for both, so nothing leaks), Markdown rendered when
- * read (wikilinks resolved as the anonymous reader, front matter hidden, GFM), the `/b/` redirects, and every
+ * read (wikilinks resolved as the anonymous reader, front matter hidden, GFM), and every
  * attack family of security.md "Untrusted content" pushed through push_web_page and push_markdown, plus content
  * planted straight into the database, coming out clean on every read path.
  */
@@ -741,7 +741,7 @@ const FAMILIES: ReadonlyArray<Family> = [
 // ---------------------------------------------------------------------------------------------------------------
 
 layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })(
-  "the artifact routes /a/, /artifacts/ and /b/",
+  "the artifact routes /a/ and /artifacts/",
   (it) => {
     it.scoped("an HTML page and a Markdown page of a public Dock: a standalone document under the artifact headers, by slug and by UUID", () =>
       Effect.gen(function*() {
@@ -1068,22 +1068,6 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })(
         const inputs = items.map(([, input]) => tokenize(input!).tags[0]!.attributes.map(([name]) => name).sort())
         expect(inputs).toEqual([["checked", "disabled", "type"], ["disabled", "type"]])
         expectClean(table)
-      }))
-
-    it.scoped("/b/ redirects with 308 to the web app's Dock views, and an encoded slash stays encoded", () =>
-      Effect.gen(function*() {
-        const dock = yield* get("/b/harbour-notes")
-        expect(dock.status).toBe(308)
-        expect(dock.headers["location"]).toBe("/app/buckets/harbour-notes")
-        const page = yield* get("/b/harbour-notes/tides")
-        expect(page.status).toBe(308)
-        expect(page.headers["location"]).toBe("/app/buckets/harbour-notes/tides")
-        const sneaky = yield* get("/b/x%2F%2Fevil.com/p")
-        expect(sneaky.status).toBe(308)
-        expect(sneaky.headers["location"]).toBe("/app/buckets/x%2F%2Fevil.com/p")
-        const resolved = new URL(sneaky.headers["location"]!, "https://dock.example/")
-        expect(resolved.origin).toBe("https://dock.example")
-        expect(resolved.pathname.split("/")).toEqual(["", "app", "buckets", "x%2F%2Fevil.com", "p"])
       }))
 
     // -------------------------------------------------------------------------------------------------------------

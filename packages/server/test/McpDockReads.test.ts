@@ -523,7 +523,7 @@ layer(TestServerLive, { excludeTestServices: true, timeout: 120_000 })("the MCP 
           cover_web_page: { id: beta.part.id, slug: "beta", title: "beta" },
           fork: null
         })
-        expect(mine.url).toBe(`${server.config.baseUrl}/b/${dock.slug}`)
+        expect(mine.url).toBe(`${server.config.baseUrl}/b/${dock.slug}?owner=${owner.username}`)
         expect(mine.top_entities).toEqual([
           { name: "Alice", count: 4 },
           { name: "Bob", count: 3 },

@@ -102,6 +102,13 @@ export class DockRow extends Schema.Class<DockRow>("DockRow")({
 }) {}
 
 /**
+ * A Dock's `url`: the spec's browser route `/b/<slug>`, with its owner named so the link is unambiguous across
+ * owners (several users may have a Dock with the same slug); `/b/` carries the owner on to the web app.
+ */
+export const dockUrl = (baseUrl: string, ownerUsername: string, slug: string) =>
+  `${baseUrl}/b/${encodeURIComponent(slug)}?owner=${encodeURIComponent(ownerUsername)}`
+
+/**
  * The Dock object a stored row presents, its url under the service's public base URL. Built without validating
  * again (`true`): the row was decoded by its schema, and every answer is encoded by the tool's or route's schema.
  */
@@ -119,7 +126,7 @@ export const toDock = (row: DockRow, baseUrl: string): Dock =>
     allow_forks: row.allow_forks,
     cover_page_id: row.cover_part_id,
     forked_from: row.forked_from_path === null ? null : { id: row.forked_from_id, path: row.forked_from_path },
-    url: `${baseUrl}/b/${row.slug}`,
+    url: dockUrl(baseUrl, row.owner_username, row.slug),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString()
   }, true)

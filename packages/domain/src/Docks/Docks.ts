@@ -147,6 +147,12 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
     paths: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyMap<string, ResolvedDock>, never, CurrentPrincipal>
   /**
+   * What a bare slug could mean for the caller: the readable Docks with that slug of the one resolver's best rank
+   * (own, else collaborations, else public). One: the Dock `named({ bucket: slug })` resolves to; several: its
+   * ambiguity; none: not found. For `/b/<slug>`, which shows a chooser where a tool answers `bad_request`.
+   */
+  readonly candidates: (slug: string) => Effect.Effect<ReadonlyArray<ResolvedDock>, never, CurrentPrincipal>
+  /**
    * How the operator names a Dock (admin API, `dock members`, `dock sources`): its id or `owner/slug`, any Dock
    * but a hidden one; a bare slug is `validation_error` (the operator acts for no user whose Docks it could mean).
    */

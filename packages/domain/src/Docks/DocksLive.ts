@@ -30,6 +30,7 @@ import {
   dockRefOf,
   type DockRow,
   type DockTarget,
+  dockUrl,
   type NewDock,
   TAG_MAX,
   TAGS_MAX,
@@ -373,6 +374,26 @@ export const DocksLive = Layer.effect(
       return (yield* byIdFound(id)).resolved
     })
 
+    /**
+     * What a bare slug could mean for the caller (`/b/<slug>` without an owner): the Docks of the one resolver's best
+     * rank (own, else collaborations, else public), as `named({ bucket: slug })` weighs them. One is the Dock it
+     * resolves to; several are the ambiguity it answers `bad_request` for; none is `not_found`.
+     */
+    const candidates = Effect.fn("Docks.candidates")(function*(slug: string) {
+      const principal = yield* CurrentPrincipal
+      const matches = yield* repo.findBySlugForCaller(
+        principal.userId,
+        principal.sandbox ? principal.allowedBucketIds ?? [] : null,
+        slug
+      )
+      return matches
+        .filter((match) => match.tier === matches[0]?.tier)
+        .flatMap((match) => {
+          const readable = resolution(principal, match)
+          return readable === undefined ? [] : [readable.resolved]
+        })
+    })
+
     const readableAt = Effect.fn("Docks.readableAt")(function*(paths: ReadonlyArray<string>) {
       const principal = yield* CurrentPrincipal
       const found = new Map<string, ResolvedDock>()
@@ -526,7 +547,7 @@ export const DocksLive = Layer.effect(
             id: upstream.id,
             path: `${upstream.owner_username}/${upstream.slug}`,
             title: upstream.title,
-            url: `${baseUrl}/b/${upstream.slug}`
+            url: dockUrl(baseUrl, upstream.owner_username, upstream.slug)
           },
           upstream_path: row.forked_from_path!,
           forked_at: row.forked_at!.toISOString(),
@@ -707,6 +728,7 @@ export const DocksLive = Layer.effect(
       forWrite,
       byId,
       readableAt,
+      candidates,
       forOperator,
       createOwned,
       storedById,

@@ -1,6 +1,6 @@
 /**
  * The browser routes of spec §4.1: `/a/[public_slug]` and `/artifacts/[pageId]` serve one artifact as a
- * standalone HTML document, and `/b/...` redirect to the web app's Dock views.
+ * standalone HTML document. (`/b/...`, which lands on the web app's Dock views, is web/LandingRoutes.tsx.)
  *
  * Artifacts are untrusted content, so every answer from these routes — 200, 404 and 500 alike — is a
  * `text/html` page under the sandboxing CSP of architecture §10: no script runs, nothing loads but images,
@@ -65,13 +65,6 @@ const serveArtifact = (config: ServerConfig, ref: { readonly publicSlug: string 
 
 const param = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
 
-/** The web app's views (they arrive with the web app); each path segment is encoded again, so it stays one. */
-const redirect = (segments: ReadonlyArray<string>) =>
-  HttpServerResponse.empty({
-    status: 308,
-    headers: { location: `/app/buckets/${segments.map(encodeURIComponent).join("/")}` }
-  })
-
 export const artifactRoutes = (config: ServerConfig) =>
   HttpLayerRouter.addAll([
     HttpLayerRouter.route(
@@ -83,11 +76,5 @@ export const artifactRoutes = (config: ServerConfig) =>
       "GET",
       "/artifacts/:pageId",
       Effect.flatMap(param("pageId"), (id) => serveArtifact(config, { id }))
-    ),
-    HttpLayerRouter.route("GET", "/b/:slug", Effect.map(param("slug"), (slug) => redirect([slug]))),
-    HttpLayerRouter.route(
-      "GET",
-      "/b/:slug/:pageSlug",
-      Effect.flatMap(param("slug"), (slug) => Effect.map(param("pageSlug"), (pageSlug) => redirect([slug, pageSlug])))
     )
   ])

@@ -169,4 +169,14 @@ pre.diff ins { background: var(--add-bg); color: var(--add-text); }
 pre.diff del { background: var(--del-bg); color: var(--del-text); }
 pre.diff .diff-hunk { color: var(--muted); font-style: italic; margin-top: 6px; }
 pre.diff .diff-file { color: var(--muted); font-weight: 600; }
+/* Landing (/b/ chooser) and share links in the app (LandingViews.tsx, ShareViews.tsx) */
+.visually-hidden {
+  position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden;
+  clip: rect(0 0 0 0); white-space: nowrap; border: 0;
+}
+button.danger { background: var(--surface); color: var(--danger); border-color: var(--danger); }
+.share-new input { font-size: 0.95rem; }
+.share-links form { margin: 0; }
+.tag.share-active { color: var(--ok-text); border-color: var(--ok-text); }
+.tag.share-revoked, .tag.share-expired { color: var(--muted); }
 `

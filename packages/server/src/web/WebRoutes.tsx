@@ -13,7 +13,9 @@ import { clientAddress } from "../http/ClientAddress.ts"
 import { agentsRoutes } from "./AgentsRoutes.tsx"
 import { claimRoutes } from "./ClaimRoutes.tsx"
 import { dockRoutes } from "./DockRoutes.tsx"
+import { landingRoutes } from "./LandingRoutes.tsx"
 import { pageRoutes } from "./PageRoutes.tsx"
+import { shareLinkRoutes } from "./ShareRoutes.tsx"
 import { APP_CSS } from "./Styles.ts"
 import { AppHomePage, type CreateDockForm, HomePage, LoginCodePage, LoginEmailPage } from "./Views.tsx"
 import { field, htmlPage, seeOther, webKit } from "./WebKit.tsx"
@@ -194,6 +196,8 @@ export const webRoutes = (config: ServerConfig) => {
     dockRoutes(kit),
     pageRoutes(kit),
     agentsRoutes(kit),
-    claimRoutes(kit)
+    claimRoutes(kit),
+    landingRoutes(kit),
+    shareLinkRoutes(kit)
   )
 }
