@@ -53,6 +53,17 @@ export {
   OTP_WRONG_TRIES_PER_DAY,
   VERIFIED_EMAIL_WINDOW
 } from "./Registrations/RegistrationsLive.ts"
+export * from "./OAuth/OAuth.ts"
+export {
+  ACCESS_TOKEN_TTL,
+  CODE_TTL,
+  mcpAudience,
+  OAuthLive,
+  pkceMatches,
+  redirectUriProblem,
+  REFRESH_TOKEN_TTL,
+  scopeText
+} from "./OAuth/OAuthLive.ts"
 export * from "./Secrets.ts"
 export * from "./Sessions/Session.ts"
 export * from "./Sessions/Sessions.ts"

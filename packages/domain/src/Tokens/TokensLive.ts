@@ -4,7 +4,7 @@ import { NotFound, Unauthorized, ValidationError } from "../Errors.ts"
 import { TokenId, type UserId } from "../Ids.ts"
 import type { Principal, Scope } from "../Principal.ts"
 import { forToken, type PerTokenRate, refusalOf, windowStartOf } from "../RateLimits/RateLimits.ts"
-import { isWellFormedToken, newToken, sha256 } from "../Secrets.ts"
+import { isWellFormedToken, newAccessToken, newToken, sha256 } from "../Secrets.ts"
 import { CreatedToken, LABEL_MAX, TokenInfo } from "./Token.ts"
 import { type NewToken, Tokens } from "./Tokens.ts"
 import { makeTokensRepo, type TokenRow } from "./TokensRepo.ts"
@@ -47,7 +47,7 @@ export const TokensLive = Layer.effect(
           details: { field: "expires_in" }
         })
       }
-      const secret = newToken()
+      const secret = input.kind === "oauth" ? newAccessToken() : newToken()
       const row = yield* repo.insert({
         userId: input.userId,
         secretHash: sha256(secret),
@@ -56,7 +56,9 @@ export const TokensLive = Layer.effect(
         scopes,
         allowedBucketIds: input.allowedBucketIds == null ? null : [...new Set(input.allowedBucketIds)],
         createdAt: now,
-        expiresAt: input.expiresAt ?? null
+        expiresAt: input.expiresAt ?? null,
+        grantId: input.grantId ?? null,
+        audience: input.audience ?? null
       })
       return new CreatedToken({
         id: row.id,
@@ -83,7 +85,7 @@ export const TokensLive = Layer.effect(
 
     const invalid = () => new Unauthorized({ message: "The bearer token is invalid, revoked or expired" })
 
-    const authenticate = Effect.fn("Tokens.authenticate")(function*(secret: string, rate?: PerTokenRate) {
+    const authenticate = Effect.fn("Tokens.authenticate")(function*(secret: string, rate?: PerTokenRate, audience?: string) {
       if (!isWellFormedToken(secret)) return yield* invalid()
       const now = yield* Clock.currentTimeMillis
       const counted = rate !== undefined && rate.limit > 0 ? rate : undefined
@@ -91,6 +93,7 @@ export const TokensLive = Layer.effect(
         secretHash: sha256(secret),
         now: new Date(now),
         usedUnlessSince: new Date(now - Duration.toMillis(LAST_USED_RESOLUTION)),
+        audience,
         count: counted === undefined ? undefined : {
           keyPrefix: counted.keyPrefix,
           windowStart: new Date(windowStartOf(now, counted.window)),
