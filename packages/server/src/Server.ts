@@ -40,6 +40,7 @@ import { HealthHttp } from "./http/HealthHttp.ts"
 import { imageRoutes } from "./http/ImageHttp.ts"
 import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
 import { metricsRoute } from "./http/MetricsHttp.ts"
+import { oauthHttp } from "./http/OAuthHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 import { shareRoutes } from "./http/ShareHttp.ts"
 import { workingTogetherRoute } from "./http/WorkingTogetherHttp.ts"
@@ -143,6 +144,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
       ])
     ),
     authManifestRoute(config),
+    oauthHttp(config),
     workingTogetherRoute(config),
     mcpRoutes(config, metrics),
     metricsRoute(config, metrics),

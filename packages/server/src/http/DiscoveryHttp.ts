@@ -23,6 +23,7 @@ export const wellKnownHttp = (config: ServerConfig) => {
   const metadata = new ProtectedResource({
     resource: `${config.baseUrl}/mcp`,
     resource_name: "Dock MCP server",
+    authorization_servers: [config.baseUrl],
     bearer_methods_supported: ["header"],
     scopes_supported: [...Scopes],
     resource_documentation: `${config.baseUrl}/auth.md`

@@ -77,4 +77,12 @@ fieldset { border: 1px solid var(--border); border-radius: 8px; padding: 8px 12p
 legend { font-weight: 600; padding: 0 4px; }
 fieldset label { display: flex; align-items: center; gap: 8px; font-weight: 400; min-height: 36px; }
 footer { max-width: 52rem; margin: 0 auto; padding: 0 16px 32px; color: var(--muted); font-size: 0.9rem; }
+/* OAuth (issue 17): the consent page and connected apps. */
+.oauth-actions { display: flex; flex-wrap: wrap; gap: 12px; }
+button.secondary { background: var(--surface); color: var(--text); border-color: var(--muted); }
+.oauth-docks { display: grid; gap: 2px; margin: 4px 0 0 24px; }
+.oauth-client-id { font-size: 0.8rem; overflow-wrap: anywhere; }
+.visually-hidden {
+  position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap;
+}
 `

@@ -10,6 +10,7 @@ import { HttpLayerRouter, HttpServerRequest, HttpServerResponse } from "@effect/
 import { Effect, Layer, Option } from "effect"
 import type { ServerConfig } from "../Config.ts"
 import { clientAddress } from "../http/ClientAddress.ts"
+import { oauthRoutes } from "./OAuthRoutes.tsx"
 import { APP_CSS } from "./Styles.ts"
 import { AppHomePage, BucketPage, type CreateDockForm, HomePage, LoginCodePage, LoginEmailPage } from "./Views.tsx"
 import { field, htmlPage, seeOther, webKit } from "./WebKit.tsx"
@@ -212,7 +213,8 @@ export const webRoutes = (config: ServerConfig) => {
       HttpLayerRouter.route("POST", "/app/buckets", createDock),
       HttpLayerRouter.route("GET", "/app/buckets/:slug", bucket),
       HttpLayerRouter.route("*", "/app/*", appNotFound)
-    ])
+    ]),
+    oauthRoutes(kit)
     // Each feature's routes (a `(kit: WebKit) => Layer` in its own file) join here.
   )
 }
