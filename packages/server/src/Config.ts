@@ -95,6 +95,10 @@ const limits: Config.Config<LimitValues> = Config.all({
   sandboxClaimWindow: duration("DOCK_SANDBOX_CLAIM_WINDOW", Limits.defaults.sandboxClaimWindow),
   sandboxRetention: duration("DOCK_SANDBOX_RETENTION", Limits.defaults.sandboxRetention),
   registrationsPerIpPerDay: count("DOCK_REGISTRATIONS_PER_IP_PER_DAY", Limits.defaults.registrationsPerIpPerDay),
+  oauthRegistrationsPerIpPerHour: count(
+    "DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR",
+    Limits.defaults.oauthRegistrationsPerIpPerHour
+  ),
   registrationsPerHour: count("DOCK_REGISTRATIONS_PER_HOUR", Limits.defaults.registrationsPerHour),
   sandboxMaxArtifacts: count("DOCK_SANDBOX_MAX_ARTIFACTS", Limits.defaults.sandboxMaxArtifacts),
   sandboxMaxBytes: count("DOCK_SANDBOX_MAX_BYTES", Limits.defaults.sandboxMaxBytes),

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto"
 import { transactional } from "../Database/Transactional.ts"
 import { NotFound } from "../Errors.ts"
 import type { UserId } from "../Ids.ts"
+import { Limits } from "../Limits.ts"
 import type { Scope } from "../Principal.ts"
 import { RateLimits } from "../RateLimits/RateLimits.ts"
 import {
@@ -40,7 +41,6 @@ export const CODE_TTL = Duration.minutes(1)
 export const CLIENT_METADATA_TTL = Duration.hours(1)
 /** A registration nobody used within this long is dropped. */
 export const UNUSED_CLIENT_TTL = Duration.days(7)
-export const REGISTRATIONS_PER_IP_PER_HOUR = 20
 export const REDIRECT_URIS_MAX = 10
 const CLIENT_ID_PREFIX = "dock_client_"
 
@@ -65,7 +65,11 @@ export const redirectUriProblem = (uri: string): string | undefined => {
   if (url.username !== "" || url.password !== "") return "carries user info"
   const scheme = url.protocol.slice(0, -1).toLowerCase()
   if (scheme === "https") return url.hostname === "" ? "has no host" : undefined
-  if (scheme === "http") return LOOPBACK_HOSTS.has(url.hostname) ? undefined : "uses http on a host that is not loopback"
+  if (scheme === "http") {
+    return LOOPBACK_HOSTS.has(url.hostname)
+      ? undefined
+      : "uses http on a host that is not loopback"
+  }
   if (["javascript", "data", "file", "vbscript", "about", "blob", "ftp", "ws", "wss"].includes(scheme)) {
     return `uses the ${scheme}: scheme`
   }
@@ -109,6 +113,7 @@ export const OAuthLive = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     const tokens = yield* Tokens
     const rateLimits = yield* RateLimits
+    const limits = yield* Limits
     const fetcher = yield* Effect.serviceOption(ClientMetadataFetcher)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -146,7 +151,7 @@ export const OAuthLive = Layer.effect(
     const register = Effect.fn("OAuth.register")(function*(registration: ClientRegistration) {
       yield* rateLimits.hit({
         key: `oauth-register:${registration.requesterIp}`,
-        limit: REGISTRATIONS_PER_IP_PER_HOUR,
+        limit: limits.oauthRegistrationsPerIpPerHour,
         window: Duration.hours(1),
         message: "Too many client registrations from this address"
       })

@@ -131,7 +131,9 @@ export const makeOAuthRepo = Effect.gen(function*() {
       resource: string
       at: Date
     }) =>
-      sql<{ id: string }>`insert into oauth_grants (user_id, client_id, scopes, allowed_bucket_ids, resource, created_at)
+      sql<
+        { id: string }
+      >`insert into oauth_grants (user_id, client_id, scopes, allowed_bucket_ids, resource, created_at)
         values (${row.userId}, ${row.clientId}, ${[...row.scopes]}::text[],
           ${row.allowedBucketIds === null ? null : [...row.allowedBucketIds]}::uuid[], ${row.resource}, ${row.at})
         returning id`.pipe(Effect.map((rows) => rows[0]!.id), Effect.orDie),

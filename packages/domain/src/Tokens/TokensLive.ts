@@ -85,39 +85,41 @@ export const TokensLive = Layer.effect(
 
     const invalid = () => new Unauthorized({ message: "The bearer token is invalid, revoked or expired" })
 
-    const authenticate = Effect.fn("Tokens.authenticate")(function*(secret: string, rate?: PerTokenRate, audience?: string) {
-      if (!isWellFormedToken(secret)) return yield* invalid()
-      const now = yield* Clock.currentTimeMillis
-      const counted = rate !== undefined && rate.limit > 0 ? rate : undefined
-      const found = yield* repo.authenticate({
-        secretHash: sha256(secret),
-        now: new Date(now),
-        usedUnlessSince: new Date(now - Duration.toMillis(LAST_USED_RESOLUTION)),
-        audience,
-        count: counted === undefined ? undefined : {
-          keyPrefix: counted.keyPrefix,
-          windowStart: new Date(windowStartOf(now, counted.window)),
-          hits: counted.hits ?? 1,
-          durable: counted.durable ?? true
+    const authenticate = Effect.fn("Tokens.authenticate")(
+      function*(secret: string, rate?: PerTokenRate, audience?: string) {
+        if (!isWellFormedToken(secret)) return yield* invalid()
+        const now = yield* Clock.currentTimeMillis
+        const counted = rate !== undefined && rate.limit > 0 ? rate : undefined
+        const found = yield* repo.authenticate({
+          secretHash: sha256(secret),
+          now: new Date(now),
+          usedUnlessSince: new Date(now - Duration.toMillis(LAST_USED_RESOLUTION)),
+          audience,
+          count: counted === undefined ? undefined : {
+            keyPrefix: counted.keyPrefix,
+            windowStart: new Date(windowStartOf(now, counted.window)),
+            hits: counted.hits ?? 1,
+            durable: counted.durable ?? true
+          }
+        })
+        if (Option.isNone(found)) return yield* invalid()
+        const token = found.value
+        if (counted !== undefined) {
+          const refusal = refusalOf(forToken(counted, token.id), token.requests ?? 0, now)
+          if (refusal !== undefined) return yield* refusal
         }
-      })
-      if (Option.isNone(found)) return yield* invalid()
-      const token = found.value
-      if (counted !== undefined) {
-        const refusal = refusalOf(forToken(counted, token.id), token.requests ?? 0, now)
-        if (refusal !== undefined) return yield* refusal
+        const principal: Principal = {
+          userId: token.user_id,
+          username: token.username,
+          tokenId: token.id,
+          scopes: token.scopes,
+          allowedBucketIds: token.allowed_bucket_ids,
+          sandbox: token.kind === "anonymous",
+          agentLabel: token.label
+        }
+        return principal
       }
-      const principal: Principal = {
-        userId: token.user_id,
-        username: token.username,
-        tokenId: token.id,
-        scopes: token.scopes,
-        allowedBucketIds: token.allowed_bucket_ids,
-        sandbox: token.kind === "anonymous",
-        agentLabel: token.label
-      }
-      return principal
-    })
+    )
 
     return { create, list, revoke, authenticate }
   })

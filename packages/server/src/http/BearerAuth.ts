@@ -4,7 +4,15 @@
  * token's per-minute rate. Failures are 401 (with the RFC 9728 challenge below, added by error
  * finishing) or 429.
  */
-import { Limits, mcpAudience, type Principal, PublicBaseUrl, tokenRequestRate, Tokens, Unauthorized } from "@dock/domain"
+import {
+  Limits,
+  mcpAudience,
+  type Principal,
+  PublicBaseUrl,
+  tokenRequestRate,
+  Tokens,
+  Unauthorized
+} from "@dock/domain"
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 

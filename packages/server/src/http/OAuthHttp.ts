@@ -119,7 +119,10 @@ export const oauthHttp = (config: ServerConfig) => {
             scope: Scopes.join(" ")
           })
         ),
-        Effect.catchTags({ OAuthError: (error) => Effect.succeed(oauthError(error, 400)), RateLimited: (error) => Effect.succeed(rateLimited(error)) })
+        Effect.catchTags({
+          OAuthError: (error) => Effect.succeed(oauthError(error, 400)),
+          RateLimited: (error) => Effect.succeed(rateLimited(error))
+        })
       )
   })
 
@@ -134,7 +137,10 @@ export const oauthHttp = (config: ServerConfig) => {
     if (grantType === undefined) return yield* missing("grant_type")
     if (grantType !== "authorization_code" && grantType !== "refresh_token") {
       return oauthError(
-        new OAuthError({ error: "unsupported_grant_type", error_description: `grant_type ${grantType} is not supported` })
+        new OAuthError({
+          error: "unsupported_grant_type",
+          error_description: `grant_type ${grantType} is not supported`
+        })
       )
     }
     if (clientId === undefined) {

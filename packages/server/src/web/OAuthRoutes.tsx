@@ -9,7 +9,7 @@ import { CurrentPrincipal, type DockId, Docks, mcpAudience, OAuth, type OAuthCli
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, UrlParams } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
 import type { Viewer } from "./Layout.tsx"
-import { type AuthorizeParams, AuthorizeErrorPage, ConsentPage, OAuthGrantsPage } from "./OAuthViews.tsx"
+import { AuthorizeErrorPage, type AuthorizeParams, ConsentPage, OAuthGrantsPage } from "./OAuthViews.tsx"
 import { field, htmlPage, seeOther, sessionPrincipal, type WebKit } from "./WebKit.tsx"
 
 /** A valid authorization request: the client, the exact redirect URI and the scopes asked. */
@@ -223,4 +223,3 @@ const redirectHost = (uri: string) => {
   const url = new URL(uri)
   return url.host === "" ? `${url.protocol}` : url.host
 }
-

@@ -51,7 +51,9 @@ export const ConsentPage = (
           </>
         )}
       </p>
-      <p class="muted">Only allow apps you started connecting yourself. You can revoke access at any time under Agents.</p>
+      <p class="muted">
+        Only allow apps you started connecting yourself. You can revoke access at any time under Agents.
+      </p>
     </div>
     <form class="stack" method="post" action="/oauth/authorize">
       <CsrfField token={viewer.csrf} />
@@ -110,7 +112,8 @@ export const AuthorizeErrorPage = (
   </Layout>
 )
 
-const dateText = (date: Date | null) => date === null ? "never" : date.toISOString().slice(0, 16).replace("T", " ") + " UTC"
+const dateText = (date: Date | null) =>
+  date === null ? "never" : date.toISOString().slice(0, 16).replace("T", " ") + " UTC"
 
 /** The person's connected apps (OAuth grants), each with a revoke button. Joins /app/mcp. */
 export const OAuthGrantsSection = (
@@ -134,7 +137,9 @@ export const OAuthGrantsSection = (
               <th scope="col">Docks</th>
               <th scope="col">Allowed</th>
               <th scope="col">Last used</th>
-              <th scope="col"><span class="visually-hidden">Revoke</span></th>
+              <th scope="col">
+                <span class="visually-hidden">Revoke</span>
+              </th>
             </tr>
           </thead>
           <tbody>
