@@ -5,6 +5,7 @@
  */
 import {
   ArtifactBaseUrl,
+  ClientMetadataFetcher,
   Database,
   DockApi,
   DomainLive,
@@ -35,6 +36,7 @@ import {
 } from "./http/AdminHttp.ts"
 import { agentAuthHttp } from "./http/AgentAuthHttp.ts"
 import { artifactRoutes } from "./http/ArtifactHttp.ts"
+import { clientMetadataFetcher } from "./http/ClientMetadataFetch.ts"
 import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
 import { imageRoutes } from "./http/ImageHttp.ts"
@@ -109,6 +111,13 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.provideMerge(MigrationsLive, database),
     Layer.succeed(Limits, config.limits),
     Layer.succeed(PublicBaseUrl, config.baseUrl),
+    Layer.succeed(
+      ClientMetadataFetcher,
+      clientMetadataFetcher({
+        allowLoopback: config.oauthAllowLoopbackClientMetadata,
+        timeout: config.oauthClientMetadataTimeout
+      })
+    ),
     Option.match(config.artifactOrigin, {
       onNone: () => Layer.empty,
       onSome: (origin) => Layer.succeed(ArtifactBaseUrl, origin)

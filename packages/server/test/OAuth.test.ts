@@ -6,7 +6,9 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { isPublicAddress } from "../src/http/ClientMetadataFetch.ts"
 import { fetchReply, postJson, rawToolCall, unique } from "./support/Http.ts"
+import { metadataHost } from "./support/MetadataHost.ts"
 import {
   approve,
   authorizeUrl,
@@ -438,6 +440,68 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
         }))
     })
 
+    describe("client ID metadata documents (SSRF)", () => {
+      it.scoped("private, loopback, link-local, ULA and metadata-service targets are refused before any request", () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer
+          const browser = browserFor(server)
+          const { challenge } = pkce()
+          const host = yield* metadataHost
+          host.documents.set("/ok.json", { client_id: `${host.url}/ok.json`, redirect_uris: [REDIRECT] })
+          for (
+            const clientId of [
+              "https://10.0.0.5/client.json",
+              "https://192.168.1.10/client.json",
+              "https://169.254.169.254/latest/meta-data",
+              "https://[::1]/client.json",
+              "https://[fd00::1]/client.json",
+              "https://[fe80::1]/client.json",
+              "https://127.0.0.1/client.json",
+              "https://localhost/client.json",
+              // Loopback over http without DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA: refused too.
+              `${host.url}/ok.json`
+            ]
+          ) {
+            const reply = yield* browser.get(authorizeUrl(server, { client_id: clientId, code_challenge: challenge }))
+            expect(reply.status, clientId).toBe(400)
+            expect(reply.headers["location"]).toBeUndefined()
+            expect(reply.text).toContain("could not be identified")
+          }
+          const stored = yield* server.sql`select id from oauth_clients where kind = 'metadata_document'`
+          expect(stored).toHaveLength(0)
+        }))
+
+      it.effect("the address rules", () =>
+        Effect.sync(() => {
+          for (
+            const address of [
+              "10.1.1.1",
+              "172.16.0.1",
+              "192.168.0.1",
+              "127.0.0.1",
+              "169.254.1.1",
+              "100.64.0.1",
+              "0.0.0.0",
+              "224.0.0.1",
+              "::1",
+              "::",
+              "fd12::1",
+              "fe80::1",
+              "ff02::1",
+              "::ffff:10.0.0.1",
+              "::ffff:127.0.0.1"
+            ]
+          ) {
+            expect(isPublicAddress(address), address).toBe(false)
+          }
+          for (const address of ["93.184.216.34", "2606:4700::1111", "::ffff:93.184.216.34"]) {
+            expect(isPublicAddress(address), address).toBe(true)
+          }
+          expect(isPublicAddress("127.0.0.1", true)).toBe(true)
+          expect(isPublicAddress("10.0.0.1", true)).toBe(false)
+        }))
+    })
+
     describe("connected apps", () => {
       it.effect("lists the person's grants and revokes one (CSRF-checked): its tokens die at once", () =>
         Effect.gen(function*() {
@@ -522,3 +586,47 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "2" }), { exclu
       }))
   }
 )
+
+layer(
+  ServerWithSmtp({
+    DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA: "true",
+    DOCK_OAUTH_CLIENT_METADATA_TIMEOUT: "700 millis"
+  }),
+  { excludeTestServices: true }
+)("OAuth client ID metadata documents (loopback allowed for tests)", (it) => {
+  it.scoped("a good document is used (and cached); mismatched, oversized, slow and redirects to private hosts are refused", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const host = yield* metadataHost
+      const { challenge, verifier } = pkce()
+      const good = `${host.url}/good.json`
+      host.documents.set("/good.json", { client_id: good, client_name: "CIMD Agent", redirect_uris: [REDIRECT] })
+      host.documents.set("/other.json", { client_id: `${host.url}/elsewhere.json`, redirect_uris: [REDIRECT] })
+      const browser = yield* signedIn(server)
+      const refusedWith = (clientId: string, text: string) =>
+        Effect.gen(function*() {
+          const reply = yield* browser.get(authorizeUrl(server, { client_id: clientId, code_challenge: challenge }))
+          expect(reply.status, clientId).toBe(400)
+          expect(reply.text, clientId).toContain(text)
+        })
+      yield* refusedWith(`${host.url}/other.json`, "client_id is not its URL")
+      yield* refusedWith(`${host.url}/big.json`, "larger than 65536 bytes")
+      yield* refusedWith(`${host.url}/slow.json`, "did not arrive within")
+      yield* refusedWith(`${host.url}/to-private`, "does not fetch from")
+      yield* refusedWith(`${host.url}/loop`, "redirects more than 3 times")
+      yield* refusedWith(`${host.url}/missing.json`, "HTTP 404")
+
+      const { params } = yield* approve(browser, authorizeUrl(server, { client_id: good, code_challenge: challenge }))
+      const reply = yield* exchange(server, good, params.get("code")!, verifier)
+      expect(reply.status, reply.text).toBe(200)
+      const stored = yield* server.sql<
+        { client_name: string; kind: string }
+      >`select client_name, kind from oauth_clients
+        where id = ${good}`
+      expect(stored).toEqual([{ client_name: "CIMD Agent", kind: "metadata_document" }])
+      // Cached: a changed document is not fetched again within the hour.
+      host.documents.set("/good.json", { client_id: good, client_name: "Changed", redirect_uris: [REDIRECT] })
+      const page = yield* browser.get(authorizeUrl(server, { client_id: good, code_challenge: challenge }))
+      expect(page.text).toContain("CIMD Agent")
+    }))
+})
