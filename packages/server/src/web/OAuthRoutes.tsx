@@ -6,11 +6,11 @@
  * client and its redirect URI are known good, errors are a page here; after, they go back to the client.
  */
 import { CurrentPrincipal, type DockId, Docks, mcpAudience, OAuth, type OAuthClient, type Scope } from "@dock/domain"
-import { HttpLayerRouter, HttpRouter, HttpServerRequest, UrlParams } from "@effect/platform"
+import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
 import type { Viewer } from "./Layout.tsx"
 import { AuthorizeErrorPage, type AuthorizeParams, ConsentPage, OAuthGrantsPage } from "./OAuthViews.tsx"
-import { field, htmlPage, seeOther, sessionPrincipal, type WebKit } from "./WebKit.tsx"
+import { APP_CSP, field, htmlPage, seeOther, sessionPrincipal, type WebKit } from "./WebKit.tsx"
 
 /** A valid authorization request: the client, the exact redirect URI and the scopes asked. */
 interface ValidRequest {
@@ -113,18 +113,21 @@ export const oauthRoutes = (kit: WebKit) => {
   const consent = (valid: ValidRequest, viewer: Viewer, error?: string) =>
     Effect.gen(function*() {
       const docks = yield* writableDocks
-      return htmlPage(
-        error === undefined ? 200 : 400,
-        <ConsentPage
-          viewer={viewer}
-          clientName={valid.client.clientName}
-          clientUri={valid.client.clientUri}
-          redirectHost={redirectHost(valid.params.redirect_uri)}
-          params={valid.params}
-          wantsWrite={valid.scopes.includes("mcp:write")}
-          docks={docks}
-          error={error}
-        />
+      return consentCsp(
+        valid.params.redirect_uri,
+        htmlPage(
+          error === undefined ? 200 : 400,
+          <ConsentPage
+            viewer={viewer}
+            clientName={valid.client.clientName}
+            clientUri={valid.client.clientUri}
+            redirectHost={redirectHost(valid.params.redirect_uri)}
+            params={valid.params}
+            wantsWrite={valid.scopes.includes("mcp:write")}
+            docks={docks}
+            error={error}
+          />
+        )
       )
     })
 
@@ -217,6 +220,20 @@ export const oauthRoutes = (kit: WebKit) => {
     HttpLayerRouter.route("GET", "/app/mcp/oauth", grantsPage()),
     HttpLayerRouter.route("POST", "/app/mcp/oauth/:grantId/revoke", revokeGrant)
   ])
+}
+
+/**
+ * The consent page's CSP: the app's, except that its form may also lead to the client's redirect URI — browsers
+ * hold the redirect after a form POST to `form-action`, and approve and deny both end there.
+ */
+const consentCsp = (redirectUri: string, response: HttpServerResponse.HttpServerResponse) => {
+  const url = new URL(redirectUri)
+  const source = url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol
+  return HttpServerResponse.setHeader(
+    response,
+    "content-security-policy",
+    APP_CSP.replace("form-action 'self'", `form-action 'self' ${source}`)
+  )
 }
 
 const redirectHost = (uri: string) => {
