@@ -47,6 +47,11 @@ HTTP, JSON-RPC) with a bearer token in the \`Authorization\` header — never in
 
 ## 1. Get a token
 
+Apps that can open a browser for a person use OAuth 2.1 instead: authorization code with PKCE (S256), dynamic
+client registration or a Client ID Metadata Document, scopes \`mcp:read\` and \`mcp:write\`, resource
+\`${base}/mcp\`. Metadata: \`${base}/.well-known/oauth-authorization-server\`. How to connect each client:
+${base}/docs/connect/agents
+
 ${
     config.anonymousRegistrationEnabled
       ? `Register anonymously; you get a write token confined to a private sandbox Dock:

@@ -9,7 +9,13 @@ import { CurrentPrincipal, type DockId, Docks, mcpAudience, OAuth, type OAuthCli
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
 import type { Viewer } from "./Layout.tsx"
-import { AuthorizeErrorPage, type AuthorizeParams, ConsentPage, OAuthGrantsPage } from "./OAuthViews.tsx"
+import {
+  AuthorizeErrorPage,
+  type AuthorizeParams,
+  ConnectAgentsPage,
+  ConsentPage,
+  OAuthGrantsPage
+} from "./OAuthViews.tsx"
 import { APP_CSP, field, htmlPage, seeOther, sessionPrincipal, type WebKit } from "./WebKit.tsx"
 
 /** A valid authorization request: the client, the exact redirect URI and the scopes asked. */
@@ -214,7 +220,21 @@ export const oauthRoutes = (kit: WebKit) => {
     })
   )
 
+  const connectAgents = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const signed = yield* signedIn(request)
+    return htmlPage(
+      200,
+      <ConnectAgentsPage
+        baseUrl={config.baseUrl}
+        viewer={Option.getOrUndefined(Option.map(signed, (s) => s.viewer))}
+        anonymousRegistration={config.anonymousRegistrationEnabled}
+      />
+    )
+  })
+
   return HttpLayerRouter.addAll([
+    HttpLayerRouter.route("GET", "/docs/connect/agents", connectAgents),
     HttpLayerRouter.route("GET", "/oauth/authorize", authorizeGet),
     HttpLayerRouter.route("POST", "/oauth/authorize", authorizePost),
     HttpLayerRouter.route("GET", "/app/mcp/oauth", grantsPage()),

@@ -187,3 +187,68 @@ export const OAuthGrantsPage = (
     <OAuthGrantsSection viewer={props.viewer} grants={props.grants} dockNames={props.dockNames} />
   </Layout>
 )
+
+/** GET /docs/connect/agents: how to connect each kind of agent to this server, its URLs filled in. */
+export const ConnectAgentsPage = (
+  { baseUrl, viewer, anonymousRegistration }: {
+    readonly baseUrl: string
+    readonly viewer: Viewer | undefined
+    readonly anonymousRegistration: boolean
+  }
+) => {
+  const mcp = `${baseUrl}/mcp`
+  return (
+    <Layout title="Connect an agent" viewer={viewer}>
+      <h1>Connect an agent</h1>
+      <p>
+        Dock's MCP server is{" "}
+        <code>{mcp}</code>. Apps that speak OAuth only need this URL: they send you here to sign in and allow them, and
+        you choose whether they may write and to which Docks. You can revoke them under <a href="/app/mcp">Agents</a>.
+      </p>
+      <h2>Claude (claude.ai and Claude Desktop)</h2>
+      <p>
+        Settings → Connectors → Add custom connector; URL{" "}
+        <code>{mcp}</code>. Leave the OAuth client fields empty: Claude registers itself.
+      </p>
+      <h2>ChatGPT</h2>
+      <p>
+        Settings → Connectors (developer mode) → Create; MCP server URL <code>{mcp}</code>, authentication OAuth.
+      </p>
+      <h2>Claude Code</h2>
+      <pre><code>{`claude mcp add --transport http dock ${mcp}`}</code></pre>
+      <p>
+        Then run <code>/mcp</code> in Claude Code and choose Authenticate.
+      </p>
+      <h2>Cursor</h2>
+      <p>
+        In <code>~/.cursor/mcp.json</code>:
+      </p>
+      <pre><code>{JSON.stringify({ mcpServers: { dock: { url: mcp } } }, null, 2)}</code></pre>
+      <h2>VS Code</h2>
+      <p>
+        In <code>.vscode/mcp.json</code>:
+      </p>
+      <pre><code>{JSON.stringify({ servers: { dock: { type: "http", url: mcp } } }, null, 2)}</code></pre>
+      <h2>MCP Inspector</h2>
+      <pre><code>{`npx @modelcontextprotocol/inspector`}</code></pre>
+      <p>
+        Transport Streamable HTTP, URL <code>{mcp}</code>, then Open Auth Settings → Quick OAuth Flow.
+      </p>
+      <h2>Headless agents</h2>
+      <p>
+        An agent with no browser uses a token in the <code>Authorization: Bearer</code>{" "}
+        header: a personal token from your operator (<code>dock tokens create</code>){anonymousRegistration
+          ? <>, or an anonymous registration that gives it a sandbox Dock a person can claim later</>
+          : null}. How: <a href="/auth.md">{`${baseUrl}/auth.md`}</a>.
+      </p>
+      <h2>For client developers</h2>
+      <p>
+        Authorization server metadata:{" "}
+        <code>{`${baseUrl}/.well-known/oauth-authorization-server`}</code>; protected resource metadata:{" "}
+        <code>{`${baseUrl}/.well-known/oauth-protected-resource/mcp`}</code>. Authorization code with PKCE (S256),
+        dynamic client registration or an https Client ID Metadata Document, scopes <code>mcp:read</code> and{" "}
+        <code>mcp:write</code>, <code>resource={mcp}</code>.
+      </p>
+    </Layout>
+  )
+}
