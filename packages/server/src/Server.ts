@@ -46,7 +46,7 @@ import { oauthHttp } from "./http/OAuthHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 import { shareRoutes } from "./http/ShareHttp.ts"
 import { workingTogetherRoute } from "./http/WorkingTogetherHttp.ts"
-import { idempotencySweepJob, sandboxSweepJob, sessionSweepJob, trashSweepJob } from "./Jobs.ts"
+import { idempotencySweepJob, oauthSweepJob, sandboxSweepJob, sessionSweepJob, trashSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
 import { tracingLayer } from "./Tracing.ts"
@@ -173,6 +173,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.merge(idempotencySweepJob(config.jobInterval)),
     Layer.merge(trashSweepJob(config.jobInterval)),
     Layer.merge(sessionSweepJob(config.jobInterval)),
+    Layer.merge(oauthSweepJob(config.jobInterval)),
     Layer.provide(DomainLive),
     Layer.provide(infrastructure),
     // Spans go to OTEL_EXPORTER_OTLP_ENDPOINT when it is set; without it the tracer is off, since every span
