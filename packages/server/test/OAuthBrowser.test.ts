@@ -193,6 +193,9 @@ describe.skipIf(skipBrowserTests)("OAuth with the MCP SDK client and Chromium", 
         })
         expect(reuse.json.error).toBe("invalid_grant")
         expect((yield* rawToolCall(server.url, second.access_token, "list_buckets", {})).status).toBe(401)
+        // The connect-an-agent page.
+        yield* Effect.promise(() => recorded.page.goto(`${server.url}/docs/connect/agents`))
+        yield* screenshots(recorded.page, "connect-agents")
         yield* Effect.promise(() => client.close())
         noBrowserComplaints(recorded)
       }))
@@ -235,6 +238,10 @@ describe.skipIf(skipBrowserTests)("OAuth with the MCP SDK client and Chromium", 
         })
         expect(revoked.status).toBe(200)
         expect((yield* rawToolCall(server.url, token, "list_buckets", {})).status).toBe(401)
+        // The grant itself stays (only that access token was revoked): it is listed among the connected apps.
+        yield* Effect.promise(() => recorded.page.goto(`${server.url}/app/mcp/oauth`))
+        expect(yield* Effect.promise(() => recorded.page.locator("tbody").innerText())).toContain("Metadata Agent")
+        yield* screenshots(recorded.page, "oauth-connected-apps")
         yield* Effect.promise(() => client.close())
         noBrowserComplaints(recorded)
       }))
