@@ -98,23 +98,23 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
     })
 
     describe("connect-an-agent docs", () => {
-    it.effect("/docs/connect/agents names this server's MCP URL for each client; /auth.md mentions OAuth", () =>
-      Effect.gen(function*() {
-        const server = yield* TestServer
-        const base = server.config.baseUrl
-        const page = yield* browserFor(server).get("/docs/connect/agents")
-        expect(page.status).toBe(200)
-        for (const text of ["Claude", "ChatGPT", "Claude Code", "Cursor", "VS Code", "MCP Inspector", "Headless"]) {
-          expect(page.text).toContain(text)
-        }
-        expect(page.text).toContain(`claude mcp add --transport http dock ${base}/mcp`)
-        const manifest = yield* fetchReply(`${server.url}/auth.md`)
-        expect(manifest.text).toContain("OAuth 2.1")
-        expect(manifest.text).toContain(`${base}/docs/connect/agents`)
-      }))
-  })
+      it.effect("/docs/connect/agents names this server's MCP URL for each client; /auth.md mentions OAuth", () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer
+          const base = server.config.baseUrl
+          const page = yield* browserFor(server).get("/docs/connect/agents")
+          expect(page.status).toBe(200)
+          for (const text of ["Claude", "ChatGPT", "Claude Code", "Cursor", "VS Code", "MCP Inspector", "Headless"]) {
+            expect(page.text).toContain(text)
+          }
+          expect(page.text).toContain(`claude mcp add --transport http dock ${base}/mcp`)
+          const manifest = yield* fetchReply(`${server.url}/auth.md`)
+          expect(manifest.text).toContain("OAuth 2.1")
+          expect(manifest.text).toContain(`${base}/docs/connect/agents`)
+        }))
+    })
 
-  describe("dynamic client registration", () => {
+    describe("dynamic client registration", () => {
       it.effect("accepts https, loopback http and reverse-DNS schemes; answers a public client", () =>
         Effect.gen(function*() {
           const server = yield* TestServer
