@@ -21,7 +21,7 @@ import {
   tokenRequest,
   type Tokens
 } from "./support/OAuthFlow.ts"
-import { type RunningServer, TestServer } from "./support/TestServer.ts"
+import { configFrom, type RunningServer, TestServer } from "./support/TestServer.ts"
 import { browserFor, ServerWithSmtp, signIn } from "./support/WebApp.ts"
 import { csrfIn } from "./support/WebClient.ts"
 
@@ -486,6 +486,21 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
           }
           const stored = yield* server.sql`select id from oauth_clients where kind = 'metadata_document'`
           expect(stored).toHaveLength(0)
+        }))
+
+      it.effect("production refuses DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA", () =>
+        Effect.gen(function*() {
+          const production = {
+            DOCK_ENV: "production",
+            DOCK_BASE_URL: "https://dock.example",
+            DOCK_SECRET: "a-production-secret-for-this-test"
+          }
+          const refused = yield* Effect.flip(
+            configFrom({ ...production, DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA: "true" })
+          )
+          expect(String(refused)).toContain("DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA")
+          const fine = yield* configFrom(production)
+          expect(fine.oauthAllowLoopbackClientMetadata).toBe(false)
         }))
 
       it.effect("the address rules", () =>
