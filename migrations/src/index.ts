@@ -18,6 +18,7 @@ import idempotencyKeys from "./0013_idempotency_keys.ts"
 import agentChanges from "./0014_agent_changes.ts"
 import sessions from "./0015_sessions.ts"
 import shareLinks from "./0016_share_links.ts"
+import oauth from "./0017_oauth.ts"
 
 export interface Migration {
   readonly id: number
@@ -41,5 +42,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 13, name: "idempotency_keys", sql: idempotencyKeys },
   { id: 14, name: "agent_changes", sql: agentChanges },
   { id: 15, name: "sessions", sql: sessions },
-  { id: 16, name: "share_links", sql: shareLinks }
+  { id: 16, name: "share_links", sql: shareLinks },
+  { id: 17, name: "oauth", sql: oauth }
 ]

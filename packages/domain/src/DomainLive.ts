@@ -14,6 +14,7 @@ import { ImageProcessorLive } from "./Images/ImageProcessor.ts"
 import { ImagesLive } from "./Images/ImagesLive.ts"
 import { MembersLive } from "./Members/MembersLive.ts"
 import { MicroDbLive } from "./MicroDb/MicroDbLive.ts"
+import { OAuthLive } from "./OAuth/OAuthLive.ts"
 import { PagesLive } from "./Pages/PagesLive.ts"
 import { PartsLive } from "./Parts/PartsLive.ts"
 import { RateLimitsLive } from "./RateLimits/RateLimitsLive.ts"
@@ -41,5 +42,6 @@ export const DomainLive = Layer.mergeAll(
   ImagesWithPorts,
   SourcesLive,
   IdempotencyLive,
-  AgentChangesLive
+  AgentChangesLive,
+  OAuthLive
 ).pipe(Layer.provideMerge(Services))

@@ -10,6 +10,8 @@ export interface LimitValues {
   readonly sandboxRetention: Duration.Duration
   readonly registrationsPerIpPerDay: number
   readonly registrationsPerHour: number
+  /** OAuth dynamic client registrations per client address per hour (docs/oauth.md); 0 = unlimited */
+  readonly oauthRegistrationsPerIpPerHour: number
   readonly sandboxMaxArtifacts: number
   readonly sandboxMaxBytes: number
   readonly sandboxWritesPerMinute: number
@@ -42,6 +44,7 @@ export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValu
     sandboxRetention: Duration.days(7),
     registrationsPerIpPerDay: 5,
     registrationsPerHour: 200,
+    oauthRegistrationsPerIpPerHour: 20,
     sandboxMaxArtifacts: 25,
     sandboxMaxBytes: 10 * 1024 * 1024,
     sandboxWritesPerMinute: 60,

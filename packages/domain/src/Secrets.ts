@@ -44,21 +44,34 @@ const checksum = (body: string): string => {
 }
 
 export const TOKEN_PREFIX = "dock_mcp_"
+/** OAuth access tokens (docs/oauth.md): the same shape and checksum as MCP tokens, told apart by the prefix. */
+export const ACCESS_TOKEN_PREFIX = "dock_at_"
+/** OAuth refresh tokens: only ever sent to /oauth/token and /oauth/revoke. */
+export const REFRESH_TOKEN_PREFIX = "dock_rt_"
 const TOKEN_BODY_LENGTH = 43
-const TOKEN_PATTERN = /^dock_mcp_([0-9A-Za-z]{43})([0-9A-Za-z]{6})$/
+const TOKEN_PATTERN = /^(dock_mcp_|dock_at_|dock_rt_)([0-9A-Za-z]{43})([0-9A-Za-z]{6})$/
 
-/** A new MCP token: `dock_mcp_` + 32 random bytes in base62 + a 6-character CRC32 checksum. */
-export const newToken = (): string => {
-  const body = `${TOKEN_PREFIX}${randomBase62(32)}`
+/** A new secret: the prefix + 32 random bytes in base62 + a 6-character CRC32 checksum. */
+const newChecksummed = (prefix: string): string => {
+  const body = `${prefix}${randomBase62(32)}`
   return `${body}${checksum(body)}`
 }
 
+/** A new MCP token: `dock_mcp_` + 32 random bytes in base62 + a 6-character CRC32 checksum. */
+export const newToken = (): string => newChecksummed(TOKEN_PREFIX)
+export const newAccessToken = (): string => newChecksummed(ACCESS_TOKEN_PREFIX)
+export const newRefreshToken = (): string => newChecksummed(REFRESH_TOKEN_PREFIX)
+
 /** Shape and checksum only: a typo or a made-up value is refused before any database work. */
-export const isWellFormedToken = (token: string): boolean => {
+export const isWellFormedSecret = (token: string, prefix: string): boolean => {
   const match = TOKEN_PATTERN.exec(token)
-  if (match === null || match[1]!.length !== TOKEN_BODY_LENGTH) return false
-  return checksum(`${TOKEN_PREFIX}${match[1]}`) === match[2]
+  if (match === null || match[1] !== prefix || match[2]!.length !== TOKEN_BODY_LENGTH) return false
+  return checksum(`${match[1]}${match[2]}`) === match[3]
 }
+
+/** A bearer for /mcp: an MCP token or an OAuth access token (never a refresh token). */
+export const isWellFormedToken = (token: string): boolean =>
+  isWellFormedSecret(token, TOKEN_PREFIX) || isWellFormedSecret(token, ACCESS_TOKEN_PREFIX)
 
 export const REGISTRATION_PREFIX = "dock_reg_"
 

@@ -36,6 +36,17 @@ export * from "./MicroDb/Columns.ts"
 export * from "./MicroDb/MicroDb.ts"
 export * from "./MicroDb/Query.ts"
 export * from "./MicroDb/Table.ts"
+export * from "./OAuth/OAuth.ts"
+export {
+  ACCESS_TOKEN_TTL,
+  CODE_TTL,
+  mcpAudience,
+  OAuthLive,
+  pkceMatches,
+  redirectUriProblem,
+  REFRESH_TOKEN_TTL,
+  scopeText
+} from "./OAuth/OAuthLive.ts"
 export * from "./Pages/Edit.ts"
 export * from "./Pages/Links.ts"
 export * from "./Pages/Pages.ts"

@@ -47,6 +47,13 @@ export interface ServerConfig {
   readonly signup: "open" | "closed"
   readonly shutdownGrace: Duration.Duration
   readonly jobInterval: Duration.Duration
+  /**
+   * DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA (false): lets Client ID Metadata Documents be fetched over http from
+   * loopback addresses. For tests only; production refuses it (docs/oauth.md).
+   */
+  readonly oauthAllowLoopbackClientMetadata: boolean
+  /** DOCK_OAUTH_CLIENT_METADATA_TIMEOUT (5 seconds): how long fetching a Client ID Metadata Document may take. */
+  readonly oauthClientMetadataTimeout: Duration.Duration
   readonly limits: LimitValues
 }
 
@@ -88,6 +95,10 @@ const limits: Config.Config<LimitValues> = Config.all({
   sandboxClaimWindow: duration("DOCK_SANDBOX_CLAIM_WINDOW", Limits.defaults.sandboxClaimWindow),
   sandboxRetention: duration("DOCK_SANDBOX_RETENTION", Limits.defaults.sandboxRetention),
   registrationsPerIpPerDay: count("DOCK_REGISTRATIONS_PER_IP_PER_DAY", Limits.defaults.registrationsPerIpPerDay),
+  oauthRegistrationsPerIpPerHour: count(
+    "DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR",
+    Limits.defaults.oauthRegistrationsPerIpPerHour
+  ),
   registrationsPerHour: count("DOCK_REGISTRATIONS_PER_HOUR", Limits.defaults.registrationsPerHour),
   sandboxMaxArtifacts: count("DOCK_SANDBOX_MAX_ARTIFACTS", Limits.defaults.sandboxMaxArtifacts),
   sandboxMaxBytes: count("DOCK_SANDBOX_MAX_BYTES", Limits.defaults.sandboxMaxBytes),
@@ -186,6 +197,12 @@ const raw = Config.all({
   signup: Config.literal("open", "closed")("DOCK_SIGNUP").pipe(Config.withDefault("open" as const)),
   shutdownGrace: duration("DOCK_SHUTDOWN_GRACE", Duration.seconds(10)),
   jobInterval: duration("DOCK_JOB_INTERVAL", Duration.minutes(5)),
+  oauthAllowLoopbackClientMetadata: Config.boolean("DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA").pipe(
+    Config.withDefault(false)
+  ),
+  oauthClientMetadataTimeout: duration("DOCK_OAUTH_CLIENT_METADATA_TIMEOUT", Duration.seconds(5)).pipe(
+    Config.validate({ message: "Expected a duration above 0", validation: (d) => Duration.toMillis(d) > 0 })
+  ),
   limits
 })
 
@@ -213,6 +230,14 @@ export const ServerConfig: Config.Config<ServerConfig> = raw.pipe(Config.mapOrFa
     }
     if (Option.isNone(c.secret)) {
       return Either.left(invalid("DOCK_SECRET", "DOCK_ENV=production requires DOCK_SECRET"))
+    }
+    if (c.oauthAllowLoopbackClientMetadata) {
+      return Either.left(
+        invalid(
+          "DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA",
+          "DOCK_ENV=production refuses DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA (it is for tests only)"
+        )
+      )
     }
   }
   return Either.map(checkSmtpUrl(c.smtpUrl), (smtpUrl): ServerConfig => ({
@@ -245,6 +270,8 @@ export const ServerConfig: Config.Config<ServerConfig> = raw.pipe(Config.mapOrFa
     signup: c.signup,
     shutdownGrace: c.shutdownGrace,
     jobInterval: c.jobInterval,
+    oauthAllowLoopbackClientMetadata: c.oauthAllowLoopbackClientMetadata,
+    oauthClientMetadataTimeout: c.oauthClientMetadataTimeout,
     limits: c.limits
   }))
 }))

@@ -12,7 +12,7 @@
  * - The trash sweep: purges deleted pages and logged row changes past their retention (docs/undo.md).
  * - The session sweep: drops web-app sessions and sign-in codes that ended over a day ago (two deletes).
  */
-import { AgentChanges, Idempotency, RateLimits, Registrations, Sessions } from "@dock/domain"
+import { AgentChanges, Idempotency, OAuth, RateLimits, Registrations, Sessions } from "@dock/domain"
 import { type Duration, Effect, Layer, Schedule } from "effect"
 
 /** The counter key that claims a period of the sandbox sweep. */
@@ -21,6 +21,7 @@ export const SANDBOX_SWEEP_PERIOD_KEY = "job:sandbox-sweep"
 export const IDEMPOTENCY_SWEEP_PERIOD_KEY = "job:idempotency-sweep"
 /** The counter key that claims a period of the session sweep. */
 export const SESSION_SWEEP_PERIOD_KEY = "job:session-sweep"
+export const OAUTH_SWEEP_PERIOD_KEY = "job:oauth-sweep"
 
 /** Runs `job` once per `interval` period across the instances (the first to claim it), from the start on. */
 const periodicJob = <R>(
@@ -94,5 +95,17 @@ export const sessionSweepJob = (interval: Duration.Duration) =>
     Effect.gen(function*() {
       const swept = yield* (yield* Sessions).sweep
       yield* Effect.logDebug(`Session sweep: ${swept} ended sessions dropped`)
+    })
+  )
+
+/** OAuth's leftovers (docs/oauth.md): expired codes and refresh tokens, revoked grants, unused registrations. */
+export const oauthSweepJob = (interval: Duration.Duration) =>
+  periodicJob(
+    "OAuth sweep",
+    OAUTH_SWEEP_PERIOD_KEY,
+    interval,
+    Effect.gen(function*() {
+      const swept = yield* (yield* OAuth).sweep
+      yield* Effect.logDebug(`OAuth sweep: ${swept} revoked grants dropped`)
     })
   )

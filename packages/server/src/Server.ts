@@ -5,6 +5,7 @@
  */
 import {
   ArtifactBaseUrl,
+  ClientMetadataFetcher,
   Database,
   DockApi,
   DomainLive,
@@ -36,15 +37,17 @@ import {
 import { agentAuthHttp } from "./http/AgentAuthHttp.ts"
 import { apiPagesBodyLimit, apiPagesRoutes } from "./http/ApiPagesHttp.ts"
 import { artifactRoutes } from "./http/ArtifactHttp.ts"
+import { clientMetadataFetcher } from "./http/ClientMetadataFetch.ts"
 import { authManifestRoute, wellKnownHttp } from "./http/DiscoveryHttp.ts"
 import { HealthHttp } from "./http/HealthHttp.ts"
 import { imageRoutes } from "./http/ImageHttp.ts"
 import { mcpBodyLimit, mcpRoutes } from "./http/McpHttp.ts"
 import { metricsRoute } from "./http/MetricsHttp.ts"
+import { oauthHttp } from "./http/OAuthHttp.ts"
 import { requestMiddleware } from "./http/RequestMiddleware.ts"
 import { shareRoutes } from "./http/ShareHttp.ts"
 import { workingTogetherRoute } from "./http/WorkingTogetherHttp.ts"
-import { idempotencySweepJob, sandboxSweepJob, sessionSweepJob, trashSweepJob } from "./Jobs.ts"
+import { idempotencySweepJob, oauthSweepJob, sandboxSweepJob, sessionSweepJob, trashSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
 import { tracingLayer } from "./Tracing.ts"
@@ -109,6 +112,13 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.provideMerge(MigrationsLive, database),
     Layer.succeed(Limits, config.limits),
     Layer.succeed(PublicBaseUrl, config.baseUrl),
+    Layer.succeed(
+      ClientMetadataFetcher,
+      clientMetadataFetcher({
+        allowLoopback: config.oauthAllowLoopbackClientMetadata,
+        timeout: config.oauthClientMetadataTimeout
+      })
+    ),
     Option.match(config.artifactOrigin, {
       onNone: () => Layer.empty,
       onSome: (origin) => Layer.succeed(ArtifactBaseUrl, origin)
@@ -144,6 +154,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
       ])
     ),
     authManifestRoute(config),
+    oauthHttp(config),
     workingTogetherRoute(config),
     mcpRoutes(config, metrics),
     metricsRoute(config, metrics),
@@ -164,6 +175,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     Layer.merge(idempotencySweepJob(config.jobInterval)),
     Layer.merge(trashSweepJob(config.jobInterval)),
     Layer.merge(sessionSweepJob(config.jobInterval)),
+    Layer.merge(oauthSweepJob(config.jobInterval)),
     Layer.provide(DomainLive),
     Layer.provide(infrastructure),
     // Spans go to OTEL_EXPORTER_OTLP_ENDPOINT when it is set; without it the tracer is off, since every span

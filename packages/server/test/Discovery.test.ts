@@ -40,6 +40,7 @@ layer(DiscoveryServer, { excludeTestServices: true })("discovery", (it) => {
         expect(reply.json).toEqual({
           resource: `${BASE}/mcp`,
           resource_name: expect.any(String),
+          authorization_servers: [BASE],
           bearer_methods_supported: ["header"],
           scopes_supported: ["mcp:read", "mcp:write"],
           resource_documentation: `${BASE}/auth.md`

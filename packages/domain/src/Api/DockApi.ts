@@ -68,6 +68,8 @@ export class AdminUsersGroup extends HttpApiGroup.make("adminUsers")
 export class ProtectedResource extends Schema.Class<ProtectedResource>("ProtectedResource")({
   resource: Schema.String,
   resource_name: Schema.String,
+  /** The authorization server (RFC 8414 metadata at `<issuer>/.well-known/oauth-authorization-server`). */
+  authorization_servers: Schema.Array(Schema.String),
   bearer_methods_supported: Schema.Array(Schema.String),
   scopes_supported: Schema.Array(Schema.String),
   resource_documentation: Schema.String

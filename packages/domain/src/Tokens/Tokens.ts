@@ -15,6 +15,9 @@ export interface NewToken {
   /** null = any Dock the user can edit. */
   readonly allowedBucketIds?: ReadonlyArray<DockId> | null | undefined
   readonly expiresAt?: Date | null | undefined
+  /** OAuth access tokens (kind "oauth"): the grant they belong to and their audience (`<base>/mcp`). */
+  readonly grantId?: string | null | undefined
+  readonly audience?: string | null | undefined
 }
 
 export class Tokens extends Context.Tag("@dock/domain/Tokens")<Tokens, {
@@ -37,9 +40,13 @@ export class Tokens extends Context.Tag("@dock/domain/Tokens")<Tokens, {
    *
    * Nothing about a token is remembered between requests: each check reads the token's row, so a revocation or
    * an expiry takes effect on the very next request, on every instance.
+   *
+   * `audience` is the resource being called (`<base>/mcp`): an OAuth access token issued for another one fails
+   * like an unknown token. Personal tokens have no audience.
    */
   readonly authenticate: (
     secret: string,
-    rate?: PerTokenRate
+    rate?: PerTokenRate,
+    audience?: string
   ) => Effect.Effect<Principal, Unauthorized | RateLimited>
 }>() {}

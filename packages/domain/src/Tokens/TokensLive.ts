@@ -6,7 +6,7 @@ import { NotFound, Unauthorized, ValidationError } from "../Errors.ts"
 import { TokenId, type UserId } from "../Ids.ts"
 import type { Principal, Scope } from "../Principal.ts"
 import { forToken, type PerTokenRate, refusalOf, windowStartOf } from "../RateLimits/RateLimits.ts"
-import { isWellFormedToken, newToken, sha256 } from "../Secrets.ts"
+import { isWellFormedToken, newAccessToken, newToken, sha256 } from "../Secrets.ts"
 import { CreatedToken, LABEL_MAX, TokenInfo } from "./Token.ts"
 import { type NewToken, Tokens } from "./Tokens.ts"
 import { makeTokensRepo, type TokenRow } from "./TokensRepo.ts"
@@ -50,7 +50,7 @@ export const TokensLive = Layer.effect(
           details: { field: "expires_in" }
         })
       }
-      const secret = newToken()
+      const secret = input.kind === "oauth" ? newAccessToken() : newToken()
       const row = yield* repo.insert({
         userId: input.userId,
         secretHash: sha256(secret),
@@ -59,7 +59,9 @@ export const TokensLive = Layer.effect(
         scopes,
         allowedBucketIds: input.allowedBucketIds == null ? null : [...new Set(input.allowedBucketIds)],
         createdAt: now,
-        expiresAt: input.expiresAt ?? null
+        expiresAt: input.expiresAt ?? null,
+        grantId: input.grantId ?? null,
+        audience: input.audience ?? null
       })
       return new CreatedToken({
         id: row.id,
@@ -128,38 +130,41 @@ export const TokensLive = Layer.effect(
 
     const invalid = () => new Unauthorized({ message: "The bearer token is invalid, revoked or expired" })
 
-    const authenticate = Effect.fn("Tokens.authenticate")(function*(secret: string, rate?: PerTokenRate) {
-      if (!isWellFormedToken(secret)) return yield* invalid()
-      const now = yield* Clock.currentTimeMillis
-      const counted = rate !== undefined && rate.limit > 0 ? rate : undefined
-      const found = yield* repo.authenticate({
-        secretHash: sha256(secret),
-        now: new Date(now),
-        usedUnlessSince: new Date(now - Duration.toMillis(LAST_USED_RESOLUTION)),
-        count: counted === undefined ? undefined : {
-          keyPrefix: counted.keyPrefix,
-          windowStart: new Date(windowStartOf(now, counted.window)),
-          hits: counted.hits ?? 1,
-          durable: counted.durable ?? true
+    const authenticate = Effect.fn("Tokens.authenticate")(
+      function*(secret: string, rate?: PerTokenRate, audience?: string) {
+        if (!isWellFormedToken(secret)) return yield* invalid()
+        const now = yield* Clock.currentTimeMillis
+        const counted = rate !== undefined && rate.limit > 0 ? rate : undefined
+        const found = yield* repo.authenticate({
+          secretHash: sha256(secret),
+          now: new Date(now),
+          usedUnlessSince: new Date(now - Duration.toMillis(LAST_USED_RESOLUTION)),
+          audience,
+          count: counted === undefined ? undefined : {
+            keyPrefix: counted.keyPrefix,
+            windowStart: new Date(windowStartOf(now, counted.window)),
+            hits: counted.hits ?? 1,
+            durable: counted.durable ?? true
+          }
+        })
+        if (Option.isNone(found)) return yield* invalid()
+        const token = found.value
+        if (counted !== undefined) {
+          const refusal = refusalOf(forToken(counted, token.id), token.requests ?? 0, now)
+          if (refusal !== undefined) return yield* refusal
         }
-      })
-      if (Option.isNone(found)) return yield* invalid()
-      const token = found.value
-      if (counted !== undefined) {
-        const refusal = refusalOf(forToken(counted, token.id), token.requests ?? 0, now)
-        if (refusal !== undefined) return yield* refusal
+        const principal: Principal = {
+          userId: token.user_id,
+          username: token.username,
+          tokenId: token.id,
+          scopes: token.scopes,
+          allowedBucketIds: token.allowed_bucket_ids,
+          sandbox: token.kind === "anonymous",
+          agentLabel: token.label
+        }
+        return principal
       }
-      const principal: Principal = {
-        userId: token.user_id,
-        username: token.username,
-        tokenId: token.id,
-        scopes: token.scopes,
-        allowedBucketIds: token.allowed_bucket_ids,
-        sandbox: token.kind === "anonymous",
-        agentLabel: token.label
-      }
-      return principal
-    })
+    )
 
     return { create, list, revoke, rotate, authenticate }
   })

@@ -37,6 +37,8 @@ export interface BearerCheck {
   readonly now: Date
   /** `last_used_at` is set to `now` unless it is already later than this. */
   readonly usedUnlessSince: Date
+  /** The resource this request is for: a token bound to another audience (OAuth) matches no row. */
+  readonly audience: string | undefined
   readonly count:
     | {
       readonly keyPrefix: string
@@ -56,6 +58,9 @@ export interface InsertToken {
   readonly allowedBucketIds: ReadonlyArray<DockId> | null
   readonly createdAt: Date
   readonly expiresAt: Date | null
+  /** OAuth access tokens: the grant they were issued under and the resource they are for. */
+  readonly grantId?: string | null
+  readonly audience?: string | null
 }
 
 export const makeTokensRepo = Effect.gen(function*() {
@@ -65,10 +70,11 @@ export const makeTokensRepo = Effect.gen(function*() {
 
   const decodeToken = Schema.decodeUnknown(TokenRow)
   const insert = (token: InsertToken) =>
-    sql`insert into tokens (user_id, secret_hash, label, kind, scopes, allowed_bucket_ids, created_at, expires_at)
+    sql`insert into tokens (user_id, secret_hash, label, kind, scopes, allowed_bucket_ids, created_at, expires_at,
+        grant_id, audience)
       values (${token.userId}, ${token.secretHash}, ${token.label}, ${token.kind}, ${[...token.scopes]}::text[],
         ${token.allowedBucketIds === null ? null : [...token.allowedBucketIds]}::uuid[], ${token.createdAt},
-        ${token.expiresAt})
+        ${token.expiresAt}, ${token.grantId ?? null}::uuid, ${token.audience ?? null})
       returning ${columns}`.pipe(Effect.flatMap((rows) => decodeToken(rows[0])))
 
   const listAll = SqlSchema.findAll({
@@ -115,6 +121,7 @@ export const makeTokensRepo = Effect.gen(function*() {
         from tokens t join users u on u.id = t.user_id
         where t.secret_hash = ${check.secretHash} and t.revoked_at is null
           and (t.expires_at is null or t.expires_at > ${check.now})
+          and (t.audience is null or t.audience = ${check.audience ?? null})
       ), used as (
         update tokens set last_used_at = ${check.now} where id = (select id from bearer)
           and (last_used_at is null or last_used_at <= ${check.usedUnlessSince})

@@ -4,7 +4,15 @@
  * token's per-minute rate. Failures are 401 (with the RFC 9728 challenge below, added by error
  * finishing) or 429.
  */
-import { Limits, type Principal, tokenRequestRate, Tokens, Unauthorized } from "@dock/domain"
+import {
+  Limits,
+  mcpAudience,
+  type Principal,
+  PublicBaseUrl,
+  tokenRequestRate,
+  Tokens,
+  Unauthorized
+} from "@dock/domain"
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 
@@ -43,6 +51,8 @@ export const authenticateRequest = (request: HttpServerRequest.HttpServerRequest
     if (token === undefined) {
       return yield* new Unauthorized({ message: "The Authorization header is not a bearer token" })
     }
-    const principal: Principal = yield* tokens.authenticate(token, tokenRequestRate(1, limits))
+    // OAuth access tokens are audience-bound to this server's /mcp (private images are part of that resource).
+    const audience = mcpAudience(yield* PublicBaseUrl)
+    const principal: Principal = yield* tokens.authenticate(token, tokenRequestRate(1, limits), audience)
     return principal
   })

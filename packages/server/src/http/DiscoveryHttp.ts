@@ -23,6 +23,7 @@ export const wellKnownHttp = (config: ServerConfig) => {
   const metadata = new ProtectedResource({
     resource: `${config.baseUrl}/mcp`,
     resource_name: "Dock MCP server",
+    authorization_servers: [config.baseUrl],
     bearer_methods_supported: ["header"],
     scopes_supported: [...Scopes],
     resource_documentation: `${config.baseUrl}/auth.md`
@@ -45,6 +46,11 @@ Dock is an agent-first store for living artifacts. Agents call its MCP server at
 HTTP, JSON-RPC) with a bearer token in the \`Authorization\` header — never in the URL or the body.
 
 ## 1. Get a token
+
+Apps that can open a browser for a person use OAuth 2.1 instead: authorization code with PKCE (S256), dynamic
+client registration or a Client ID Metadata Document, scopes \`mcp:read\` and \`mcp:write\`, resource
+\`${base}/mcp\`. Metadata: \`${base}/.well-known/oauth-authorization-server\`. How to connect each client:
+${base}/docs/connect/agents
 
 ${
     config.anonymousRegistrationEnabled

@@ -6,26 +6,29 @@
  */
 import {
   type CreatedToken,
+  CurrentPrincipal,
   type Dock,
   Docks,
   issueOwnToken,
   listOwnTokens,
+  OAuth,
   revokeOwnToken,
   rotateOwnToken
 } from "@dock/domain"
 import { HttpLayerRouter, HttpRouter, type HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Clock, Effect } from "effect"
-import type { ComponentChildren } from "preact"
 import { AgentsPage, type TokenForm, TokenSecretPage } from "./AgentsViews.tsx"
 import { APP_JS } from "./AppScript.ts"
 import type { Viewer } from "./Layout.tsx"
+import { OAuthGrantsSection } from "./OAuthViews.tsx"
 import { field, htmlPage, seeOther, type WebKit } from "./WebKit.tsx"
 
 const NOTICES: Record<string, string> = {
-  revoked: "Token revoked: it stopped working at once."
+  revoked: "Token revoked: it stopped working at once.",
+  "app-revoked": "App disconnected: its access and refresh tokens stopped working at once."
 }
 
-export const agentsRoutes = (kit: WebKit, extraSection?: (viewer: Viewer) => ComponentChildren) => {
+export const agentsRoutes = (kit: WebKit) => {
   const { checkedForm, config, forbiddenPage, notFound, withSession } = kit
 
   /** The page with the person's tokens; `form` and `error` when a create was refused. */
@@ -36,6 +39,10 @@ export const agentsRoutes = (kit: WebKit, extraSection?: (viewer: Viewer) => Com
         .pipe(Effect.orDie)
       const byId = new Map<string, Dock>(writable.map((dock) => [dock.id, dock]))
       const now = yield* Clock.currentTimeMillis
+      // The apps connected through OAuth are listed (and revoked, web/OAuthRoutes.tsx) beside the tokens.
+      const { userId } = yield* CurrentPrincipal
+      const grants = userId === null ? [] : yield* Effect.flatMap(OAuth, (oauth) => oauth.grants(userId))
+      const dockNames = new Map(writable.map((dock) => [dock.id as string, dock.title]))
       return htmlPage(
         options.status ?? 200,
         <AgentsPage
@@ -48,7 +55,7 @@ export const agentsRoutes = (kit: WebKit, extraSection?: (viewer: Viewer) => Com
           notice={options.notice}
           error={options.error}
           form={options.form}
-          extra={extraSection?.(viewer)}
+          extra={<OAuthGrantsSection viewer={viewer} grants={grants} dockNames={dockNames} />}
         />
       )
     })

@@ -179,4 +179,12 @@ button.danger { background: var(--surface); color: var(--danger); border-color: 
 .share-links form { margin: 0; }
 .tag.share-active { color: var(--ok-text); border-color: var(--ok-text); }
 .tag.share-revoked, .tag.share-expired { color: var(--muted); }
+/* OAuth (issue 17): the consent page and connected apps. */
+.oauth-actions { display: flex; flex-wrap: wrap; gap: 12px; }
+button.secondary { background: var(--surface); color: var(--text); border-color: var(--muted); }
+.oauth-docks { display: grid; gap: 2px; margin: 4px 0 0 24px; }
+.oauth-client-id { font-size: 0.8rem; overflow-wrap: anywhere; }
+.visually-hidden {
+  position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap;
+}
 `

@@ -14,6 +14,7 @@ import { agentsRoutes } from "./AgentsRoutes.tsx"
 import { claimRoutes } from "./ClaimRoutes.tsx"
 import { dockRoutes } from "./DockRoutes.tsx"
 import { landingRoutes } from "./LandingRoutes.tsx"
+import { oauthRoutes } from "./OAuthRoutes.tsx"
 import { pageRoutes } from "./PageRoutes.tsx"
 import { shareLinkRoutes } from "./ShareRoutes.tsx"
 import { APP_CSS } from "./Styles.ts"
@@ -198,6 +199,7 @@ export const webRoutes = (config: ServerConfig) => {
     agentsRoutes(kit),
     claimRoutes(kit),
     landingRoutes(kit),
-    shareLinkRoutes(kit)
+    shareLinkRoutes(kit),
+    oauthRoutes(kit)
   )
 }

@@ -21,6 +21,8 @@ export interface WebClient {
     form: Record<string, string>,
     headers?: Record<string, string>
   ) => Effect.Effect<WebReply>
+  /** A form POST of an already encoded body (repeated fields, e.g. checkboxes). */
+  readonly postRaw: (path: string, body: string, headers?: Record<string, string>) => Effect.Effect<WebReply>
 }
 
 /** The hidden `csrf` field of the (first) form on a page. */
@@ -82,7 +84,13 @@ export const webClient = (options: { readonly port: number; readonly host: strin
         "content-type": "application/x-www-form-urlencoded",
         origin: options.origin,
         ...headers
-      }, new URLSearchParams(form).toString())
+      }, new URLSearchParams(form).toString()),
+    postRaw: (path, body, headers = {}) =>
+      send("POST", path, {
+        "content-type": "application/x-www-form-urlencoded",
+        origin: options.origin,
+        ...headers
+      }, body)
   }
   return client
 }
