@@ -54,6 +54,19 @@ const DockNames = (
     </ul>
   )
 
+const TokenList = (
+  { tokens, docks, csrf, now }: {
+    readonly tokens: ReadonlyArray<TokenInfo>
+    readonly docks: ReadonlyMap<string, Dock>
+    readonly csrf: string
+    readonly now: number
+  }
+) => (
+  <ul class="tokens">
+    {tokens.map((token) => <TokenRow key={token.id} token={token} docks={docks} csrf={csrf} now={now} />)}
+  </ul>
+)
+
 const TokenRow = (
   { token, docks, csrf, now }: {
     readonly token: TokenInfo
@@ -202,33 +215,13 @@ export const AgentsPage = (
 
       <section aria-labelledby="tokens">
         <h2 id="tokens">Your tokens</h2>
-        {active.length === 0 ? <p class="muted">No active tokens.</p> : (
-          <ul class="tokens">
-            {active.map((token) => (
-              <TokenRow
-                key={token.id}
-                token={token}
-                docks={docks}
-                csrf={viewer.csrf}
-                now={now}
-              />
-            ))}
-          </ul>
-        )}
+        {active.length === 0 ?
+          <p class="muted">No active tokens.</p> :
+          <TokenList tokens={active} docks={docks} csrf={viewer.csrf} now={now} />}
         {ended.length === 0 ? null : (
           <details>
             <summary>Revoked and expired ({ended.length})</summary>
-            <ul class="tokens">
-              {ended.map((token) => (
-                <TokenRow
-                  key={token.id}
-                  token={token}
-                  docks={docks}
-                  csrf={viewer.csrf}
-                  now={now}
-                />
-              ))}
-            </ul>
+            <TokenList tokens={ended} docks={docks} csrf={viewer.csrf} now={now} />
           </details>
         )}
       </section>

@@ -4,7 +4,7 @@
  * person's email, then the mailed six-digit code, then the sandbox Dock in their account.
  */
 import type { Dock } from "@dock/domain"
-import { CsrfField, Layout, Notice, type Viewer } from "./Layout.tsx"
+import { CodeField, CsrfField, Layout, Notice, type Viewer } from "./Layout.tsx"
 import { dockPath } from "./Paths.ts"
 
 export const ClaimStartPage = (
@@ -74,19 +74,7 @@ export const ClaimCodePage = (
       <CsrfField token={csrf} />
       <input type="hidden" name="claim_token" value={token} />
       <input type="hidden" name="email" value={email} />
-      <label>
-        Six-digit code
-        <input
-          class="code mono"
-          type="text"
-          name="otp"
-          inputmode="numeric"
-          autocomplete="one-time-code"
-          pattern="[0-9]{6}"
-          maxlength={6}
-          required
-        />
-      </label>
+      <CodeField name="otp" />
       <div>
         <button type="submit">Claim the sandbox</button>
       </div>

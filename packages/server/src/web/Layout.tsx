@@ -14,6 +14,23 @@ export interface Viewer {
 /** The hidden CSRF field every form carries. */
 export const CsrfField = ({ token }: { readonly token: string }) => <input type="hidden" name="csrf" value={token} />
 
+/** The six-digit code an email brought (sign-in, claim): numeric, one-time-code autofill. */
+export const CodeField = ({ name }: { readonly name: string }) => (
+  <label>
+    Six-digit code
+    <input
+      class="code mono"
+      type="text"
+      name={name}
+      inputmode="numeric"
+      autocomplete="one-time-code"
+      pattern="[0-9]{6}"
+      maxlength={6}
+      required
+    />
+  </label>
+)
+
 export const Layout = (
   { title, viewer, children }: {
     readonly title: string

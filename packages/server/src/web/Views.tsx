@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource preact */
 /** The web app's views: plain functions of what they show, rendered on the server (no client script). */
 import type { Dock, Role } from "@dock/domain"
-import { CsrfField, Layout, Notice, type Viewer } from "./Layout.tsx"
+import { CodeField, CsrfField, Layout, Notice, type Viewer } from "./Layout.tsx"
 import { dockPath } from "./Paths.ts"
 
 const DockList = (
@@ -109,19 +109,7 @@ export const LoginCodePage = (
       <CsrfField token={csrf} />
       <input type="hidden" name="next" value={next} />
       <input type="hidden" name="email" value={email} />
-      <label>
-        Six-digit code
-        <input
-          class="code mono"
-          type="text"
-          name="code"
-          inputmode="numeric"
-          autocomplete="one-time-code"
-          pattern="[0-9]{6}"
-          maxlength={6}
-          required
-        />
-      </label>
+      <CodeField name="code" />
       <div>
         <button type="submit">Sign in</button>
       </div>
