@@ -13,7 +13,7 @@ import { pathOf, pushImage, solid } from "./support/Images.ts"
 import { actor, type AdminUser, createBucket, grant, newUser, seedPage } from "./support/McpTools.ts"
 import { TestServer } from "./support/TestServer.ts"
 import { browserFor, ServerWithSmtp, signIn } from "./support/WebApp.ts"
-import type { WebReply } from "./support/WebClient.ts"
+import { webClient, type WebReply } from "./support/WebClient.ts"
 
 const signedIn = (user: AdminUser) =>
   Effect.gen(function*() {
@@ -63,9 +63,7 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 120_000 })("public
             name: "Tides",
             columns: [{ name: "Place", type: "text" }]
           })
-          yield* microDb.insertRows({ bucket_id: open.id }, "tides-table", [{ place: "Harbour mouth" }]).pipe(
-            Effect.orElse(() => Effect.void)
-          )
+          yield* microDb.insertRows({ bucket_id: open.id }, "tides", [{ place: "Harbour mouth" }])
         }).pipe(
           Effect.provideService(
             CurrentPrincipal,
@@ -74,12 +72,16 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 120_000 })("public
           Effect.orDie
         )
       )
+      yield* server.sql`update docks set allow_forks = true where id = ${open.id}`.pipe(Effect.orDie)
       const visitor = yield* anonymous
       const dock = yield* visitor.get(path(open))
       expectPublicView(dock)
       expect(dock.text).toContain("Open notes")
       expect(dock.text).toContain("Tide tables")
-      expect(dock.text).toContain("Sign in")
+      // Fork needs a session: the public is offered a sign-in that comes back here.
+      expect(dock.text).toContain(
+        `href="/login?next=${encodeURIComponent(path(open))}">Sign in to fork</a>`
+      )
 
       const view = yield* visitor.get(path(open, "/tides"))
       expectPublicView(view)
@@ -95,6 +97,7 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 120_000 })("public
       const table = yield* visitor.get(tables![1]!.replaceAll("&amp;", "&"))
       expectPublicView(table)
       expect(table.text).toContain("Tides")
+      expect(table.text).toContain("Harbour mouth")
 
       // The frame's artifact is the public one.
       const frame = /<iframe[^>]+src="([^"]+)"/.exec(view.text)![1]!
@@ -164,5 +167,30 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 120_000 })("public
         expect(refused.status).toBe(404)
         expect(refused.headers["cache-control"]).not.toBe("private, no-store")
       }
+    }))
+})
+
+const APP = "http://app.dock.test"
+const ARTIFACTS = "http://artifacts.dock.test"
+
+layer(ServerWithSmtp({ DOCK_BASE_URL: APP, DOCK_ARTIFACT_ORIGIN: ARTIFACTS }), {
+  excludeTestServices: true,
+  timeout: 120_000
+})("public pages with a separate artifact origin", (it) => {
+  it.scoped("the public's frame is the plain public artifact URL on the artifact origin, no signature", () =>
+    Effect.gen(function*() {
+      const { open, path, server } = yield* setup
+      const visitor = webClient({ port: server.port, host: "app.dock.test", origin: APP })
+      const view = yield* visitor.get(path(open, "/tides"))
+      expectPublicView(view)
+      expect(view.headers["content-security-policy"]).toContain(`frame-src ${ARTIFACTS}`)
+      const src = /<iframe class="artifact" src="([^"]+)"/.exec(view.text)![1]!
+      const url = new URL(src)
+      expect(url.origin).toBe(ARTIFACTS)
+      expect(url.search).toBe("")
+      const artifacts = webClient({ port: server.port, host: "artifacts.dock.test", origin: ARTIFACTS })
+      const shown = yield* artifacts.get(url.pathname)
+      expect(shown.status).toBe(200)
+      expect(shown.text).toContain("low at seven")
     }))
 })
