@@ -45,9 +45,13 @@ describe.skipIf(skipBrowserTests)("a public Dock in Chromium", () => {
         yield* step(() => page.waitForURL(/\/app\/buckets\//))
         expect(yield* step(() => page.locator("h1").innerText())).toContain("Harbour field notes")
         expect(yield* step(() => page.getByRole("link", { name: "Sign in" }).first().isVisible())).toBe(true)
-        expect(yield* step(() => page.getByRole("img", { name: "The harbour at dawn" }).evaluate((img) =>
-          (img as HTMLImageElement).naturalWidth
-        ))).toBe(64)
+        expect(
+          yield* step(() =>
+            page.getByRole("img", { name: "The harbour at dawn" }).evaluate((img) =>
+              (img as HTMLImageElement).naturalWidth
+            )
+          )
+        ).toBe(64)
         yield* screenshots(page, "public-dock")
 
         yield* step(() => page.getByRole("link", { name: "Tide tables" }).click())
