@@ -160,7 +160,7 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
     metricsRoute(config, metrics),
     artifactRoutes(config),
     shareRoutes,
-    imageRoutes,
+    imageRoutes(config),
     webRoutes(config),
     apiPagesRoutes(webKit(config))
   ).pipe(Layer.provide(requestMiddleware(config, bodyLimits, metrics)))

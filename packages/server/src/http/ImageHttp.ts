@@ -4,8 +4,9 @@
  * filename.
  *
  * Visibility follows the Dock. A public Dock's images are anyone's and immutable (a new push is a new id), so they
- * may be cached for a year anywhere. A private Dock's image is served only to a request carrying a bearer token
- * whose user can read the Dock, and never stored by caches. Everything else — unknown id, wrong extension, a Dock
+ * may be cached for a year anywhere. A private Dock's image is served only to a request carrying a bearer token,
+ * or the session cookie of the web app (a signed-in reader's thumbnails), whose user can read the Dock, and never
+ * stored by caches. Everything else — unknown id, wrong extension, a Dock
  * the caller cannot read, a bad token — is the same HTML 404 as /a/, so nothing tells a private image from none.
  */
 import {
@@ -17,7 +18,9 @@ import {
   type Principal
 } from "@dock/domain"
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import type { ServerConfig } from "../Config.ts"
+import { artifactReader } from "./ArtifactAccess.ts"
 import { notFoundPage } from "./ArtifactPage.ts"
 import { authenticateRequest } from "./BearerAuth.ts"
 import { errorResponse } from "./ErrorResponse.ts"
@@ -28,12 +31,13 @@ export const PUBLIC_CACHE = "public, max-age=31536000, immutable"
 export const PRIVATE_CACHE = "private, no-store"
 
 /**
- * The caller: a request without Authorization reads as the public. A token that does not authenticate reads as
- * the public too (a private image is then 404, like any other); only a token over its request rate is refused.
+ * The caller: a request without Authorization reads as the session's person (reading only), or as the public
+ * without one (artifactReader, as the artifact routes find it). A token that does not authenticate reads as the
+ * public (a private image is then 404, like any other); only a token over its request rate is refused.
  */
-const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
+const principalOf = (config: ServerConfig, request: HttpServerRequest.HttpServerRequest) =>
   request.headers["authorization"] === undefined
-    ? Effect.succeed<Principal>(anonymousPrincipal)
+    ? Effect.map(artifactReader(config, request, undefined), Option.getOrElse((): Principal => anonymousPrincipal))
     : authenticateRequest(request).pipe(
       Effect.catchTag("Unauthorized", () => Effect.succeed<Principal>(anonymousPrincipal))
     )
@@ -59,20 +63,22 @@ const fileOf = (name: string) => {
   return dot <= 0 ? undefined : { id: name.slice(0, dot), extension: name.slice(dot + 1) }
 }
 
-const serveImage = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const file = fileOf((yield* HttpRouter.params)["file"] ?? "")
-  if (file === undefined) return notFoundPage
-  const principal = yield* principalOf(request)
-  const image = yield* Effect.flatMap(Images, (images) => images.view(file)).pipe(
-    Effect.provideService(CurrentPrincipal, principal)
+const serveImage = (config: ServerConfig) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const file = fileOf((yield* HttpRouter.params)["file"] ?? "")
+    if (file === undefined) return notFoundPage
+    const principal = yield* principalOf(config, request)
+    const image = yield* Effect.flatMap(Images, (images) => images.view(file)).pipe(
+      Effect.provideService(CurrentPrincipal, principal)
+    )
+    return imageResponse(image, request)
+  }).pipe(
+    Effect.catchTags({
+      NotFound: () => Effect.succeed(notFoundPage),
+      RateLimited: (error) => Effect.succeed(errorResponse(error))
+    })
   )
-  return imageResponse(image, request)
-}).pipe(
-  Effect.catchTags({
-    NotFound: () => Effect.succeed(notFoundPage),
-    RateLimited: (error) => Effect.succeed(errorResponse(error))
-  })
-)
 
-export const imageRoutes = HttpLayerRouter.addAll([HttpLayerRouter.route("GET", "/images/:file", serveImage)])
+export const imageRoutes = (config: ServerConfig) =>
+  HttpLayerRouter.addAll([HttpLayerRouter.route("GET", "/images/:file", serveImage(config))])

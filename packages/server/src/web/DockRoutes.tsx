@@ -36,7 +36,7 @@ import {
 import type { Viewer } from "./Layout.tsx"
 import { dockPath } from "./Paths.ts"
 import { ErrorView } from "./Views.tsx"
-import { field, htmlPage, seeOther, type WebKit } from "./WebKit.tsx"
+import { field, htmlPage, seeOther, type SignedInRequest, type WebKit } from "./WebKit.tsx"
 
 /** Pages per screen of the Dock view; rows per screen of a table; images and sources listed. */
 const PAGES_PER_SCREEN = 25
@@ -45,7 +45,7 @@ const IMAGES_LISTED = 24
 const SOURCES_LISTED = 50
 
 export const dockRoutes = (kit: WebKit) => {
-  const { withSession, checkedForm, forbiddenPage, notFound, dockOf } = kit
+  const { withSession, withOptionalSession, hiddenFrom, checkedForm, forbiddenPage, notFound, dockOf } = kit
 
   const queryOf = (request: HttpServerRequest.HttpServerRequest) =>
     new URL(request.url, kit.config.baseUrl).searchParams
@@ -61,6 +61,22 @@ export const dockRoutes = (kit: WebKit) => {
           title={error._tag === "ValidationError" ? "That request was not valid" : "You cannot do this here"}
           message={error.message}
         />
+      )
+
+  /**
+   * A refusal in a view anyone may open (a public Dock's): what the viewer may not see is the 404 page signed in,
+   * or /login for the anonymous public (kit.hiddenFrom); other refusals say why.
+   */
+  const viewRefusal = (
+    request: HttpServerRequest.HttpServerRequest,
+    signed: SignedInRequest | undefined,
+    error: DockError
+  ) =>
+    error._tag === "NotFound" || error._tag === "BadRequest"
+      ? hiddenFrom(request, signed)
+      : htmlPage(
+        error.status,
+        <ErrorView viewer={signed?.viewer} title="You cannot do this here" message={error.message} />
       )
 
   /** Everything the Dock view shows, read as the signed-in person. */
@@ -90,7 +106,7 @@ export const dockRoutes = (kit: WebKit) => {
       return {
         dock,
         owner: resolved.role === "owner",
-        // Offered to a signed-in person who does not own it; the domain decides when it is pressed.
+        // Offered to anyone who does not own it (the public: a sign-in link); the domain decides when it is pressed.
         canFork: dock.visibility === "public" && dock.allow_forks && resolved.role !== "owner",
         pages: listed.parts,
         authors: listed.authors ?? new Map(),
@@ -99,18 +115,19 @@ export const dockRoutes = (kit: WebKit) => {
         tables,
         sources: sources.slice(0, SOURCES_LISTED),
         images,
-        // The image route serves a private Dock's images to bearer tokens only, so only public ones load here.
-        thumbnails: dock.visibility === "public",
+        // The image route serves a private Dock's images to a session that reads the Dock too (ImageHttp.ts), and
+        // whoever sees this view reads the Dock.
+        thumbnails: true,
         activity: details.recent_activity,
         ...messages
       } satisfies DockViewData
     })
 
-  const dockView = withSession((request, signed) =>
+  const dockView = withOptionalSession((request, signed) =>
     Effect.gen(function*() {
       const resolved = yield* dockOf(request)
-      return htmlPage(200, <DockPage viewer={signed.viewer} data={yield* dockViewData(request, resolved)} />)
-    }).pipe(Effect.catchAll((error) => Effect.succeed(refusal(signed.viewer, error))))
+      return htmlPage(200, <DockPage viewer={signed?.viewer} data={yield* dockViewData(request, resolved)} />)
+    }).pipe(Effect.catchAll((error) => Effect.succeed(viewRefusal(request, signed, error))))
   )
 
   const fork = withSession((request, signed) =>
@@ -130,7 +147,7 @@ export const dockRoutes = (kit: WebKit) => {
     }).pipe(Effect.catchAll((error) => Effect.succeed(refusal(signed.viewer, error))))
   )
 
-  const table = withSession((request, signed) =>
+  const table = withOptionalSession((request, signed) =>
     Effect.gen(function*() {
       const resolved = yield* dockOf(request)
       const target = { bucket_id: resolved.dock.id }
@@ -149,9 +166,9 @@ export const dockRoutes = (kit: WebKit) => {
         : null
       return htmlPage(
         200,
-        <TablePage viewer={signed.viewer} dock={resolved.dock} table={found} rows={rows} offset={offset} next={next} />
+        <TablePage viewer={signed?.viewer} dock={resolved.dock} table={found} rows={rows} offset={offset} next={next} />
       )
-    }).pipe(Effect.catchAll((error) => Effect.succeed(refusal(signed.viewer, error))))
+    }).pipe(Effect.catchAll((error) => Effect.succeed(viewRefusal(request, signed, error))))
   )
 
   const settingsPage = (

@@ -92,7 +92,7 @@ const actionText = (item: ActivityItem, titles: ReadonlyMap<string, string>) => 
   return title === undefined ? what : `${what}: ${title}`
 }
 
-export const DockPage = ({ viewer, data }: { readonly viewer: Viewer; readonly data: DockViewData }) => {
+export const DockPage = ({ viewer, data }: { readonly viewer: Viewer | undefined; readonly data: DockViewData }) => {
   const { dock } = data
   const titles = new Map(data.pages.map((page) => [page.id, page.title ?? page.slug ?? page.public_slug]))
   return (
@@ -117,12 +117,18 @@ export const DockPage = ({ viewer, data }: { readonly viewer: Viewer; readonly d
               )
               : null}
             {data.canFork
-              ? (
-                <form method="post" action={dockPath(dock, "/-/fork")}>
-                  <CsrfField token={viewer.csrf} />
-                  <button type="submit">Fork this Dock</button>
-                </form>
-              )
+              ? viewer === undefined
+                ? (
+                  <a class="button secondary" href={`/login?next=${encodeURIComponent(dockPath(dock))}`}>
+                    Sign in to fork
+                  </a>
+                )
+                : (
+                  <form method="post" action={dockPath(dock, "/-/fork")}>
+                    <CsrfField token={viewer.csrf} />
+                    <button type="submit">Fork this Dock</button>
+                  </form>
+                )
               : null}
           </div>
         )
@@ -259,7 +265,7 @@ export const DockPage = ({ viewer, data }: { readonly viewer: Viewer; readonly d
 /** One Micro DB table, live: its columns (with types) and a page of its rows, newest first. */
 export const TablePage = (
   { viewer, dock, table, rows, offset, next }: {
-    readonly viewer: Viewer
+    readonly viewer: Viewer | undefined
     readonly dock: Dock
     readonly table: MicroDbTable
     readonly rows: ReadonlyArray<MicroDbRow>

@@ -8,8 +8,9 @@
  * - `GET …/{pageSlug}/-/source?owner=`: the stored source, escaped;
  * - `POST …/{pageSlug}/-/restore?owner=` `{csrf, version, base_version}`: restores a version (writers), `303` back.
  *
- * Everything goes through the Pages domain service as the signed-in person: a page they may not read is the same
- * 404 page as one that does not exist. The frame loads `/artifacts/{id}` from this origin (the session cookie goes
+ * Everything goes through the Pages domain service as the signed-in person, or (the three GET views) as the
+ * anonymous public without a session: a page they may not read is the same 404 page as one that does not exist
+ * (for the public, the same redirect to /login). The frame loads `/artifacts/{id}` from this origin (the session cookie goes
  * along), or, with DOCK_ARTIFACT_ORIGIN on another origin, a signed URL for this person (ArtifactAccess.ts); the
  * page's CSP allows frames from exactly that origin.
  */
@@ -23,7 +24,7 @@ import { ErrorView } from "./Views.tsx"
 import { field, htmlPage, seeOther, type SignedInRequest, type WebKit } from "./WebKit.tsx"
 
 export const pageRoutes = (kit: WebKit) => {
-  const { checkedForm, config, forbiddenPage, notFound, withSession } = kit
+  const { checkedForm, config, forbiddenPage, hiddenFrom, withOptionalSession, withSession } = kit
   const artifactOrigin = separateArtifactOrigin(config)
   /** The page view frames artifacts from exactly one origin: this one, or the separate artifact origin. */
   const frameOptions = { frameSrc: Option.getOrElse(artifactOrigin, () => "'self'") }
@@ -46,20 +47,25 @@ export const pageRoutes = (kit: WebKit) => {
 
   type Found = Effect.Effect.Success<ReturnType<typeof pageOf>>
 
-  /** Where the frame loads the artifact: this origin (the cookie goes along), or a signed URL on the other one. */
-  const frameSrcOf = (found: Found, signed: SignedInRequest) =>
+  /**
+   * Where the frame loads the artifact: this origin (the cookie goes along), or a signed URL on the other one. The
+   * anonymous public reads only public pages, so its frame is the plain public artifact URL.
+   */
+  const frameSrcOf = (found: Found, signed: SignedInRequest | undefined) =>
     Option.match(artifactOrigin, {
       onNone: () => Effect.succeed(`/artifacts/${found.part.id}`),
       onSome: (origin) =>
-        Effect.map(
-          signedArtifactQuery(found.part.id, signed.session.userId),
-          (query) => `${origin}/artifacts/${found.part.id}?${query}`
-        )
+        signed === undefined
+          ? Effect.succeed(`${origin}/artifacts/${found.part.id}`)
+          : Effect.map(
+            signedArtifactQuery(found.part.id, signed.session.userId),
+            (query) => `${origin}/artifacts/${found.part.id}?${query}`
+          )
     })
 
   const overview = (
     found: Found,
-    signed: SignedInRequest,
+    signed: SignedInRequest | undefined,
     notice?: PageOverviewProps["notice"],
     status = 200,
     restoredFrom?: number
@@ -79,7 +85,7 @@ export const pageRoutes = (kit: WebKit) => {
       return htmlPage(
         status,
         <PageOverview
-          viewer={signed.viewer}
+          viewer={signed?.viewer}
           dock={found.dock}
           part={found.part}
           frameSrc={yield* frameSrcOf(found, signed)}
@@ -96,21 +102,24 @@ export const pageRoutes = (kit: WebKit) => {
   const tablesOf = (dock: Dock, pageSlug: string) =>
     seeOther(dockPath(dock, "/-/tables/" + encodeURIComponent(pageSlug)))
 
-  /** What the viewer may not see, or what is not there, is one 404 page. */
-  const orNotFound = (signed: SignedInRequest) =>
+  /**
+   * What the viewer may not see, or what is not there, is one answer: the 404 page signed in, /login for the
+   * anonymous public (kit.hiddenFrom).
+   */
+  const orNotFound = (request: HttpServerRequest.HttpServerRequest, signed: SignedInRequest | undefined) =>
     Effect.catchTags({
-      NotFound: () => Effect.succeed(notFound(signed.viewer)),
-      BadRequest: () => Effect.succeed(notFound(signed.viewer)),
+      NotFound: () => Effect.succeed(hiddenFrom(request, signed)),
+      BadRequest: () => Effect.succeed(hiddenFrom(request, signed)),
       // The content workers could not prepare the page right now (busy, or a version too complex to sanitize).
       Unavailable: () => Effect.succeed(cannotShow(signed)),
       ValidationError: () => Effect.succeed(cannotShow(signed))
     })
 
-  const cannotShow = (signed: SignedInRequest) =>
+  const cannotShow = (signed: SignedInRequest | undefined) =>
     htmlPage(
       503,
       <ErrorView
-        viewer={signed.viewer}
+        viewer={signed?.viewer}
         title="This page cannot be shown right now"
         message="Its content could not be prepared. Try again in a moment."
       />
@@ -118,15 +127,15 @@ export const pageRoutes = (kit: WebKit) => {
 
   const query = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, config.baseUrl).searchParams
 
-  const view = withSession((request, signed) =>
+  const view = withOptionalSession((request, signed) =>
     Effect.gen(function*() {
       const found = yield* pageOf(request)
       if (found.part.page_kind === "micro_db") return tablesOf(found.dock, found.pageSlug)
       return yield* overview(found, signed, undefined, 200, versionNumber(query(request).get("restored")))
-    }).pipe(orNotFound(signed))
+    }).pipe(orNotFound(request, signed))
   )
 
-  const diff = withSession((request, signed) =>
+  const diff = withOptionalSession((request, signed) =>
     Effect.gen(function*() {
       const found = yield* pageOf(request)
       if (found.part.page_kind === "micro_db") return tablesOf(found.dock, found.pageSlug)
@@ -137,7 +146,7 @@ export const pageRoutes = (kit: WebKit) => {
         return htmlPage(
           400,
           <ErrorView
-            viewer={signed.viewer}
+            viewer={signed?.viewer}
             title="Choose two versions"
             message="Pick the versions to compare on the page's Versions list."
           />
@@ -148,20 +157,25 @@ export const pageRoutes = (kit: WebKit) => {
       const versions = yield* pages.versions(found.target, found.names)
       return htmlPage(
         200,
-        <PageDiffView viewer={signed.viewer} dock={found.dock} part={found.part} versions={versions} diff={changes} />
+        <PageDiffView viewer={signed?.viewer} dock={found.dock} part={found.part} versions={versions} diff={changes} />
       )
-    }).pipe(orNotFound(signed))
+    }).pipe(orNotFound(request, signed))
   )
 
-  const source = withSession((request, signed) =>
+  const source = withOptionalSession((request, signed) =>
     Effect.gen(function*() {
       const found = yield* pageOf(request)
       if (found.part.page_kind === "micro_db") return tablesOf(found.dock, found.pageSlug)
       return htmlPage(
         200,
-        <PageSourceView viewer={signed.viewer} dock={found.dock} part={found.part} content={found.part.content ?? ""} />
+        <PageSourceView
+          viewer={signed?.viewer}
+          dock={found.dock}
+          part={found.part}
+          content={found.part.content ?? ""}
+        />
       )
-    }).pipe(orNotFound(signed))
+    }).pipe(orNotFound(request, signed))
   )
 
   const restore = withSession((request, signed) =>
@@ -188,7 +202,7 @@ export const pageRoutes = (kit: WebKit) => {
           return overview(found, signed, { kind: "error", text }, error.status)
         })
       )
-    }).pipe(orNotFound(signed))
+    }).pipe(orNotFound(request, signed))
   )
 
   return HttpLayerRouter.addAll([

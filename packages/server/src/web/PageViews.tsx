@@ -89,7 +89,7 @@ const DiffForm = (
 )
 
 export interface PageOverviewProps {
-  readonly viewer: Viewer
+  readonly viewer: Viewer | undefined
   readonly dock: Dock
   readonly part: Part
   /** where the frame loads the artifact from (a signed URL on a separate artifact origin) */
@@ -229,7 +229,8 @@ export const PageOverview = (
                         null :
                         (
                           <form method="post" action={pagePath(dock, slug, "/-/restore")} class="inline">
-                            <CsrfField token={viewer.csrf} />
+                            {/* canWrite needs a signed-in writer: the public never sees this form. */}
+                            <CsrfField token={viewer?.csrf ?? ""} />
                             <input type="hidden" name="version" value={String(v.version)} />
                             <input type="hidden" name="base_version" value={String(part.version)} />
                             <button type="submit" class="secondary">Restore version {v.version}</button>
@@ -258,7 +259,7 @@ const DiffLine = ({ line }: { readonly line: string }) => {
 
 export const PageDiffView = (
   { diff, dock, part, versions, viewer }: {
-    readonly viewer: Viewer
+    readonly viewer: Viewer | undefined
     readonly dock: Dock
     readonly part: Part
     readonly versions: ReadonlyArray<PartVersion>
@@ -292,7 +293,7 @@ export const PageDiffView = (
 
 export const PageSourceView = (
   { content, dock, part, viewer }: {
-    readonly viewer: Viewer
+    readonly viewer: Viewer | undefined
     readonly dock: Dock
     readonly part: Part
     readonly content: string

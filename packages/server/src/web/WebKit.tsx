@@ -6,6 +6,7 @@
  */
 import {
   type ActiveSession,
+  anonymousPrincipal,
   CurrentPrincipal,
   Docks,
   HmacKey,
@@ -189,6 +190,37 @@ export const webKit = (config: ServerConfig) => {
     })
 
   /**
+   * A view a public Dock shows to anyone (docs/web.md, "Public Docks without sign-in"): the handler runs as the
+   * session's person, or as the anonymous public when there is none (`signed` undefined). What it may not show
+   * it answers with `hiddenFrom`.
+   */
+  const withOptionalSession = <E, R>(
+    handler: (request: HttpServerRequest.HttpServerRequest, signed: SignedInRequest | undefined) => Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      E,
+      R
+    >
+  ) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const signed = Option.getOrUndefined(yield* signedIn(request))
+      return yield* handler(request, signed).pipe(
+        Effect.provideService(
+          CurrentPrincipal,
+          signed === undefined ? anonymousPrincipal : sessionPrincipal(signed.session)
+        )
+      )
+    })
+
+  /**
+   * "Not found" in an optional-session view: the 404 page for a signed-in person; for the anonymous public, to
+   * /login and back here, since it may be a private Dock they read once signed in. Missing and private answer the
+   * same, so nothing tells whether it exists.
+   */
+  const hiddenFrom = (request: HttpServerRequest.HttpServerRequest, signed: SignedInRequest | undefined) =>
+    signed === undefined ? seeOther(`/login?next=${encodeURIComponent(request.url)}`) : notFound(signed.viewer)
+
+  /**
    * The Dock a `/app/buckets/:slug…` route names, for the current principal, by the one resolver: `?owner=` makes
    * it unambiguous; a bare slug is resolved as `bucket` is everywhere. NotFound when it is missing or unreadable.
    */
@@ -209,6 +241,8 @@ export const webKit = (config: ServerConfig) => {
     signedIn,
     checkedForm,
     withSession,
+    withOptionalSession,
+    hiddenFrom,
     dockOf,
     preSession,
     beginSession
