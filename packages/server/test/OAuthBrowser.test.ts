@@ -240,7 +240,9 @@ describe.skipIf(skipBrowserTests)("OAuth with the MCP SDK client and Chromium", 
         expect((yield* rawToolCall(server.url, token, "list_buckets", {})).status).toBe(401)
         // The grant itself stays (only that access token was revoked): it is listed among the connected apps.
         yield* Effect.promise(() => recorded.page.goto(`${server.url}/app/mcp`))
-        expect(yield* Effect.promise(() => recorded.page.locator("section[aria-labelledby=oauth-grants] tbody").innerText())).toContain("Metadata Agent")
+        expect(
+          yield* Effect.promise(() => recorded.page.locator("section[aria-labelledby=oauth-grants] tbody").innerText())
+        ).toContain("Metadata Agent")
         yield* screenshots(recorded.page, "oauth-connected-apps")
         yield* Effect.promise(() => client.close())
         noBrowserComplaints(recorded)
