@@ -67,7 +67,9 @@ const mailsTo = (address) =>
     .filter((mail) => mail.to.toLowerCase() === address.toLowerCase())
 
 if (!Fs.existsSync(CHROMIUM_PATH)) {
-  console.error(`[authorize] Chromium is missing at ${CHROMIUM_PATH} (apt-get install chromium, or set DOCK_CHROMIUM_PATH)`)
+  console.error(
+    `[authorize] Chromium is missing at ${CHROMIUM_PATH} (apt-get install chromium, or set DOCK_CHROMIUM_PATH)`
+  )
   process.exit(1)
 }
 const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS })
@@ -82,7 +84,10 @@ try {
     await page.getByLabel("Email address").fill(email)
     await page.getByRole("button", { name: "Mail me a code" }).click()
     await page.getByLabel("Six-digit code").waitFor()
-    const mail = await waitFor(`a new mail to ${email} in ${outboxDir}`, () => mailsTo(email).findLast((mail) => !before.has(mail.name)))
+    const mail = await waitFor(
+      `a new mail to ${email} in ${outboxDir}`,
+      () => mailsTo(email).findLast((mail) => !before.has(mail.name))
+    )
     const codes = mail.body.match(/(?<![0-9])[0-9]{6}(?![0-9])/g) ?? []
     if (codes.length !== 1) throw new Error(`expected one six-digit code in ${mail.name}, found ${codes.length}`)
     await page.getByLabel("Six-digit code").fill(codes[0])

@@ -78,9 +78,7 @@ for (const scenario of expected) {
   }
   const counted = checks.filter((check) => !excludedChecks.has(`${scenario}:${check.id}`))
   // Authorization runs are strict: anything but SUCCESS (a WARNING, a SKIPPED) fails.
-  const failures = counted.filter((check) =>
-    AUTHORIZATION ? check.status !== "SUCCESS" : check.status === "FAILURE"
-  )
+  const failures = counted.filter((check) => AUTHORIZATION ? check.status !== "SUCCESS" : check.status === "FAILURE")
   const warnings = AUTHORIZATION ? [] : counted.filter((check) => check.status === "WARNING")
   const passedChecks = counted.filter((check) => check.status === "SUCCESS").length
   const skipped = checks.length - counted.length
