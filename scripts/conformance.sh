@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (@modelcontextprotocol/conformance, pinned in scripts/conformance/) against
 # this server: both protocol eras' frozen requirement sets (2026-07-28 and 2025-11-25), on /mcp with a write
-# token and on the anonymous /mcp/public. Fails when a scenario that applies to what Dock offers fails.
-# See docs/conformance.md.
+# token and on the anonymous /mcp/public, and the suite's authorization server scenarios (metadata, and the
+# authorization code grant, with headless Chromium signing in and approving). Fails when a scenario that applies
+# to what Dock offers fails. See docs/conformance.md.
 #
 #   npm run conformance            (or: bash scripts/conformance.sh)
 #
@@ -78,6 +79,13 @@ RESULTS="$CACHE/results"
 
 say() { printf '[conformance] %s\n' "$*"; }
 
+# The authorization code grant needs a browser (scripts/conformance/authorize.mjs drives it with playwright-core).
+CHROMIUM="${DOCK_CHROMIUM_PATH:-/usr/bin/chromium}"
+if [[ ! -x "$CHROMIUM" ]]; then
+  say "Chromium is missing at $CHROMIUM: the authorization-code-grant scenario needs it (apt-get install chromium, or set DOCK_CHROMIUM_PATH)" >&2
+  exit 1
+fi
+
 # --- Node 22 and the suite, from the npm registry ---------------------------------------------------------------
 installed() {
   cmp -s "$ROOT/scripts/conformance/package-lock.json" "$CACHE/package-lock.json" &&
@@ -106,6 +114,7 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/dock-conformance-XXXXXX")"
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
 SERVER_PID=""
 PROXY_PID=""
+SUITE_PID=""
 stop() { # <pid>: SIGTERM, then SIGKILL after 20 seconds
   local pid="$1" i
   kill -TERM "$pid" 2>/dev/null || return 0
@@ -115,6 +124,7 @@ stop() { # <pid>: SIGTERM, then SIGKILL after 20 seconds
 }
 cleanup() {
   local code=$?
+  [[ -n "$SUITE_PID" ]] && stop "$SUITE_PID"
   [[ -n "$PROXY_PID" ]] && stop "$PROXY_PID"
   [[ -n "$SERVER_PID" ]] && stop "$SERVER_PID"
   rm -rf "$WORK"
@@ -194,6 +204,51 @@ for revision in "${REVISIONS[@]}"; do
   run "mcp-$revision" "$PROXY/mcp" "$revision" "${EXCLUDED[@]}"
   run "public-$revision" "$BASE/mcp/public" "$revision" "${EXCLUDED[@]}"
 done
+
+# --- the authorization server: metadata, and the authorization code grant through a browser ----------------------
+# `conformance authorization` without --scenario runs its two scenarios in order, the metadata one first: the code
+# grant takes the authorization and token endpoints from the metadata scenario's result (alone, with --scenario,
+# it has no metadata and fails). The code grant prints an authorization URL and waits for a browser to come back
+# to its loopback callback http://127.0.0.1:<port>/callback, which must be a registered redirect URI: a public
+# client is registered by DCR for it first.
+CALLBACK_PORT="$(free_port)"
+CLIENT_ID="$("$NODE22" -e '
+  const [base, redirectUri] = process.argv.slice(1)
+  fetch(`${base}/oauth/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      client_name: "MCP conformance suite",
+      redirect_uris: [redirectUri],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none"
+    })
+  }).then(async (response) => {
+    const body = await response.text()
+    if (response.status !== 201 && response.status !== 200) throw new Error(`POST /oauth/register: ${response.status} ${body}`)
+    console.log(JSON.parse(body).client_id)
+  }).catch((error) => { console.error(error.message); process.exit(1) })' "$BASE" "http://127.0.0.1:$CALLBACK_PORT/callback")"
+say "registered the public client $CLIENT_ID (redirect URI http://127.0.0.1:$CALLBACK_PORT/callback)"
+say "running the authorization server scenarios against $BASE (Chromium signs in and approves)"
+"${CONFORMANCE[@]}" authorization --url "$BASE" --client-id "$CLIENT_ID" --resource "$BASE/mcp" \
+  -p "$CALLBACK_PORT" -o "$RESULTS/authorization" >"$RESULTS/authorization.log" 2>&1 &
+SUITE_PID=$!
+# The project's Node: playwright-core is in the root node_modules.
+if ! DOCK_CHROMIUM_PATH="$CHROMIUM" node scripts/conformance/authorize.mjs "$RESULTS/authorization.log" "$BASE" \
+  conformance@example.com "$WORK/data/outbox" >"$RESULTS/authorize.log" 2>&1; then
+  say "the browser step failed (the suite would wait five minutes for its callback; stopping it):" >&2
+  cat "$RESULTS/authorize.log" >&2
+  stop "$SUITE_PID"
+fi
+wait "$SUITE_PID" 2>/dev/null || true
+SUITE_PID=""
+if grep -q '=== SUMMARY ===' "$RESULTS/authorization.log"; then
+  sed -n '/=== SUMMARY ===/,$p' "$RESULTS/authorization.log"
+else
+  tail -n 50 "$RESULTS/authorization.log"
+fi
+"$NODE22" scripts/conformance/verdict.mjs "$PACKAGE_DIR" authorization authorization "$RESULTS/authorization" || FAILED=1
 
 # Errors the server logged while being tested do not fail the run by themselves, but are worth seeing.
 if grep -q 'level=ERROR\|"level":"ERROR"' "$SERVER_LOG"; then

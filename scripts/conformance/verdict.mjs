@@ -3,6 +3,11 @@
  *
  *   node verdict.mjs <conformance package dir> <label> <revision> <results dir> [exclusion]...
  *
+ * With the revision `authorization` it judges a `conformance authorization -o <dir>` run instead: the suite has
+ * no requirement set for authorization servers, so both of its scenarios (`authorization-server-metadata-endpoint`
+ * and `authorization-code-grant`) must have a result, and every check must be SUCCESS (a WARNING, or the SKIPPED
+ * the code grant reports without --client-id, fails too).
+ *
  * An exclusion is `<scenario>` (the whole scenario does not apply to Dock) or `<scenario>:<check-id>` (that one
  * check does not apply; every occurrence of the id in the scenario). Every scenario the revision's requirement
  * set names for servers (required and not_scored alike) must have a result; a scenario that is not excluded
@@ -19,9 +24,14 @@ if (resultsDir === undefined) {
   process.exit(2)
 }
 
+const AUTHORIZATION = revision === "authorization"
+const AUTHORIZATION_SCENARIOS = ["authorization-server-metadata-endpoint", "authorization-code-grant"]
+
 // The scenarios the revision names for the server leg, from the package's frozen requirement set.
 const YAML = createRequire(Path.resolve(packageDir, "package.json"))("yaml")
-const requirements = YAML.parse(Fs.readFileSync(Path.join(packageDir, "requirements", `${revision}.yaml`), "utf8"))
+const requirements = AUTHORIZATION
+  ? { server: AUTHORIZATION_SCENARIOS }
+  : YAML.parse(Fs.readFileSync(Path.join(packageDir, "requirements", `${revision}.yaml`), "utf8"))
 const notScored = new Map(
   (requirements.not_scored ?? []).filter((entry) => entry.leg === "server").map((
     entry
@@ -32,10 +42,14 @@ const expected = [...(requirements.server ?? []), ...notScored.keys()]
 const excludedScenarios = new Set(exclusions.filter((entry) => !entry.includes(":")))
 const excludedChecks = new Set(exclusions.filter((entry) => entry.includes(":")))
 
-// Results: <dir>/server-<scenario>-<ISO timestamp with dashes>/checks.json
+// Results: <dir>/server-<scenario>-<ISO timestamp with dashes>/checks.json (authorization-server-… for the
+// authorization runs)
 const results = new Map()
+const resultPattern = AUTHORIZATION
+  ? /^authorization-server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/
+  : /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/
 for (const entry of Fs.existsSync(resultsDir) ? Fs.readdirSync(resultsDir).sort() : []) {
-  const match = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry)
+  const match = resultPattern.exec(entry)
   const file = Path.join(resultsDir, entry, "checks.json")
   if (match !== null && Fs.existsSync(file)) results.set(match[1], JSON.parse(Fs.readFileSync(file, "utf8")))
 }
@@ -63,8 +77,9 @@ for (const scenario of expected) {
     continue
   }
   const counted = checks.filter((check) => !excludedChecks.has(`${scenario}:${check.id}`))
-  const failures = counted.filter((check) => check.status === "FAILURE")
-  const warnings = counted.filter((check) => check.status === "WARNING")
+  // Authorization runs are strict: anything but SUCCESS (a WARNING, a SKIPPED) fails.
+  const failures = counted.filter((check) => AUTHORIZATION ? check.status !== "SUCCESS" : check.status === "FAILURE")
+  const warnings = AUTHORIZATION ? [] : counted.filter((check) => check.status === "WARNING")
   const passedChecks = counted.filter((check) => check.status === "SUCCESS").length
   const skipped = checks.length - counted.length
   const counts = `${passedChecks} checks passed, ${failures.length} failed, ${warnings.length} warnings` +
@@ -76,7 +91,7 @@ for (const scenario of expected) {
     tally.failed += 1
     lines.push(`  ✗ ${scenario}${tag}: ${counts}`)
     for (const check of failures) {
-      lines.push(`      FAILURE ${check.id}: ${oneLine(check.errorMessage ?? check.description)}`)
+      lines.push(`      ${check.status} ${check.id}: ${oneLine(check.errorMessage ?? check.description)}`)
       if (check.details !== undefined) lines.push(`        details: ${oneLine(check.details)}`)
     }
   }
@@ -91,7 +106,11 @@ for (const scenario of expected) {
   }
 }
 
-console.log(`\n--- ${label}: MCP ${revision} requirement set ---`)
+console.log(
+  AUTHORIZATION
+    ? `\n--- ${label}: the authorization server scenarios ---`
+    : `\n--- ${label}: MCP ${revision} requirement set ---`
+)
 for (const line of lines) console.log(line)
 console.log(
   `  ${label}: ${tally.passed} applicable scenarios passed, ${tally.failed} failed; ${tally.excluded} excluded as not applicable` +
