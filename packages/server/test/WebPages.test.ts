@@ -100,6 +100,8 @@ describe("pages in the web app", () => {
         expect(reply.text).toContain("Restore version 1")
         expect(reply.text).not.toContain("Restore version 2")
         expect(reply.text).toContain(`name="from"`)
+        // The owner may share it.
+        expect(reply.text).toContain(`/${slug}/-/share?owner=${owner.username}">Share links</a>`)
         // The Dock's page list links here.
         const dockPage = yield* web.get(`/app/buckets/${dockSlug}?owner=${owner.username}`)
         expect(dockPage.text).toContain(`href="/app/buckets/${dockSlug}/${slug}?owner=${owner.username}"`)
@@ -112,6 +114,7 @@ describe("pages in the web app", () => {
         expect(seen.status).toBe(200)
         expect(seen.text).toContain("<h1>Trip plan</h1>")
         expect(seen.text).not.toContain("Restore version")
+        expect(seen.text).not.toContain("Share links")
       }))
 
     it.effect("a page the viewer may not read, and a missing one, are the 404 page", () =>

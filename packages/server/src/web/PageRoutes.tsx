@@ -92,6 +92,7 @@ export const pageRoutes = (kit: WebKit) => {
           versions={versions}
           backlinks={links.inbound}
           canWrite={canWrite}
+          canShare={signed !== undefined && found.resolved.role === "owner"}
           notice={notice ?? restoredNotice}
         />,
         frameOptions

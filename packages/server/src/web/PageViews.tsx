@@ -97,11 +97,13 @@ export interface PageOverviewProps {
   readonly versions: ReadonlyArray<PartVersion>
   readonly backlinks: ReadonlyArray<InboundLink>
   readonly canWrite: boolean
+  /** The Dock's owner: offered the page's share links. */
+  readonly canShare?: boolean
   readonly notice?: { readonly kind: "ok" | "error"; readonly text: string } | undefined
 }
 
 export const PageOverview = (
-  { backlinks, canWrite, dock, frameSrc, notice, part, versions, viewer }: PageOverviewProps
+  { backlinks, canShare, canWrite, dock, frameSrc, notice, part, versions, viewer }: PageOverviewProps
 ) => {
   const newestFirst = [...versions].sort((a, b) => b.version - a.version)
   const current = newestFirst[0]
@@ -143,6 +145,7 @@ export const PageOverview = (
         <a href={pagePath(dock, slug, "/-/source")}>
           {part.content_type === "markdown" ? "Markdown source" : "HTML source"}
         </a>
+        {canShare === true ? <a href={pagePath(dock, slug, "/-/share")}>Share links</a> : null}
       </p>
       <iframe
         class="artifact"
