@@ -1,7 +1,8 @@
 /**
  * Connected agents and the claim page in Chromium (issue 16, items 5 and 10; docs/web.md "Connected agents and
  * claiming"): sign in, create a token in /app/mcp, use it from an MCP client, revoke it in the page and see 401;
- * claim an agent's sandbox through /claim with the mailed code. Screenshots `agents`, `agents-secret`, `claim`,
+ * claim an agent's sandbox through /claim with the mailed code, then sign in from the success page to open it
+ * (a claim never signs anyone in). Screenshots `agents`, `agents-secret`, `claim`,
  * `claim-code` and `claimed` in light and dark (and `agents-phone` 390 px wide) go to DOCK_SCREENSHOT_DIR.
  */
 import { describe, expect, layer } from "@effect/vitest"
@@ -124,7 +125,17 @@ describe.skipIf(skipBrowserTests)("connected agents and claims in Chromium", () 
         yield* step(() => page.getByRole("button", { name: "Claim the sandbox" }).click())
         yield* step(() => page.getByRole("heading", { name: "Sandbox claimed" }).waitFor())
         yield* screenshots(page, "claimed")
-        yield* step(() => page.getByRole("link", { name: /^Open / }).click())
+        // The claim started no session (whoever holds the claim token could have finished it): the person signs in.
+        const cookies = yield* step(() => page.context().cookies())
+        expect(cookies.filter((cookie) => cookie.name === "dock_session")).toEqual([])
+        expect(yield* step(() => page.locator("header.top").innerText())).not.toContain("Sign out")
+        yield* step(() => page.getByRole("link", { name: "Sign in to open it" }).click())
+        yield* step(() => page.getByLabel("Email address").fill(email))
+        yield* step(() => page.getByRole("button", { name: "Mail me a code" }).click())
+        yield* step(() => page.getByLabel("Six-digit code").waitFor())
+        const signInMails = yield* mailTo(receiver, email, 2)
+        yield* step(() => page.getByLabel("Six-digit code").fill(codeIn(bodyText(signInMails[1]!.raw))))
+        yield* step(() => page.getByRole("button", { name: "Sign in" }).click())
         yield* step(() => page.waitForURL(new RegExp(`/app/buckets/${sandbox.slug}\\?owner=`)))
         expect(yield* step(() => page.locator("header.top").innerText())).toContain("Sign out")
         yield* step(() => page.getByRole("link", { name: "Agents" }).click())

@@ -1,8 +1,9 @@
 /**
  * The claim page for people over real HTTP (issue 16, item 10; docs/web.md "Connected agents and claiming"): an
  * anonymous registration's instructions point to /claim?token=…; the person claims with the code from a real SMTP
- * receiver, signed out (and is then signed in) or signed in (the sandbox lands in that account); the sandbox's
- * token shows in /app/mcp as claimed; wrong codes, an already claimed sandbox and unknown tokens get the domain's
+ * receiver, signed out (no session is started: the agent holding the claim token may finish the claim itself, so
+ * the person signs in for the Dock) or signed in (the sandbox lands in that account); the sandbox's token shows in
+ * /app/mcp as claimed; wrong codes, an already claimed sandbox and unknown tokens get the domain's
  * messages; CSRF and Origin refusals change nothing.
  */
 import { expect, layer } from "@effect/vitest"
@@ -11,7 +12,7 @@ import { rawToolCall as rawHttpToolCall, unique } from "./support/Http.ts"
 import { otherCode, register } from "./support/Identity.ts"
 import { SmtpReceiver } from "./support/SmtpReceiver.ts"
 import { type RunningServer, TestServer } from "./support/TestServer.ts"
-import { browserFor, codeFromSmtp, ServerWithSmtp, signIn } from "./support/WebApp.ts"
+import { browserFor, codeFromSmtp, requestCode, ServerWithSmtp, signIn, submitCode } from "./support/WebApp.ts"
 import { csrfIn, type WebClient } from "./support/WebClient.ts"
 
 interface Registered {
@@ -71,7 +72,7 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("the cla
       expect(authMd).toContain(`${base}/claim?token=<registration_id>`)
     }))
 
-  it.effect("signed out: the token is prefilled, the mailed code claims the sandbox and signs the person in", () =>
+  it.effect("signed out: the mailed code claims the sandbox but starts no session; the person signs in for it", () =>
     Effect.gen(function*() {
       const server = yield* TestServer
       const registration = yield* registerAnonymously
@@ -101,14 +102,34 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("the cla
       })
       expect(done.status).toBe(200)
       expect(done.text).toContain("Sandbox claimed")
-      expect(done.text).toContain("and you are signed in")
-      expect(done.setCookies.some((line) => line.startsWith("dock_session="))).toBe(true)
-      expect(client.jar.has("dock_pre")).toBe(false)
       expect(yield* ownerEmailOf(server, registration.sandbox_bucket.id)).toBe(email)
+      // Whoever finished the claim (maybe the agent, with the code the person gave it) holds no session.
+      expect(done.setCookies.filter((line) => line.startsWith("dock_session="))).toEqual([])
+      expect(client.jar.has("dock_session")).toBe(false)
+      const sessions = yield* server.sql<{ n: string | number }>`select count(*) as n from sessions s
+        join users u on u.id = s.user_id where u.email = ${email}`.pipe(Effect.orDie)
+      expect(Number(sessions[0]!.n)).toBe(0)
+      const app = yield* client.get("/app")
+      expect(app.status).toBe(303)
+      expect(app.headers["location"]).toBe("/login?next=%2Fapp")
 
-      const link = /href="(\/app\/buckets\/[^"]+)"/.exec(done.text)![1]!.replaceAll("&amp;", "&")
-      expect(link).toMatch(new RegExp(`^/app/buckets/${registration.sandbox_bucket.slug}\\?owner=`))
-      const dockPage = yield* client.get(link)
+      // The page offers sign-in, and sign-in leads back to the claimed Dock.
+      const signInLink = /href="(\/login\?next=[^"]+)">Sign in to open it</.exec(done.text)![1]!.replaceAll(
+        "&amp;",
+        "&"
+      )
+      const next = new URL(signInLink, server.url).searchParams.get("next")!
+      expect(next).toMatch(new RegExp(`^/app/buckets/${registration.sandbox_bucket.slug}\\?owner=`))
+      // No link straight into the Dock: signed out it would only bounce to /login.
+      expect(done.text).not.toContain(`href="${next.replaceAll("&", "&amp;")}"`)
+      const dockBefore = yield* client.get(next)
+      expect(dockBefore.status).toBe(303)
+      // The claim's code was the first mail to this address; the sign-in code is the second.
+      const loginCode = yield* requestCode(client, email, next)
+      const signedIn = yield* submitCode(client, loginCode, email, yield* codeFromSmtp(email, 2))
+      expect(signedIn.status).toBe(303)
+      expect(signedIn.headers["location"]).toBe(next)
+      const dockPage = yield* client.get(next)
       expect(dockPage.status).toBe(200)
 
       // The agent's token keeps working, and the person sees it as a claimed sandbox token.
@@ -149,6 +170,10 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("the cla
       })
       expect(done.status).toBe(200)
       expect(done.text).toContain("Sandbox claimed")
+      // Signed in as the account it went to: a link straight into the Dock.
+      const link = /href="(\/app\/buckets\/[^"]+)">Open /.exec(done.text)![1]!.replaceAll("&amp;", "&")
+      expect(link).toMatch(new RegExp(`^/app/buckets/${registration.sandbox_bucket.slug}\\?owner=`))
+      expect((yield* client.get(link)).status).toBe(200)
       expect(done.setCookies).toEqual([])
       expect(client.jar.get("dock_session")).toBe(session)
       expect(yield* ownerEmailOf(server, registration.sandbox_bucket.id)).toBe(email)
@@ -181,8 +206,9 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("the cla
       const right = yield* client.post("/claim", { csrf, claim_token: registration.registration_id, email, otp: code })
       expect(right.status).toBe(200)
 
+      // No session began, so the pre-session token still stands.
       const again = yield* client.post("/claim", {
-        csrf: csrfIn(right.text),
+        csrf,
         claim_token: registration.registration_id,
         email,
         otp: code

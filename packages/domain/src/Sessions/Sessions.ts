@@ -5,7 +5,6 @@
  */
 import { Context, type Effect, type Option } from "effect"
 import type { RateLimited, Unavailable, ValidationError } from "../Errors.ts"
-import type { UserId } from "../Ids.ts"
 import type { ActiveSession, SignedIn } from "./Session.ts"
 
 export class Sessions extends Context.Tag("@dock/domain/Sessions")<Sessions, {
@@ -23,11 +22,6 @@ export class Sessions extends Context.Tag("@dock/domain/Sessions")<Sessions, {
     code: string,
     requesterIp: string
   ) => Effect.Effect<SignedIn, ValidationError | RateLimited>
-  /**
-   * A fresh session for a person who has just proved their email another way: a completed claim (its code was
-   * mailed to that address, as a sign-in code would be). Only for that; sign-in itself goes through `signIn`.
-   */
-  readonly openAfterClaim: (account: { readonly id: UserId; readonly username: string }) => Effect.Effect<SignedIn>
   /** The live session behind a cookie value (unrevoked, unexpired), marking it seen; None otherwise. */
   readonly authenticate: (secret: string) => Effect.Effect<Option.Option<ActiveSession>>
   /** Ends the session behind a cookie value (sign-out); nothing happens for an unknown one. */

@@ -149,12 +149,6 @@ export const SessionsLive = Layer.effect(
         return signedIn
       })
 
-    const openAfterClaim = Effect.fn("Sessions.openAfterClaim")(
-      function*(account: { readonly id: UserId; readonly username: string }) {
-        return yield* openSession({ ...account, created: false }, yield* now)
-      }
-    )
-
     const signIn = Effect.fn("Sessions.signIn")(function*(rawEmail: string, rawCode: string, requesterIp: string) {
       const email = yield* normalizeEmail(rawEmail)
       const code = rawCode.trim()
@@ -225,6 +219,6 @@ export const SessionsLive = Layer.effect(
       return yield* repo.sweep(new Date(at.getTime() - Duration.toMillis(Duration.days(1))))
     }).pipe(Effect.withSpan("Sessions.sweep"))
 
-    return { requestCode, signIn, openAfterClaim, authenticate, revoke, sweep }
+    return { requestCode, signIn, authenticate, revoke, sweep }
   })
 )

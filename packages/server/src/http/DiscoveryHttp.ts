@@ -97,7 +97,8 @@ Docks (\`allowed_bucket_ids\`). Missing, invalid, revoked or expired tokens get 
    \`{"claim_token":"<registration_id>","otp":"<six digits>"}\` → \`{"status":"claimed","bucket":…,"account":…,"token":…}\`.
 
 Or send the person to the claim page, \`${base}/claim?token=<registration_id>\`: they enter their email and the
-mailed code in a browser (signed in or not) and end with the sandbox in their account, signed in.
+mailed code in a browser (signed in or not) and end with the sandbox in their account. Claiming signs nobody in:
+to open the Dock the person signs in with a code of their own.
 
 The sandbox then belongs to that person's account (created if needed) and your same token keeps working, confined
 to the sandbox, for ${describeDuration(l.claimedTokenTtl)}. A wrong, expired or used code gets one answer

@@ -3,11 +3,12 @@
  * The claim page for people (`/claim`; docs/web.md "Connected agents and claiming"). The same domain calls as
  * `POST /agent/auth/claim` (claim-start mails the code, claim-complete moves the sandbox), so the same limits and
  * messages apply. Works signed in or not: signed in, the code goes to the account's own email (the sandbox lands
- * in this account); signed out, completing the claim also signs the browser in, since the mailed code proved the
- * email just as a sign-in code does. CSRF: the session secret seeds the token when signed in, else the
- * pre-session nonce (as /login).
+ * in this account). A claim never signs anyone in: the agent holding the claim token may get the code from the
+ * person (/auth.md tells it to) and finish the claim itself, so a session here would hand it the whole account.
+ * Signed out, the success page sends the person to /login for the Dock. CSRF: the session secret seeds the token
+ * when signed in, else the pre-session nonce (as /login).
  */
-import { type ClaimAnswer, HmacKey, Registrations, Sessions } from "@dock/domain"
+import { type ClaimAnswer, HmacKey, Registrations } from "@dock/domain"
 import { HttpLayerRouter, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { ClaimCodePage, ClaimedPage, ClaimStartPage, CredentialPage } from "./ClaimViews.tsx"
@@ -87,46 +88,23 @@ export const claimRoutes = (kit: WebKit) => {
     }
 
     return yield* registrations.claim({ claim_token: token, otp: otp.trim() }).pipe(
-      Effect.flatMap((answer: ClaimAnswer) =>
-        Effect.gen(function*() {
-          if (answer.status === "otp_sent") return yield* Effect.dieMessage("claim-complete answered otp_sent")
-          const account = answer.account
-          const otherAccount = signed !== undefined && signed.session.userId !== account.id
-          if (signed !== undefined) {
-            return "credential" in answer
-              ? htmlPage(200, <CredentialPage viewer={viewer} credential={answer.credential} email={account.email} />)
-              : htmlPage(
-                200,
-                <ClaimedPage
-                  viewer={viewer}
-                  dock={answer.bucket}
-                  email={account.email}
-                  signedInHere={false}
-                  otherAccount={otherAccount}
-                />
-              )
-          }
-          // Signed out: the code proved the email, so the browser signs in as that account (a fresh session).
-          const opened = yield* Effect.flatMap(Sessions, (sessions) => sessions.openAfterClaim(account))
-          const newViewer: Viewer = { username: opened.username, csrf: csrfToken(key, opened.secret) }
-          const page = "credential" in answer
-            ? htmlPage(
-              200,
-              <CredentialPage viewer={newViewer} credential={answer.credential} email={account.email} />
-            )
-            : htmlPage(
-              200,
-              <ClaimedPage
-                viewer={newViewer}
-                dock={answer.bucket}
-                email={account.email}
-                signedInHere={true}
-                otherAccount={false}
-              />
-            )
-          return yield* kit.beginSession(request, opened, page)
-        })
-      ),
+      Effect.flatMap((answer: ClaimAnswer) => {
+        if (answer.status === "otp_sent") return Effect.dieMessage("claim-complete answered otp_sent")
+        const account = answer.account
+        if ("credential" in answer) {
+          return Effect.succeed(
+            htmlPage(200, <CredentialPage viewer={viewer} credential={answer.credential} email={account.email} />)
+          )
+        }
+        const access = signed === undefined
+          ? "signed-out"
+          : signed.session.userId === account.id
+          ? "owner"
+          : "other-account"
+        return Effect.succeed(
+          htmlPage(200, <ClaimedPage viewer={viewer} dock={answer.bucket} email={account.email} access={access} />)
+        )
+      }),
       Effect.catchAll((error) =>
         Effect.succeed(htmlPage(
           error.status,

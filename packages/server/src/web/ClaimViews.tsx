@@ -88,32 +88,40 @@ export const ClaimCodePage = (
   </Layout>
 )
 
+/**
+ * Who is looking at a finished claim: the account the sandbox went to, another account, or nobody (a claim never
+ * signs anyone in: the person signs in for the Dock).
+ */
+export type ClaimedAccess = "owner" | "other-account" | "signed-out"
+
 export const ClaimedPage = (
-  { viewer, dock, email, signedInHere, otherAccount }: {
+  { viewer, dock, email, access }: {
     readonly viewer: Viewer | undefined
     readonly dock: Dock
     readonly email: string
-    /** This claim also signed the browser in. */
-    readonly signedInHere: boolean
-    /** Signed in as someone else: the sandbox went to the email's account, not this one. */
-    readonly otherAccount: boolean
+    readonly access: ClaimedAccess
   }
 ) => (
   <Layout title="Sandbox claimed" viewer={viewer}>
     <h1>Sandbox claimed</h1>
     <Notice kind="ok">
-      <strong>{dock.title}</strong> now belongs to the account of {email}
-      {signedInHere ? ", and you are signed in" : ""}. The agent's token keeps working inside it.
+      <strong>{dock.title}</strong> is now in the account of {email}. The agent's token keeps working inside it.
     </Notice>
-    {otherAccount
+    {access === "owner"
       ? (
         <p>
-          You are signed in to another account. <a href="/login">Sign in as {email}</a> to open the Dock.
+          <a class="button" href={dockPath(dock)}>Open {dock.title}</a>
+        </p>
+      )
+      : access === "signed-out"
+      ? (
+        <p>
+          <a class="button" href={`/login?next=${encodeURIComponent(dockPath(dock))}`}>Sign in to open it</a>
         </p>
       )
       : (
         <p>
-          <a class="button" href={dockPath(dock)}>Open {dock.title}</a>
+          You are signed in to another account. Sign out, then sign in as {email} to open the Dock.
         </p>
       )}
     <p>
