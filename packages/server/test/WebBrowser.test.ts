@@ -1,6 +1,6 @@
 /**
  * The web app in Chromium (issue 16; docs/web.md): sign in with the code read from a real SMTP receiver, see
- * /app, create a Dock through the form, sign out, and find /app closed again. No page may trip its CSP or run
+ * /app, create a Dock through the form, see the pages an agent pushed over /mcp (with its label), sign out, and find /app closed again. No page may trip its CSP or run
  * into a script error. Screenshots of /, /login and /app in light and dark go to DOCK_SCREENSHOT_DIR
  * (test-results/web by default, ignored by git); the ones in docs/screenshots were taken this way.
  */
@@ -10,7 +10,7 @@ import * as Path from "node:path"
 import { BrowserLive, openPage, skipBrowserTests } from "./support/Browser.ts"
 import { unique } from "./support/Http.ts"
 import { codeIn } from "./support/Identity.ts"
-import { type AdminUser, seedPage } from "./support/McpTools.ts"
+import { type AdminUser, connect, labelledToken, pushed } from "./support/McpTools.ts"
 import { bodyText, mailTo, SmtpReceiver } from "./support/SmtpReceiver.ts"
 import { TestServer } from "./support/TestServer.ts"
 import { noBrowserComplaints, SCREENSHOTS, screenshots, ServerWithSmtp, step } from "./support/WebApp.ts"
@@ -62,19 +62,28 @@ describe.skipIf(skipBrowserTests)("the web app in Chromium", () => {
         yield* step(() => page.waitForURL(`${server.url}/app/buckets/${slug}`))
         expect(yield* step(() => page.locator("h1").innerText())).toContain("Field notes")
 
-        // What an agent pushed shows in the Dock's list of pages.
-        const [owner] = yield* server.sql<{ dock_id: string; id: string; username: string }>`select d.id as dock_id,
-          u.id, u.username from docks d join users u on u.id = d.owner_id where d.slug = ${slug}`.pipe(Effect.orDie)
-        const user = { id: owner!.id, username: owner!.username } as AdminUser
-        yield* seedPage(user, owner!.dock_id, "trip-plan", { title: "Trip plan for the coast" })
-        yield* seedPage(user, owner!.dock_id, "reading-list", {
-          title: "Reading list",
-          contentType: "markdown",
-          pageKind: "markdown_file",
-          content: "# Reading list"
+        // What an agent pushes over /mcp with its own labelled token shows in the Dock's list of pages.
+        const [owner] = yield* server.sql<{ dock_id: string; id: string; username: string; email: string }>`select
+          d.id as dock_id, u.id, u.username, u.email from docks d join users u on u.id = d.owner_id
+          where d.slug = ${slug}`.pipe(Effect.orDie)
+        const user = { id: owner!.id, username: owner!.username, email: owner!.email } as AdminUser
+        const { token } = yield* labelledToken(user, "Trip planner")
+        const agent = yield* connect(token, "v2 modern")
+        yield* pushed(agent, "push_web_page", {
+          bucket: owner!.dock_id,
+          page_title: "Trip plan for the coast",
+          page_content: "<h1>Trip plan</h1><p>Leave at dawn.</p>"
+        })
+        yield* pushed(agent, "push_markdown_file", {
+          bucket: owner!.dock_id,
+          page_content: "---\ntitle: Reading list\n---\n# Reading list\n\n- Tides"
         })
         yield* step(() => page.reload())
         expect(yield* step(() => page.locator("#pages tbody tr").count())).toBe(2)
+        const pagesTable = yield* step(() => page.locator("#pages").innerText())
+        expect(pagesTable).toContain("Trip plan for the coast")
+        expect(pagesTable).toContain("Reading list")
+        expect(pagesTable).toContain("Trip planner")
         yield* screenshots(page, "bucket")
         // Listed on the front page once it is discoverable.
         yield* server.sql`update docks set discoverable = true where id = ${owner!.dock_id}`.pipe(Effect.orDie)

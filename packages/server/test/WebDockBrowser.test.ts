@@ -2,7 +2,7 @@
  * The Dock's pages in Chromium (issue 16, items 3 and 6; docs/web.md, "The Dock view, settings and members"): the
  * owner signs in with the mailed code and opens a Dock an agent filled (pages, a Micro DB table with rows, an image,
  * a source), opens the table, saves settings, grants a viewer on the members page; the viewer, signed in in a fresh
- * browser context, finds it on /app and sees it read-only (no settings, no members). No page trips its CSP or runs
+ * browser context, finds nothing there while the Dock is private and ungranted, then finds it on /app and sees it read-only (no settings, no members). No page trips its CSP or runs
  * into a script error. Screenshots `dock-view`, `dock-table`, `dock-settings` and `dock-members` (light and dark)
  * go to DOCK_SCREENSHOT_DIR (test-results/web by default).
  */
@@ -154,17 +154,24 @@ describe.skipIf(skipBrowserTests)("the Dock in Chromium", () => {
         expect(yield* step(() => page.locator("tbody").innerText())).toContain("Some <b>aphids</b> on the east side")
         yield* screenshots(page, "dock-table")
 
-        // Settings: the owner makes it discoverable and allows forks.
+        // Settings: the owner makes it private (and allows forks for when it is public again).
         yield* step(() => page.goto(`${server.url}/app/buckets/${slug}?owner=${owner.username}`))
         yield* step(() => page.getByRole("link", { name: "Settings" }).click())
-        yield* step(() => page.getByLabel(/Discoverable/).check())
+        yield* step(() => page.getByRole("radio", { name: /Private/ }).check())
         yield* step(() => page.getByLabel(/Allow forks/).check())
         yield* step(() => page.getByRole("button", { name: "Save settings" }).click())
         yield* step(() => page.getByText("Settings saved.").waitFor())
-        const [stored] = yield* server.sql<{ discoverable: boolean; allow_forks: boolean }>`select discoverable,
+        const [stored] = yield* server.sql<{ visibility: string; allow_forks: boolean }>`select visibility,
           allow_forks from docks where id = ${dock.id}`.pipe(Effect.orDie)
-        expect(stored).toEqual({ discoverable: true, allow_forks: true })
+        expect(stored).toEqual({ visibility: "private", allow_forks: true })
         yield* screenshots(page, "dock-settings")
+
+        // Private now: before any grant the viewer's session finds nothing there (asked without rendering the page,
+        // whose 404 the browser would log).
+        const dockUrl = `${server.url}/app/buckets/${slug}?owner=${owner.username}`
+        const hidden = yield* step(() => viewerTab.page.request.get(dockUrl, { maxRedirects: 0 }))
+        expect(hidden.status()).toBe(404)
+        expect(yield* step(() => hidden.text())).not.toContain("Community garden")
 
         // Members: grant the viewer by email.
         yield* step(() => page.goto(`${server.url}/app/buckets/${slug}/-/members?owner=${owner.username}`))
@@ -185,8 +192,11 @@ describe.skipIf(skipBrowserTests)("the Dock in Chromium", () => {
         expect(yield* step(() => viewerTab.page.locator("#pages tbody tr").count())).toBe(3)
         expect(yield* step(() => viewerTab.page.getByRole("link", { name: "Settings" }).count())).toBe(0)
         expect(yield* step(() => viewerTab.page.getByRole("link", { name: "Members" }).count())).toBe(0)
-        // It is public and allows forks: the viewer may fork it.
-        expect(yield* step(() => viewerTab.page.getByRole("button", { name: "Fork this Dock" }).count())).toBe(1)
+        // Private: only its owner's and members' to read, nobody's to fork.
+        expect(yield* step(() => viewerTab.page.getByRole("button", { name: "Fork this Dock" }).count())).toBe(0)
+        expect(yield* step(() => viewerTab.page.getByRole("link", { name: "Planting plan for spring" }).count())).toBe(
+          1
+        )
         yield* screenshots(viewerTab.page, "dock-view-viewer")
         noBrowserComplaints(viewerTab)
         // The settings page is the owner's (a 403 page; the browser logs that status, so after the check above).
