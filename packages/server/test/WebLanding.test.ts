@@ -2,7 +2,9 @@
  * `/b/` always lands (issue 16, item 4; spec §4.1; docs/web.md "Landing, the page API and share links in the app"):
  * every Dock `url` names its owner, and `/b/<slug>[/<page>]?owner=` answers 308 to the app's view of exactly that
  * Dock; a bare slug resolves for the viewer as the one resolver does (one readable Dock: 308 with the owner; several:
- * a chooser page; none: the 404 page). Private Docks stay 404 for the anonymous public and outsiders, never 403.
+ * a chooser page; none readable: the 404 page to a signed-in viewer, and to the anonymous public a 303 to
+ * /login?next= and back, as the app's views answer). A private Dock and a missing one always get the same answer,
+ * never 403: 404 to an outsider, the same sign-in redirect to the anonymous public.
  */
 import { CurrentPrincipal, Docks, type UserId, userPrincipal } from "@dock/domain"
 import { expect, layer } from "@effect/vitest"
@@ -39,6 +41,14 @@ const expectNotFoundPage = (reply: WebReply) => {
   expect(reply.headers["content-security-policy"]).toContain("frame-ancestors 'none'")
   expect(reply.headers["location"]).toBeUndefined()
   expect(reply.text).toContain("<h1>Not found</h1>")
+}
+
+/** The anonymous public's answer for what it may not read: to sign-in and back to the `/b/` path asked. */
+const expectSignInFirst = (reply: WebReply, path: string) => {
+  expect(reply.status).toBe(303)
+  expect(reply.headers["location"]).toBe(`/login?next=${encodeURIComponent(path)}`)
+  expect(reply.setCookies).toEqual([])
+  expect(reply.text).toBe("")
 }
 
 const app = (slug: string, owner: string, page?: string) =>
@@ -96,31 +106,90 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("/b/ lan
       expect(reply.headers["location"]).toBe(app(open, owner.username))
     }))
 
-  it.effect("a private Dock is the 404 page for the anonymous public and outsiders, with or without the owner", () =>
+  it.effect("a private Dock answers as a missing one: sign-in first for the anonymous public, 404 for outsiders", () =>
     Effect.gen(function*() {
       const owner = yield* newUser
       const outsider = yield* newUser
       const slug = `secret-${unique()}`
       yield* dockOf(owner, slug, "private")
       const missing = `missing-${unique()}`
-      for (const client of [yield* anonymous, yield* signedIn(outsider)]) {
-        const asked = [
-          `/b/${slug}`,
-          `/b/${slug}?owner=${owner.username}`,
-          `/b/${slug}/page?owner=${owner.username}`,
-          `/b/${slug}/page`
-        ]
-        const answers = []
-        for (const path of asked) {
-          const reply = yield* client.get(path)
-          expectNotFoundPage(reply)
-          answers.push(reply.text)
-        }
-        // The same page as for a Dock that does not exist at all: nothing tells them apart.
-        const none = yield* client.get(`/b/${missing}?owner=${owner.username}`)
-        expectNotFoundPage(none)
-        expect(new Set([...answers, none.text]).size).toBe(1)
+      const asked = (dockSlug: string) => [
+        `/b/${dockSlug}`,
+        `/b/${dockSlug}?owner=${owner.username}`,
+        `/b/${dockSlug}/page?owner=${owner.username}`,
+        `/b/${dockSlug}/page`
+      ]
+
+      // The anonymous public: a redirect to sign-in naming only the path they asked, for the private Dock and a
+      // missing one alike (status, headers but for that path, empty body).
+      const visitor = yield* anonymous
+      const shape = (reply: WebReply, dockSlug: string) => ({
+        status: reply.status,
+        location: reply.headers["location"]!.replaceAll(dockSlug, "SLUG"),
+        text: reply.text,
+        cookies: reply.setCookies
+      })
+      for (const [privatePath, missingPath] of asked(slug).map((path, i) => [path, asked(missing)[i]!] as const)) {
+        const hidden = yield* visitor.get(privatePath)
+        expectSignInFirst(hidden, privatePath)
+        const none = yield* visitor.get(missingPath)
+        expectSignInFirst(none, missingPath)
+        expect(shape(none, missing)).toEqual(shape(hidden, slug))
       }
+
+      // An outsider signed in: the 404 page, the same bytes as for a Dock that does not exist at all.
+      const client = yield* signedIn(outsider)
+      const answers = []
+      for (const path of [...asked(slug), ...asked(missing)]) {
+        const reply = yield* client.get(path)
+        expectNotFoundPage(reply)
+        answers.push(reply.text)
+      }
+      expect(new Set(answers).size).toBe(1)
+    }))
+
+  it.effect("the owner, signed out, follows their private Dock's url: sign in, and back to the Dock", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const owner = yield* newUser
+      const slug = `diary-${unique()}`
+      const dock = yield* dockOf(owner, slug, "private", "Private diary")
+      const url = new URL(dock.url)
+      const path = `${url.pathname}${url.search}`
+      expect(path).toBe(`/b/${slug}?owner=${owner.username}`)
+
+      const client = browserFor(server)
+      const first = yield* client.get(path)
+      expectSignInFirst(first, path)
+      const done = yield* signIn(client, owner.email, path)
+      expect(done.status).toBe(303)
+      expect(done.headers["location"]).toBe(path)
+      const landed = yield* client.get(path)
+      expect(landed.status).toBe(308)
+      expect(landed.headers["location"]).toBe(app(slug, owner.username))
+      const view = yield* client.get(landed.headers["location"]!)
+      expect(view.status).toBe(200)
+      expect(view.text).toContain("Private diary")
+    }))
+
+  it.effect("the layout's Sign in link comes back to the page: a public Dock's view, the chooser", () =>
+    Effect.gen(function*() {
+      const ada = yield* newUser
+      const bo = yield* newUser
+      const slug = `almanac-${unique()}`
+      yield* dockOf(ada, slug, "public", "Ada's almanac")
+      yield* dockOf(bo, slug, "public", "Bo's almanac")
+      const visitor = yield* anonymous
+      const signInHref = (html: string) => /<nav aria-label="Main"><a href="([^"]+)">Sign in<\/a>/.exec(html)![1]!
+      const view = yield* visitor.get(app(slug, ada.username))
+      expect(view.status).toBe(200)
+      expect(signInHref(view.text)).toBe(`/login?next=${encodeURIComponent(app(slug, ada.username))}`)
+      const chooser = yield* visitor.get(`/b/${slug}`)
+      expect(chooser.status).toBe(200)
+      expect(signInHref(chooser.text)).toBe(`/login?next=${encodeURIComponent(`/b/${slug}`)}`)
+      // The sign-in page keeps that next for its form.
+      const login = yield* visitor.get(signInHref(chooser.text))
+      expect(login.text).toContain(`name="next" value="/b/${slug}"`)
     }))
 
   it.effect("a bare slug several readable Docks share shows a chooser; the owner of one lands on theirs", () =>
@@ -165,12 +234,27 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("/b/ lan
       expect(named.headers["location"]).toBe(app(slug, bo.username))
     }))
 
-  it.effect("a missing Dock, and a slug that could never be one, are the 404 page (no redirect anywhere)", () =>
+  it.effect("a missing Dock, and a slug that could never be one: sign-in first (same-site only), or the 404 page", () =>
     Effect.gen(function*() {
-      const client = yield* anonymous
-      expectNotFoundPage(yield* client.get(`/b/nothing-${unique()}`))
-      expectNotFoundPage(yield* client.get(`/b/nothing-${unique()}/page`))
-      expectNotFoundPage(yield* client.get("/b/x%2F%2Fevil.com/p"))
-      expectNotFoundPage(yield* client.get("/b/x?owner=%2F%2Fevil.com"))
+      const server = yield* TestServer
+      const visitor = yield* anonymous
+      const member = yield* signedIn(yield* newUser)
+      const paths = [
+        `/b/nothing-${unique()}`,
+        `/b/nothing-${unique()}/page`,
+        "/b/x%2F%2Fevil.com/p",
+        "/b/x?owner=%2F%2Fevil.com"
+      ]
+      for (const path of paths) {
+        const reply = yield* visitor.get(path)
+        expectSignInFirst(reply, path)
+        // Never an open redirect: the way back is a path of this site, which /login keeps as it is.
+        const login = yield* visitor.get(reply.headers["location"]!)
+        expect(login.status).toBe(200)
+        const next = /name="next" value="([^"]*)"/.exec(login.text)![1]!.replaceAll("&amp;", "&")
+        expect(next).toBe(path)
+        expect(new URL(next, server.url).origin).toBe(server.url)
+        expectNotFoundPage(yield* member.get(path))
+      }
     }))
 })

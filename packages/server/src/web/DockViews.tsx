@@ -96,7 +96,7 @@ export const DockPage = ({ viewer, data }: { readonly viewer: Viewer | undefined
   const { dock } = data
   const titles = new Map(data.pages.map((page) => [page.id, page.title ?? page.slug ?? page.public_slug]))
   return (
-    <Layout title={dock.title} viewer={viewer}>
+    <Layout title={dock.title} viewer={viewer} here={dockPath(dock)}>
       <DockHeading dock={dock} />
       <h1>
         {dock.title}
@@ -276,7 +276,7 @@ export const TablePage = (
   const columns = columnsInOrder(table)
   const here = dockPath(dock, `/-/tables/${encodeURIComponent(table.slug)}`)
   return (
-    <Layout title={`${table.name} · ${dock.title}`} viewer={viewer}>
+    <Layout title={`${table.name} · ${dock.title}`} viewer={viewer} here={here}>
       <DockHeading dock={dock} sub="tables" />
       <h1>{table.name}</h1>
       {table.description === null || table.description === "" ? null : <p>{table.description}</p>}

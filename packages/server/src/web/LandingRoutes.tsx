@@ -3,9 +3,11 @@
  * `/b/<slug>` and `/b/<slug>/<pageSlug>` (spec §4.1; issue 16, item 4): every Dock's `url` lands in the web app.
  * With `?owner=` (as every Dock `url` carries) the Dock is named exactly: a 308 to `/app/buckets/<slug>[/<page>]
  * ?owner=`. A bare slug is resolved for the viewer (the session's principal, else the anonymous public) as the one
- * resolver resolves `bucket: <slug>` (`Docks.candidates`): one Dock, a 308 to it; several, a chooser page; none, a
- * 404 page. A Dock the viewer may not read is the same 404 as a missing one (existence is never revealed). Only
- * the Dock is looked up: the page view answers for the page.
+ * resolver resolves `bucket: <slug>` (`Docks.candidates`): one Dock, a 308 to it; several, a chooser page; none
+ * readable, what the app's views answer (`kit.hiddenFrom`): the 404 page to a signed-in viewer, and to the anonymous
+ * public a 303 to /login and back, since it may be their own private Dock (an owner following their Dock's url
+ * while signed out). Missing and unreadable answer alike, so existence is never revealed. Only the Dock is looked
+ * up: the page view answers for the page.
  */
 import { anonymousPrincipal, CurrentPrincipal, type Dock, Docks } from "@dock/domain"
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
@@ -39,7 +41,7 @@ export const landingRoutes = (kit: WebKit) => {
         Effect.map((resolved) => [resolved]),
         Effect.orElseSucceed(() => [])
       )).pipe(Effect.provideService(CurrentPrincipal, principal))
-    if (found.length === 0) return kit.notFound(viewer)
+    if (found.length === 0) return kit.hiddenFrom(request, Option.getOrUndefined(signed))
     if (found.length === 1) return permanentRedirect(appPath(found[0]!.dock))
     return htmlPage(
       200,
@@ -47,6 +49,7 @@ export const landingRoutes = (kit: WebKit) => {
         viewer={viewer}
         slug={slug}
         pageSlug={pageSlug}
+        here={request.url}
         choices={found.map(({ dock }) => ({ dock, href: appPath(dock) }))}
       />
     )

@@ -32,9 +32,11 @@ export const CodeField = ({ name }: { readonly name: string }) => (
 )
 
 export const Layout = (
-  { title, viewer, children }: {
+  { title, viewer, here, children }: {
     readonly title: string
     readonly viewer: Viewer | undefined
+    /** The page's own path, where the page knows it: "Sign in" comes back here rather than to /app. */
+    readonly here?: string | undefined
     readonly children: ComponentChildren
   }
 ) => (
@@ -51,7 +53,7 @@ export const Layout = (
         <a class="brand" href={viewer === undefined ? "/" : "/app"}>Dock</a>
         <nav aria-label="Main">
           {viewer === undefined
-            ? <a href="/login">Sign in</a>
+            ? <a href={here === undefined ? "/login" : `/login?next=${encodeURIComponent(here)}`}>Sign in</a>
             : (
               <>
                 <a href="/app">My Docks</a>

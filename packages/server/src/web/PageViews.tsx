@@ -109,7 +109,7 @@ export const PageOverview = (
   const current = newestFirst[0]
   const slug = part.slug ?? ""
   return (
-    <Layout title={pageTitle(part)} viewer={viewer}>
+    <Layout title={pageTitle(part)} viewer={viewer} here={pagePath(dock, slug)}>
       <PageHeading dock={dock} part={part} />
       {notice === undefined ? null : <Notice kind={notice.kind}>{notice.text}</Notice>}
       {part.summary === "" ? null : <p class="summary">{part.summary}</p>}
@@ -272,7 +272,7 @@ export const PageDiffView = (
   const newestFirst = [...versions].sort((a, b) => b.version - a.version)
   const lines = diff.diff === "" ? [] : diff.diff.replace(/\n$/, "").split("\n")
   return (
-    <Layout title={`Changes: ${pageTitle(part)}`} viewer={viewer}>
+    <Layout title={`Changes: ${pageTitle(part)}`} viewer={viewer} here={pagePath(dock, part.slug ?? "")}>
       <PageHeading dock={dock} part={part} sub="Changes" />
       <DiffForm dock={dock} part={part} versions={newestFirst} from={diff.from_version} to={diff.to_version} />
       <h2>
@@ -302,7 +302,7 @@ export const PageSourceView = (
     readonly content: string
   }
 ) => (
-  <Layout title={`Source: ${pageTitle(part)}`} viewer={viewer}>
+  <Layout title={`Source: ${pageTitle(part)}`} viewer={viewer} here={pagePath(dock, part.slug ?? "", "/-/source")}>
     <PageHeading dock={dock} part={part} sub={part.content_type === "markdown" ? "Markdown source" : "HTML source"} />
     <p class="muted">Version {part.version}, as stored.</p>
     <pre class="source">{content}</pre>
