@@ -1,7 +1,7 @@
 /**
  * `POST /api/artifacts/pages` over real HTTP (spec §4.1, §5.10, §7 rule 5; issue 16, item 9): every status. 201
- * with `{part, collection, artifact_url}` and the stored row; 400 for a body that is not JSON, missing or invalid
- * fields, a bad slug and content over its limit; 401 without a live session (a bearer token is no session); 403 for
+ * with `{part, collection, artifact_url}` and the stored row; 400 for a body that is not JSON or not sent as
+ * application/json, missing or invalid fields, a bad slug and content over its limit; 401 without a live session (a bearer token is no session); 403 for
  * a foreign or missing Origin; 404 when the user has no default Dock; 409 when the slug is taken (nothing
  * overwritten); 413 past the route's body limit. No refusal stores anything.
  */
@@ -176,6 +176,33 @@ layer(ServerWithSmtp(), { excludeTestServices: true, timeout: 60_000 })("POST /a
       const huge = yield* post(server, client, json({ ...page(slug), body_markdown: "a".repeat(1_048_577) }))
       expectError(huge, 400, "validation_error")
       expect(yield* pagesIn(server, user)).toBe(before)
+    }))
+
+  it.effect("400 unless the body is sent as application/json (a text/plain POST needs no preflight); nothing stored", () =>
+    Effect.gen(function*() {
+      const { client, server, user } = yield* signedInUser
+      const before = yield* pagesIn(server, user)
+      // Each would be a "simple" cross-site request (no CORS preflight) but for the media type; the body is valid.
+      for (
+        const contentType of [
+          "text/plain",
+          "text/plain;charset=UTF-8",
+          "application/x-www-form-urlencoded",
+          "multipart/form-data; boundary=x",
+          "application/jsonx",
+          undefined
+        ]
+      ) {
+        const reply = yield* post(server, client, json(page(`k-${unique()}`)), { "content-type": contentType })
+        expectError(reply, 400, "bad_request")
+        expect(reply.json.error.details).toEqual({ field: "content-type" })
+      }
+      expect(yield* pagesIn(server, user)).toBe(before)
+      // A parameter and the case of the media type do not matter.
+      for (const contentType of ["application/json; charset=utf-8", "Application/JSON"]) {
+        const reply = yield* post(server, client, json(page(`l-${unique()}`)), { "content-type": contentType })
+        expect(reply.status, reply.text).toBe(201)
+      }
     }))
 
   it.effect("413 past the route's body limit", () =>

@@ -4,18 +4,20 @@
  *
  * - Auth is the app session only (no bearer token): none, or one that is unknown, expired or revoked, is 401.
  * - Same origin only: the request's Origin (or Referer) must be ours, as for every web-app form (`fromOurOrigin`);
- *   anything else is 403 `forbidden`. A cross-site page cannot send this JSON without a CORS preflight, which
- *   nothing here answers, and SameSite=Lax keeps the cookie off cross-site POSTs besides.
+ *   anything else is 403 `forbidden`. The body must be sent as `Content-Type: application/json` (else 400
+ *   `bad_request`): a form or a "simple" cross-site fetch can only send text/plain, form or multipart bodies, and
+ *   application/json takes a CORS preflight, which nothing here answers. SameSite=Lax keeps the cookie off
+ *   cross-site POSTs besides.
  * - The page is made through the same domain path as push_markdown_file (`Pages.push`, kind `markdown_file`): the
- *   same Markdown rendering and sanitizing on read, the same 1 MiB content limit, plan caps, write rate and
- *   attribution. The stored document is the body under YAML front matter naming its title, slug and summary.
+ *   same Markdown rendering and sanitizing on read, the same 1 MiB content limit, plan caps and attribution. The
+ *   stored document is the body under YAML front matter naming its title, slug and summary.
  * - It only creates: the push runs with the write precondition "no page at this slug yet" (base version 0), checked
  *   under the Dock lock, so an existing page is 409 `conflict` and never overwritten, even by two racing requests.
  * - Answers 201 `{part, collection, artifact_url}`: the page and the Dock as the MCP tools encode them, and the
- *   page's artifact URL. Errors are the one error table's JSON: 400 (`bad_request` for a body that is not JSON,
- *   `validation_error` for missing or invalid fields and content over its limit, `invalid_slug`), 401, 403, 404
- *   (`not_found`: the user has no default Dock), 409, plus 413 past the route's body limit and 429 past the write
- *   rate.
+ *   page's artifact URL. Errors are the one error table's JSON: 400 (`bad_request` for a body that is not JSON or
+ *   not sent as application/json, `validation_error` for missing or invalid fields and content over its limit,
+ *   `invalid_slug`), 401, 403, 404 (`not_found`: the user has no default Dock), 409, plus 413 past the route's
+ *   body limit. The write rates are per token and a session is none, so there is no 429 here.
  */
 import {
   BadRequest,
@@ -74,6 +76,10 @@ const markdownFile = (page: typeof NewPage.Type) =>
     page.body_markdown
   ].join("\n")
 
+/** `application/json`, with or without parameters (`; charset=utf-8`), in any case. */
+const isJson = (contentType: string | undefined) =>
+  contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === "application/json"
+
 const encodePart = Schema.encodeSync(Part)
 const encodeDock = Schema.encodeSync(Dock)
 
@@ -92,6 +98,13 @@ export const apiPagesRoutes = (kit: WebKit) => {
     }
     if (!fromOurOrigin(request, kit.config)) {
       return yield* new Forbidden({ message: "This route takes requests from the app's own pages only" })
+    }
+    // Only a JSON media type needs a CORS preflight: accepting text/plain would let any site post here unasked.
+    if (!isJson(request.headers["content-type"])) {
+      return yield* new BadRequest({
+        message: "Send the body as JSON, with Content-Type: application/json",
+        details: { field: "content-type" }
+      })
     }
     // A body the platform cannot read (past the body limit) fails here; the request middleware answers it (413).
     const text = yield* request.text
