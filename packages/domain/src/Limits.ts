@@ -12,6 +12,8 @@ export interface LimitValues {
   readonly registrationsPerHour: number
   /** OAuth dynamic client registrations per client address per hour (docs/oauth.md); 0 = unlimited */
   readonly oauthRegistrationsPerIpPerHour: number
+  /** Client ID Metadata Document fetches (cache misses at /oauth/authorize) per client address per hour; 0 = unlimited */
+  readonly oauthClientMetadataFetchesPerIpPerHour: number
   readonly sandboxMaxArtifacts: number
   readonly sandboxMaxBytes: number
   readonly sandboxWritesPerMinute: number
@@ -45,6 +47,7 @@ export class Limits extends Context.Tag("@dock/domain/Limits")<Limits, LimitValu
     registrationsPerIpPerDay: 5,
     registrationsPerHour: 200,
     oauthRegistrationsPerIpPerHour: 20,
+    oauthClientMetadataFetchesPerIpPerHour: 30,
     sandboxMaxArtifacts: 25,
     sandboxMaxBytes: 10 * 1024 * 1024,
     sandboxWritesPerMinute: 60,

@@ -99,6 +99,10 @@ const limits: Config.Config<LimitValues> = Config.all({
     "DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR",
     Limits.defaults.oauthRegistrationsPerIpPerHour
   ),
+  oauthClientMetadataFetchesPerIpPerHour: count(
+    "DOCK_OAUTH_CLIENT_METADATA_FETCHES_PER_IP_PER_HOUR",
+    Limits.defaults.oauthClientMetadataFetchesPerIpPerHour
+  ),
   registrationsPerHour: count("DOCK_REGISTRATIONS_PER_HOUR", Limits.defaults.registrationsPerHour),
   sandboxMaxArtifacts: count("DOCK_SANDBOX_MAX_ARTIFACTS", Limits.defaults.sandboxMaxArtifacts),
   sandboxMaxBytes: count("DOCK_SANDBOX_MAX_BYTES", Limits.defaults.sandboxMaxBytes),

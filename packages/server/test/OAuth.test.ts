@@ -4,8 +4,9 @@
  * endpoint (PKCE, one-time codes, replay, refresh rotation and reuse detection, foreign resources), revocation,
  * and OAuth access tokens at /mcp (scopes, audience, revocation on the next request).
  */
+import { OAuth } from "@dock/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Duration, Effect, TestClock, TestContext } from "effect"
 import { isPublicAddress } from "../src/http/ClientMetadataFetch.ts"
 import { fetchReply, postJson, rawToolCall, unique } from "./support/Http.ts"
 import { metadataHost } from "./support/MetadataHost.ts"
@@ -18,6 +19,7 @@ import {
   pkce,
   REDIRECT,
   registerClient,
+  returnLinkParams,
   tokenRequest,
   type Tokens
 } from "./support/OAuthFlow.ts"
@@ -57,6 +59,21 @@ const connected = (
     expect(reply.status, reply.text).toBe(200)
     return { client, browser, code, verifier, tokens: reply.json as Tokens }
   })
+
+/** The OAuth sweep as if it ran at `at` (the TestClock stands in for the job's clock). */
+const sweepAt = (server: RunningServer, at: number) =>
+  server.domain(
+    Effect.gen(function*() {
+      yield* TestClock.setTime(at)
+      return yield* (yield* OAuth).sweep
+    }).pipe(Effect.provide(TestContext.TestContext))
+  )
+
+const clientIds = (server: RunningServer, ids: ReadonlyArray<string>) =>
+  server.sql<{ id: string }>`select id from oauth_clients where id in ${server.sql.in(ids)} order by id`.pipe(
+    Effect.map((rows) => rows.map((row) => row.id)),
+    Effect.orDie
+  )
 
 const grantRows = (server: RunningServer, clientId: string) =>
   server.sql<{ revoked_at: Date | null }>`select revoked_at from oauth_grants where client_id = ${clientId}`.pipe(
@@ -162,7 +179,7 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
     })
 
     describe("authorize", () => {
-      it.effect("errors before the redirect URI is known are a page; after, they go back with error, state and iss", () =>
+      it.effect("errors are a page: before the redirect URI is known without a way back, after with a link back", () =>
         Effect.gen(function*() {
           const server = yield* TestServer
           const client = yield* registerClient(server)
@@ -192,16 +209,38 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
             [{ resource: "https://elsewhere.example/mcp" }, "invalid_target"],
             [{ scope: "mcp:read admin" }, "invalid_scope"]
           ]
-          for (const [change, error] of cases) {
-            const reply = yield* browser.get(
-              authorizeUrl(server, { client_id: client.client_id, code_challenge: challenge, ...change })
-            )
-            const params = locationParams(reply)
-            expect(reply.headers["location"]!.startsWith(`${REDIRECT}?`)).toBe(true)
-            expect(params.get("error"), JSON.stringify(change)).toBe(error)
-            expect(params.get("state")).toBe("st-123")
-            expect(params.get("iss")).toBe(server.config.baseUrl)
+          // Not signed in, and signed in: never a redirect (the registration is open to anyone), but a page that
+          // names the error and the host, with a link the person may follow carrying error, state and iss.
+          const person = yield* signedIn(server)
+          for (const visitor of [browser, person]) {
+            for (const [change, error] of cases) {
+              const reply = yield* visitor.get(
+                authorizeUrl(server, { client_id: client.client_id, code_challenge: challenge, ...change })
+              )
+              const back = returnLinkParams(reply)
+              expect(reply.text).toContain(error)
+              expect(back.host).toBe("127.0.0.1:9")
+              expect(back.url).toBe(REDIRECT)
+              expect(back.params.get("error"), JSON.stringify(change)).toBe(error)
+              expect(back.params.get("error_description")).not.toBeNull()
+              expect(back.params.get("state")).toBe("st-123")
+              expect(back.params.get("iss")).toBe(server.config.baseUrl)
+            }
           }
+          // A consent form whose request was tampered with is refused the same way when posted.
+          const page = yield* person.get(
+            authorizeUrl(server, { client_id: client.client_id, code_challenge: challenge })
+          )
+          const tampered = new URLSearchParams({
+            ...hiddenFields(page.text),
+            response_type: "token",
+            decision: "approve",
+            access: "write",
+            docks: "all"
+          })
+          const posted = returnLinkParams(yield* person.postRaw("/oauth/authorize", tampered.toString()))
+          expect(posted.params.get("error")).toBe("unsupported_response_type")
+          expect(yield* grantRows(server, client.client_id)).toHaveLength(0)
         }))
 
       it.effect("signs in first and comes back; the consent page cannot be framed; deny answers access_denied", () =>
@@ -376,6 +415,130 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
             client_id: client.client_id
           })
           expect(again.json.error).toBe("invalid_grant")
+        }))
+
+      it.effect("one code spent in parallel: exactly one request gets tokens, and the replays revoke the grant", () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer
+          const client = yield* registerClient(server)
+          const browser = yield* signedIn(server)
+          const { challenge, verifier } = pkce()
+          const { params } = yield* approve(
+            browser,
+            authorizeUrl(server, { client_id: client.client_id, code_challenge: challenge })
+          )
+          const code = params.get("code")!
+          const replies = yield* Effect.all(
+            Array.from({ length: 6 }, () => exchange(server, client.client_id, code, verifier)),
+            { concurrency: "unbounded" }
+          )
+          const issued = replies.filter((reply) => reply.status === 200)
+          expect(issued, replies.map((reply) => reply.text).join("\n")).toHaveLength(1)
+          for (const reply of replies.filter((reply) => reply.status !== 200)) {
+            expect(reply.json.error).toBe("invalid_grant")
+          }
+          expect((yield* grantRows(server, client.client_id))[0]!.revoked_at).not.toBeNull()
+          const access = (issued[0]!.json as Tokens).access_token
+          expect((yield* rawToolCall(server.url, access, "list_buckets", {})).status).toBe(401)
+        }))
+
+      it.effect("one refresh token used in parallel: exactly one request gets tokens, and the reuse ends the grant", () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer
+          const { client, tokens } = yield* connected(server)
+          const replies = yield* Effect.all(
+            Array.from({ length: 6 }, () =>
+              tokenRequest(server, {
+                grant_type: "refresh_token",
+                refresh_token: tokens.refresh_token,
+                client_id: client.client_id
+              })),
+            { concurrency: "unbounded" }
+          )
+          const issued = replies.filter((reply) => reply.status === 200)
+          expect(issued, replies.map((reply) => reply.text).join("\n")).toHaveLength(1)
+          for (const reply of replies.filter((reply) => reply.status !== 200)) {
+            expect(reply.json.error).toBe("invalid_grant")
+          }
+          expect((yield* grantRows(server, client.client_id))[0]!.revoked_at).not.toBeNull()
+          const fresh = issued[0]!.json as Tokens
+          expect((yield* rawToolCall(server.url, fresh.access_token, "list_buckets", {})).status).toBe(401)
+          const next = yield* tokenRequest(server, {
+            grant_type: "refresh_token",
+            refresh_token: fresh.refresh_token,
+            client_id: client.client_id
+          })
+          expect(next.json.error).toBe("invalid_grant")
+        }))
+
+      it.effect("a refresh may ask for fewer scopes (that access token has only those), never more", () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer
+          const { client, tokens } = yield* connected(server)
+          const narrowed = yield* tokenRequest(server, {
+            grant_type: "refresh_token",
+            refresh_token: tokens.refresh_token,
+            client_id: client.client_id,
+            scope: "mcp:read"
+          })
+          expect(narrowed.status, narrowed.text).toBe(200)
+          expect(narrowed.json.scope).toBe("mcp:read")
+          const write = toolAnswer(
+            yield* rawToolCall(server.url, narrowed.json.access_token, "create_bucket", {
+              title: "Nope",
+              slug: `n-${unique()}`
+            })
+          )
+          expect(write.structuredContent.error.code).toBe("permission_denied")
+          // The grant keeps its scopes: the next refresh without scope has both again.
+          const full = yield* tokenRequest(server, {
+            grant_type: "refresh_token",
+            refresh_token: narrowed.json.refresh_token,
+            client_id: client.client_id
+          })
+          expect(full.json.scope).toBe("mcp:read mcp:write")
+
+          const readOnly = yield* connected(server, { scope: "mcp:read" })
+          const wider = yield* tokenRequest(server, {
+            grant_type: "refresh_token",
+            refresh_token: readOnly.tokens.refresh_token,
+            client_id: readOnly.client.client_id,
+            scope: "mcp:read mcp:write"
+          })
+          expect(wider.status).toBe(400)
+          expect(wider.json.error).toBe("invalid_scope")
+        }))
+
+      it.effect("HTTP Basic: a client id that does not decode is 401 invalid_client; only Basic gets a Basic challenge", () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer
+          const { client, tokens } = yield* connected(server)
+          const basic = (user: string) => `Basic ${Buffer.from(`${user}:`).toString("base64")}`
+          const post = (path: string, form: Record<string, string>, authorization?: string) =>
+            fetchReply(`${server.url}${path}`, {
+              method: "POST",
+              headers: {
+                "content-type": "application/x-www-form-urlencoded",
+                ...(authorization === undefined ? {} : { authorization })
+              },
+              body: new URLSearchParams(form).toString()
+            })
+          const refresh = { grant_type: "refresh_token", refresh_token: tokens.refresh_token }
+          const malformed = yield* post("/oauth/token", refresh, basic("%zz"))
+          expect(malformed.status).toBe(401)
+          expect(malformed.json.error).toBe("invalid_client")
+          expect(malformed.headers["www-authenticate"]).toMatch(/^Basic /)
+          const revoke = yield* post("/oauth/revoke", { token: tokens.access_token }, basic("%zz"))
+          expect(revoke.status).toBe(401)
+          expect(revoke.json.error).toBe("invalid_client")
+          // Without Basic: 401 and no challenge.
+          const noClient = yield* post("/oauth/token", refresh)
+          expect(noClient.status).toBe(401)
+          expect(noClient.headers["www-authenticate"]).toBeUndefined()
+          // The client id as the Basic user (percent-encoded) works.
+          const ok = yield* post("/oauth/token", refresh, basic(encodeURIComponent(client.client_id)))
+          expect(ok.status, ok.text).toBe(200)
+          expect(ok.headers["www-authenticate"]).toBeUndefined()
         }))
 
       it.effect("/oauth/revoke: the access token is 401 on the next request; a refresh token ends the grant", () =>
@@ -568,6 +731,19 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
           expect((yield* browser.get("/app/mcp")).text).not.toContain(client.client_id)
         }))
 
+      it.effect("OAuth access tokens are not listed as personal tokens at /app/mcp; the grant is", () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer
+          const { browser, client, tokens } = yield* connected(server)
+          const rows = yield* server.sql<{ id: string }>`select id from tokens
+          where secret_hash = encode(sha256(${tokens.access_token}::bytea), 'hex')`
+          expect(rows).toHaveLength(1)
+          const page = yield* browser.get("/app/mcp")
+          expect(page.status).toBe(200)
+          expect(page.text).toContain(client.client_id)
+          expect(page.text).not.toContain(rows[0]!.id)
+        }))
+
       it.effect("a grant restricted to some Docks: ticking none is refused; the token carries the ticked Docks", () =>
         Effect.gen(function*() {
           const server = yield* TestServer
@@ -599,9 +775,38 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
   }
 )
 
-layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "2" }), { excludeTestServices: true })(
-  "OAuth registration limit",
+layer(
+  ServerWithSmtp({
+    DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "2",
+    DOCK_OAUTH_CLIENT_METADATA_FETCHES_PER_IP_PER_HOUR: "2",
+    DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA: "true"
+  }),
+  { excludeTestServices: true }
+)(
+  "OAuth limits",
   (it) => {
+    it.scoped("metadata document fetches per address are rate-limited (429, Retry-After); a cached one is not", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer
+        const host = yield* metadataHost
+        const browser = browserFor(server)
+        const { challenge } = pkce()
+        const cached = `${host.url}/cached.json`
+        host.documents.set("/cached.json", { client_id: cached, redirect_uris: [REDIRECT] })
+        const authorize = (clientId: string) =>
+          browser.get(authorizeUrl(server, { client_id: clientId, code_challenge: challenge }))
+        // Fetched (1), then from the cache (not counted); a failed fetch counts too (2).
+        expect((yield* authorize(cached)).status).toBe(303)
+        expect((yield* authorize(cached)).status).toBe(303)
+        expect((yield* authorize(`${host.url}/missing-${unique()}.json`)).status).toBe(400)
+        const third = yield* authorize(`${host.url}/third-${unique()}.json`)
+        expect(third.status).toBe(429)
+        expect(Number(third.headers["retry-after"])).toBeGreaterThan(0)
+        expect(third.headers["location"]).toBeUndefined()
+        expect(third.text).toContain("Too many client metadata documents")
+        expect((yield* authorize(cached)).status).toBe(303)
+      }))
+
     it.effect("registrations per address are rate-limited (429, Retry-After); the refused one is not stored", () =>
       Effect.gen(function*() {
         const server = yield* TestServer
@@ -660,5 +865,85 @@ layer(
       host.documents.set("/good.json", { client_id: good, client_name: "Changed", redirect_uris: [REDIRECT] })
       const page = yield* browser.get(authorizeUrl(server, { client_id: good, code_challenge: challenge }))
       expect(page.text).toContain("CIMD Agent")
+    }))
+
+  it.scoped("a document named by host name (not an address literal) is fetched and used end to end", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const host = yield* metadataHost
+      const { challenge, verifier } = pkce()
+      const byName = `${host.url.replace("127.0.0.1", "localhost")}/by-name.json`
+      host.documents.set("/by-name.json", { client_id: byName, client_name: "Named Host", redirect_uris: [REDIRECT] })
+      const browser = yield* signedIn(server)
+      const { page, params } = yield* approve(
+        browser,
+        authorizeUrl(server, { client_id: byName, code_challenge: challenge })
+      )
+      expect(page.text).toContain("Named Host")
+      const reply = yield* exchange(server, byName, params.get("code")!, verifier)
+      expect(reply.status, reply.text).toBe(200)
+    }))
+
+  it.scoped("a redirect to a Location that is no URL refuses the client, and the server keeps answering", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const host = yield* metadataHost
+      const { challenge } = pkce()
+      const reply = yield* browserFor(server).get(
+        authorizeUrl(server, { client_id: `${host.url}/bad-location`, code_challenge: challenge })
+      )
+      expect(reply.status).toBe(400)
+      expect(reply.headers["location"]).toBeUndefined()
+      expect(reply.text).toContain("could not be identified")
+      expect(reply.text).toContain("redirects to something that is not a URL")
+      const still = yield* fetchReply(`${server.url}/.well-known/oauth-authorization-server`)
+      expect(still.status).toBe(200)
+    }))
+
+  it.scoped("the OAuth sweep drops expired codes, unused registrations and stale unused metadata clients", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const host = yield* metadataHost
+      const browser = yield* signedIn(server)
+      const start = Date.now()
+      // Used: a registration and a metadata-document client with grants.
+      const used = yield* connected(server)
+      const kept = `${host.url}/kept-${unique()}.json`
+      host.documents.set(new URL(kept).pathname, { client_id: kept, redirect_uris: [REDIRECT] })
+      const keptPair = pkce()
+      const keptCode = yield* approve(
+        browser,
+        authorizeUrl(server, { client_id: kept, code_challenge: keptPair.challenge })
+      )
+      expect((yield* exchange(server, kept, keptCode.params.get("code")!, keptPair.verifier)).status).toBe(200)
+      // Unused: a registration nobody used, and a metadata document fetched once (its consent page never answered).
+      const unused = yield* registerClient(server)
+      const dropped = `${host.url}/dropped-${unique()}.json`
+      host.documents.set(new URL(dropped).pathname, { client_id: dropped, redirect_uris: [REDIRECT] })
+      const droppedPage = yield* browser.get(
+        authorizeUrl(server, { client_id: dropped, code_challenge: pkce().challenge })
+      )
+      expect(droppedPage.status).toBe(200)
+      // A code never exchanged.
+      const pending = yield* approve(
+        browser,
+        authorizeUrl(server, { client_id: used.client.client_id, code_challenge: pkce().challenge })
+      )
+      const pendingHash = server.sql`encode(sha256(${pending.params.get("code")!}::bytea), 'hex')`
+      const codeCount = server.sql<{ count: number }>`select count(*)::int as count from oauth_codes
+        where code_hash = ${pendingHash}`.pipe(Effect.map((rows) => rows[0]!.count), Effect.orDie)
+      const all = [used.client.client_id, kept, unused.client_id, dropped].sort()
+
+      yield* sweepAt(server, start)
+      expect(yield* clientIds(server, all)).toEqual(all)
+      expect(yield* codeCount).toBe(1)
+      // Two hours on: the metadata cache has expired, so the unused document's row goes; the rest stays.
+      yield* sweepAt(server, start + Duration.toMillis(Duration.hours(2)))
+      expect(yield* clientIds(server, all)).toEqual(all.filter((id) => id !== dropped))
+      expect(yield* codeCount).toBe(1)
+      // Eight days on: the unused registration and the expired code go; used clients stay.
+      yield* sweepAt(server, start + Duration.toMillis(Duration.days(8)))
+      expect(yield* clientIds(server, all)).toEqual([used.client.client_id, kept].sort())
+      expect(yield* codeCount).toBe(0)
     }))
 })

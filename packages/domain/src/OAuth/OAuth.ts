@@ -88,9 +88,13 @@ export class OAuth extends Context.Tag("@dock/domain/OAuth")<OAuth, {
   readonly register: (registration: ClientRegistration) => Effect.Effect<OAuthClient, OAuthError | RateLimited>
   /**
    * The client behind a `client_id`: a registered one, or for an https URL its metadata document (fetched
-   * through ClientMetadataFetcher, cached for CLIENT_METADATA_TTL). None for an unknown registered id.
+   * through ClientMetadataFetcher, cached for CLIENT_METADATA_TTL; each fetch counted against the requester's
+   * address). None for an unknown registered id.
    */
-  readonly client: (clientId: string) => Effect.Effect<Option.Option<OAuthClient>, OAuthError>
+  readonly client: (
+    clientId: string,
+    requesterIp: string
+  ) => Effect.Effect<Option.Option<OAuthClient>, OAuthError | RateLimited>
   /** The person's consent: a grant and its one-time authorization code (answered once, stored hashed). */
   readonly authorize: (authorization: Authorization) => Effect.Effect<string>
   /** `grant_type=authorization_code`. */
@@ -114,6 +118,9 @@ export class OAuth extends Context.Tag("@dock/domain/OAuth")<OAuth, {
   readonly grants: (userId: UserId) => Effect.Effect<ReadonlyArray<GrantInfo>>
   /** Revokes one of the person's grants: its access and refresh tokens die at once. NotFound for anyone else's. */
   readonly revokeGrant: (userId: UserId, grantId: string) => Effect.Effect<void, NotFound>
-  /** Drops expired codes, spent refresh tokens, revoked grants, and registrations never used within a week. */
+  /**
+   * Drops expired codes, expired or revoked refresh tokens, grants revoked over a day ago, registrations never used
+   * within a week, and cached metadata-document clients no grant names once their cache has expired.
+   */
   readonly sweep: Effect.Effect<number>
 }>() {}

@@ -164,7 +164,7 @@ export const OAuthLive = Layer.effect(
       return { clientId: id, kind: "registered", clientName, clientUri, redirectUris, createdAt: at } as OAuthClient
     })
 
-    const client = Effect.fn("OAuth.client")(function*(clientId: string) {
+    const client = Effect.fn("OAuth.client")(function*(clientId: string, requesterIp: string) {
       const isUrl = clientId.startsWith("https://") || clientId.startsWith("http://")
       const stored = yield* repo.client(clientId)
       if (!isUrl) return Option.map(stored, toClient)
@@ -176,6 +176,13 @@ export const OAuthLive = Layer.effect(
       if (Option.isNone(fetcher)) {
         return yield* invalid("invalid_client", "Client ID Metadata Documents are not supported here")
       }
+      // Anyone can name any URL here without signing in: each fetch is outbound traffic and a stored row.
+      yield* rateLimits.hit({
+        key: `oauth-metadata-fetch:${requesterIp}`,
+        limit: limits.oauthClientMetadataFetchesPerIpPerHour,
+        window: Duration.hours(1),
+        message: "Too many client metadata documents fetched for this address"
+      })
       const document = yield* fetcher.value(clientId)
       if (document.client_id !== clientId) {
         return yield* invalid("invalid_client", "The metadata document's client_id is not its URL")
@@ -226,14 +233,17 @@ export const OAuthLive = Layer.effect(
       return code
     })
 
-    /** A new access token and refresh token under a live grant. */
-    const issue = (grant: GrantRow, at: Date) =>
+    /**
+     * A new access token and refresh token under a live grant. The access token has `scopes` (the grant's, or fewer
+     * when a refresh asked for fewer); the refresh token keeps the grant's (RFC 6749 §6).
+     */
+    const issue = (grant: GrantRow, at: Date, scopes: ReadonlyArray<Scope> = grant.scopes) =>
       Effect.gen(function*() {
         const access = yield* tokens.create({
           userId: grant.user_id,
           label: grant.client_name,
           kind: "oauth",
-          scopes: grant.scopes,
+          scopes,
           allowedBucketIds: grant.allowed_bucket_ids,
           expiresAt: new Date(at.getTime() + Duration.toMillis(ACCESS_TOKEN_TTL)),
           grantId: grant.id,
@@ -252,7 +262,7 @@ export const OAuthLive = Layer.effect(
           token_type: "Bearer",
           expires_in: Duration.toSeconds(ACCESS_TOKEN_TTL),
           refresh_token: refreshToken,
-          scope: scopeText(grant.scopes)
+          scope: scopeText(scopes)
         }
         return pair
       })
@@ -277,14 +287,15 @@ export const OAuthLive = Layer.effect(
       const outcome = yield* transactional(
         sql,
         Effect.gen(function*() {
-          const spent = yield* repo.spendCode(sha256(request.code), at)
-          if (Option.isNone(spent)) return yield* badCode()
-          const code = spent.value
-          if (code.used_at !== null) {
+          const hash = sha256(request.code)
+          const spent = yield* repo.spendCode(hash, at)
+          if (Option.isNone(spent)) {
+            const replayed = yield* repo.spentCodeGrant(hash)
             // A replayed code: whoever holds it may not be the client; everything it issued dies.
-            yield* repo.revokeGrant(code.grant_id, at)
+            if (Option.isSome(replayed)) yield* repo.revokeGrant(replayed.value, at)
             return yield* badCode()
           }
+          const code = spent.value
           if (code.expires_at.getTime() <= at.getTime()) return yield* badCode()
           if (code.client_id !== request.clientId) return yield* badCode()
           if (code.redirect_uri !== request.redirectUri) {
@@ -302,6 +313,21 @@ export const OAuthLive = Layer.effect(
       return yield* outcome
     })
 
+    /**
+     * The scopes a refresh asks for (RFC 6749 §6): absent means the grant's; fewer is allowed and narrows the new
+     * access token; more is invalid_scope. Write implies read, as at /oauth/authorize.
+     */
+    const refreshScopes = (scope: string | undefined, granted: ReadonlyArray<Scope>) =>
+      Effect.gen(function*() {
+        const asked = (scope ?? "").split(" ").filter((s) => s !== "")
+        if (asked.length === 0) return granted
+        if (asked.some((s) => !granted.includes(s as Scope))) {
+          return yield* invalid("invalid_scope", "A refresh cannot widen the scopes of the grant")
+        }
+        const narrowed: ReadonlyArray<Scope> = asked.includes("mcp:write") ? ["mcp:read", "mcp:write"] : ["mcp:read"]
+        return narrowed
+      })
+
     const badRefresh = () => invalid("invalid_grant", "The refresh token is invalid, expired, revoked or already used")
 
     const refresh = Effect.fn("OAuth.refresh")(function*(request: {
@@ -315,26 +341,22 @@ export const OAuthLive = Layer.effect(
       const outcome = yield* transactional(
         sql,
         Effect.gen(function*() {
-          const spent = yield* repo.spendRefresh(sha256(request.refreshToken), at)
-          if (Option.isNone(spent)) return yield* badRefresh()
-          const row = spent.value
-          if (row.used_at !== null) {
+          const hash = sha256(request.refreshToken)
+          const spent = yield* repo.spendRefresh(hash, at)
+          if (Option.isNone(spent)) {
+            const reused = yield* repo.spentRefreshGrant(hash)
             // Reuse of a rotated refresh token: one of the two holders is not the client. The grant ends.
-            yield* repo.revokeGrant(row.grant_id, at)
+            if (Option.isSome(reused)) yield* repo.revokeGrant(reused.value, at)
             return yield* badRefresh()
           }
+          const row = spent.value
           if (row.revoked_at !== null || row.expires_at.getTime() <= at.getTime()) return yield* badRefresh()
           const grant = yield* repo.grant(row.grant_id)
           if (Option.isNone(grant) || grant.value.revoked_at !== null) return yield* badRefresh()
           if (grant.value.client_id !== request.clientId) return yield* badRefresh()
           yield* checkResource(request.resource, grant.value)
-          if (request.scope !== undefined) {
-            const asked = request.scope.split(" ").filter((s) => s !== "")
-            if (asked.some((scope) => !grant.value.scopes.includes(scope as Scope))) {
-              return yield* invalid("invalid_scope", "A refresh cannot widen the scopes of the grant")
-            }
-          }
-          return yield* issue(grant.value, at)
+          const scopes = yield* refreshScopes(request.scope, grant.value.scopes)
+          return yield* issue(grant.value, at, scopes)
         }).pipe(Effect.either)
       )
       return yield* outcome
@@ -370,10 +392,11 @@ export const OAuthLive = Layer.effect(
 
     const sweep = Effect.gen(function*() {
       const at = (yield* now).getTime()
-      return yield* repo.sweep(
-        new Date(at - Duration.toMillis(Duration.days(1))),
-        new Date(at - Duration.toMillis(UNUSED_CLIENT_TTL))
-      )
+      return yield* repo.sweep({
+        before: new Date(at - Duration.toMillis(Duration.days(1))),
+        unusedClientsBefore: new Date(at - Duration.toMillis(UNUSED_CLIENT_TTL)),
+        metadataFetchedBefore: new Date(at - Duration.toMillis(CLIENT_METADATA_TTL))
+      })
     }).pipe(Effect.withSpan("OAuth.sweep"))
 
     return { register, client, authorize, exchangeCode, refresh, revokeToken, grants, revokeGrant, sweep }

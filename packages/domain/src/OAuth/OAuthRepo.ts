@@ -35,14 +35,12 @@ const CodeRow = Schema.Struct({
   client_id: Schema.String,
   redirect_uri: Schema.String,
   code_challenge: Schema.String,
-  expires_at: Schema.DateFromSelf,
-  used_at: Schema.NullOr(Schema.DateFromSelf)
+  expires_at: Schema.DateFromSelf
 })
 
 const RefreshRow = Schema.Struct({
   grant_id: Schema.UUID,
   expires_at: Schema.DateFromSelf,
-  used_at: Schema.NullOr(Schema.DateFromSelf),
   revoked_at: Schema.NullOr(Schema.DateFromSelf)
 })
 
@@ -75,24 +73,44 @@ export const makeOAuthRepo = Effect.gen(function*() {
       sql`${grantSelect} where g.user_id = ${userId} and g.revoked_at is null order by g.created_at desc, g.id`
   })
 
-  /** Spends a code: the row as it was, marked used now (a second spend finds `used_at` already set). */
+  // A spend is one conditional update: under READ COMMITTED a concurrent spend of the same row waits for this one
+  // to commit, then finds `used_at` set and updates nothing. (Reading the old row in the same statement, as
+  // `update … from <table> old` did, sees the snapshot from before the wait: both spends won.) The losers then look
+  // the row up `for update`: each holds the spent row before it revokes the grant, so concurrent losers take the
+  // row and then the grant in the winner's order, one after another, instead of deadlocking on each other.
+
+  /** Spends an unused code: its row, now marked used; None when no unused code has this hash. */
   const spendCode = SqlSchema.findOne({
     Request: Schema.Struct({ hash: Schema.String, now: Schema.DateFromSelf }),
     Result: CodeRow,
     execute: ({ hash, now }) =>
-      sql`update oauth_codes c set used_at = coalesce(c.used_at, ${now}) from oauth_codes old
-        where c.id = old.id and c.code_hash = ${hash}
-        returning old.grant_id, old.client_id, old.redirect_uri, old.code_challenge, old.expires_at, old.used_at`
+      sql`update oauth_codes set used_at = ${now} where code_hash = ${hash} and used_at is null
+        returning grant_id, client_id, redirect_uri, code_challenge, expires_at`
   })
 
-  /** Spends a refresh token the same way: the row as it was before this use. */
+  /** The grant of a code with this hash that was already spent: a replay. */
+  const spentCodeGrant = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Schema.Struct({ grant_id: Schema.UUID }),
+    execute: (hash) =>
+      sql`select grant_id from oauth_codes where code_hash = ${hash} and used_at is not null for update`
+  })
+
+  /** Spends an unused refresh token the same way: its row, now marked used. */
   const spendRefresh = SqlSchema.findOne({
     Request: Schema.Struct({ hash: Schema.String, now: Schema.DateFromSelf }),
     Result: RefreshRow,
     execute: ({ hash, now }) =>
-      sql`update oauth_refresh_tokens r set used_at = coalesce(r.used_at, ${now}) from oauth_refresh_tokens old
-        where r.id = old.id and r.secret_hash = ${hash}
-        returning old.grant_id, old.expires_at, old.used_at, old.revoked_at`
+      sql`update oauth_refresh_tokens set used_at = ${now} where secret_hash = ${hash} and used_at is null
+        returning grant_id, expires_at, revoked_at`
+  })
+
+  /** The grant of a refresh token with this hash that was already spent: a reuse. */
+  const spentRefreshGrant = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: Schema.Struct({ grant_id: Schema.UUID }),
+    execute: (hash) =>
+      sql`select grant_id from oauth_refresh_tokens where secret_hash = ${hash} and used_at is not null for update`
   })
 
   const refreshGrant = SqlSchema.findOne({
@@ -156,6 +174,9 @@ export const makeOAuthRepo = Effect.gen(function*() {
     grantsOf: (userId: UserId) => Effect.orDie(grantsOf(userId)),
     spendCode: (hash: string, now: Date) => Effect.orDie(spendCode({ hash, now })),
     spendRefresh: (hash: string, now: Date) => Effect.orDie(spendRefresh({ hash, now })),
+    spentCodeGrant: (hash: string) => Effect.map(Effect.orDie(spentCodeGrant(hash)), Option.map((row) => row.grant_id)),
+    spentRefreshGrant: (hash: string) =>
+      Effect.map(Effect.orDie(spentRefreshGrant(hash)), Option.map((row) => row.grant_id)),
     refreshGrant: (hash: string) => Effect.map(Effect.orDie(refreshGrant(hash)), Option.map((row) => row.grant_id)),
     touch: (grantId: string, clientId: string, at: Date) =>
       Effect.gen(function*() {
@@ -171,14 +192,19 @@ export const makeOAuthRepo = Effect.gen(function*() {
         Effect.asVoid,
         Effect.orDie
       ),
-    sweep: (before: Date, unusedClientsBefore: Date) =>
+    sweep: (times: { before: Date; unusedClientsBefore: Date; metadataFetchedBefore: Date }) =>
       Effect.gen(function*() {
+        const { before, metadataFetchedBefore, unusedClientsBefore } = times
         yield* sql`delete from oauth_codes where expires_at < ${before}`
         // Spent refresh tokens stay until they expire: a reuse must still be recognised (and revoke the grant).
         yield* sql`delete from oauth_refresh_tokens where expires_at < ${before} or revoked_at < ${before}`
         const grants = yield* sql<{ id: string }>`delete from oauth_grants where revoked_at < ${before} returning id`
         yield* sql`delete from oauth_clients c where c.kind = 'registered' and c.last_used_at is null
           and c.created_at < ${unusedClientsBefore}
+          and not exists (select 1 from oauth_grants g where g.client_id = c.id)`
+        // A metadata document's row is only a cache once no grant names it; a stale cache is fetched again anyway.
+        yield* sql`delete from oauth_clients c where c.kind = 'metadata_document'
+          and (c.fetched_at is null or c.fetched_at < ${metadataFetchedBefore})
           and not exists (select 1 from oauth_grants g where g.client_id = c.id)`
         return grants.length
       }).pipe(Effect.orDie)

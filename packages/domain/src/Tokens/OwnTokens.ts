@@ -35,10 +35,15 @@ const owner = Effect.gen(function*() {
   return principal.userId as UserId
 })
 
-/** The signed-in person's tokens (every kind, claimed sandbox tokens included), never with secrets. */
+/**
+ * The signed-in person's tokens (claimed sandbox tokens included), never with secrets. OAuth access tokens are not
+ * among them: each belongs to a grant, which the person sees and revokes as a connected app, and its client renews
+ * it every hour (listing them would fill the list with one row per hour per app).
+ */
 export const listOwnTokens = Effect.fn("Tokens.listOwn")(function*() {
   const userId = yield* owner
-  return yield* Effect.flatMap(Tokens, (tokens) => tokens.list(userId))
+  const all = yield* Effect.flatMap(Tokens, (tokens) => tokens.list(userId))
+  return all.filter((token) => token.kind !== "oauth")
 })
 
 export const issueOwnToken = Effect.fn("Tokens.issueOwn")(function*(input: NewOwnToken) {

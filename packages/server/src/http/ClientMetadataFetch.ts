@@ -4,8 +4,9 @@
  * name is resolved, every address it resolves to must be public (no private, loopback, link-local, unique-local,
  * CGNAT, multicast, reserved or unspecified address), and the connection goes to the address that was checked
  * (no second lookup an attacker's DNS could answer differently). At most 3 redirects, each checked the same way;
- * 64 KiB; one deadline for the whole fetch. Loopback over http is allowed only with
- * DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA (tests), which production refuses.
+ * 64 KiB; one deadline for the whole fetch, name resolution included. Loopback over http is allowed only with
+ * DOCK_OAUTH_ALLOW_LOOPBACK_CLIENT_METADATA (tests), which production refuses. Whatever the other server answers
+ * (a malformed Location, a broken stream) rejects the fetch: nothing here may throw outside a promise.
  */
 import { type ClientMetadataDocument, OAuthError } from "@dock/domain"
 import { Duration, Effect } from "effect"
@@ -69,14 +70,34 @@ export const isPublicAddress = (address: string, allowLoopback = false): boolean
   return !blocked.check(address, family)
 }
 
-interface Hop {
-  readonly url: URL
+interface Address {
   readonly address: string
   readonly family: 4 | 6
 }
 
-/** The URL's checked address: its scheme and shape, its name resolved, every address public. */
-const checkedHop = async (raw: string, allowLoopback: boolean): Promise<Hop> => {
+interface Hop {
+  readonly url: URL
+  /** Every address the name resolved to, each checked; the connection may go to these and no other. */
+  readonly addresses: ReadonlyArray<Address>
+}
+
+/**
+ * The name's addresses, within the deadline: getaddrinfo cannot be cancelled (it finishes in libuv's pool), so the
+ * fetch stops waiting for it instead.
+ */
+const resolved = (host: string, signal: AbortSignal) =>
+  new Promise<Array<{ address: string; family: number }>>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason)
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener("abort", onAbort, { once: true })
+    Dns.promises.lookup(host, { all: true, verbatim: true }).then(
+      resolve,
+      () => reject(refused(`The client_id host ${host} does not resolve`))
+    ).finally(() => signal.removeEventListener("abort", onAbort))
+  })
+
+/** The URL's checked addresses: its scheme and shape, its name resolved, every address public. */
+const checkedHop = async (raw: string, allowLoopback: boolean, signal: AbortSignal): Promise<Hop> => {
   let url: URL
   try {
     url = new URL(raw)
@@ -92,9 +113,7 @@ const checkedHop = async (raw: string, allowLoopback: boolean): Promise<Hop> => 
   if (!secure && !loopbackHttp) throw refused("The client_id must be an https URL")
   const addresses = Net.isIP(host) !== 0
     ? [{ address: host, family: Net.isIPv4(host) ? 4 : 6 }]
-    : await Dns.promises.lookup(host, { all: true, verbatim: true }).catch(() => {
-      throw refused(`The client_id host ${host} does not resolve`)
-    })
+    : await resolved(host, signal)
   if (addresses.length === 0) throw refused(`The client_id host ${host} does not resolve`)
   for (const { address } of addresses) {
     if (!isPublicAddress(address, allowLoopback)) {
@@ -102,8 +121,10 @@ const checkedHop = async (raw: string, allowLoopback: boolean): Promise<Hop> => 
     }
     if (!secure && !isLoopback(address.replace(/^::ffff:/i, ""))) throw refused("The client_id must be an https URL")
   }
-  const first = addresses[0]!
-  return { url, address: first.address, family: first.family === 6 ? 6 : 4 }
+  return {
+    url,
+    addresses: addresses.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }) as const)
+  }
 }
 
 type Answer =
@@ -117,8 +138,12 @@ const requestHop = (hop: Hop, signal: AbortSignal) =>
       method: "GET",
       headers: { accept: "application/json", "user-agent": "Dock OAuth client metadata fetcher" },
       signal,
-      // Connect to exactly the address that was checked.
-      lookup: (_hostname, _options, callback) => callback(null, hop.address, hop.family),
+      // Connect only to the addresses that were checked. Node 20+ (autoSelectFamily) asks with `all: true` and
+      // wants the list; other callers want one address.
+      lookup: (_hostname, lookupOptions, callback) => {
+        if (lookupOptions.all === true) callback(null, [...hop.addresses])
+        else callback(null, hop.addresses[0]!.address, hop.addresses[0]!.family)
+      },
       agent: false
     }
     const request = (hop.url.protocol === "https:" ? Https : Http).request(hop.url, options, (response) => {
@@ -127,7 +152,12 @@ const requestHop = (hop: Hop, signal: AbortSignal) =>
         response.resume()
         const location = response.headers.location
         if (location === undefined) return reject(refused("The client_id URL redirects nowhere"))
-        return resolve({ _tag: "Redirect", location: new URL(location, hop.url).toString() })
+        // Parsed here, in the response callback, where a throw would escape the promise and end the process.
+        try {
+          return resolve({ _tag: "Redirect", location: new URL(location, hop.url).toString() })
+        } catch {
+          return reject(refused("The client_id URL redirects to something that is not a URL"))
+        }
       }
       const declared = Number(response.headers["content-length"] ?? 0)
       if (declared > CLIENT_METADATA_MAX_BYTES) {
@@ -153,7 +183,7 @@ const requestHop = (hop: Hop, signal: AbortSignal) =>
 const fetchDocument = async (clientId: string, allowLoopback: boolean, signal: AbortSignal) => {
   let target = clientId
   for (let redirects = 0;; redirects++) {
-    const hop = await checkedHop(target, allowLoopback)
+    const hop = await checkedHop(target, allowLoopback, signal)
     const answer = await requestHop(hop, signal)
     if (answer._tag === "Body") {
       if (answer.status !== 200) throw refused(`The client metadata document answered HTTP ${answer.status}`)

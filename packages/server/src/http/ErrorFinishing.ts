@@ -87,7 +87,8 @@ const isEmptyBody = (request: HttpServerRequest.HttpServerRequest) =>
  * The finishing touches every error response gets, whichever layer produced it:
  * - HttpApi's decode error becomes our validation_error (bad_request for an empty body);
  * - 429 carries `Retry-After` from the error's `retry_after_seconds`;
- * - 401 carries the bearer challenge pointing at the protected-resource metadata.
+ * - 401 carries the bearer challenge pointing at the protected-resource metadata, except from the OAuth endpoints:
+ *   their 401 is invalid_client, which names Basic if the client used it and nothing else (RFC 6749 §5.2).
  */
 export const finishErrorResponse = (
   response: HttpServerResponse.HttpServerResponse,
@@ -108,7 +109,10 @@ export const finishErrorResponse = (
         ? response
         : HttpServerResponse.setHeader(response, "retry-after", retryAfterHeader(error.retry_after_seconds))
     }
-    if (response.status === 401 && response.headers["www-authenticate"] === undefined) {
+    if (
+      response.status === 401 && response.headers["www-authenticate"] === undefined &&
+      !request.url.startsWith("/oauth/")
+    ) {
       return HttpServerResponse.setHeader(response, "www-authenticate", bearerChallenge(request, baseUrl))
     }
     return response

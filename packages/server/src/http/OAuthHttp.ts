@@ -20,8 +20,20 @@ const CORS = {
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   HttpServerResponse.unsafeJson(body, { status, headers: { ...CORS, "cache-control": "no-store", ...headers } })
 
-const oauthError = (error: OAuthError, status = error.error === "invalid_client" ? 401 : 400) =>
-  json(status, { error: error.error, error_description: error.error_description })
+/**
+ * An RFC 6749 §5.2 error answer. An invalid_client is 401, and names the Basic scheme only when the client
+ * authenticated with it (a public client sending client_id in the body has no credentials to retry).
+ */
+const oauthError = (
+  error: OAuthError,
+  status = error.error === "invalid_client" ? 401 : 400,
+  challenge: string | undefined = undefined
+) =>
+  json(
+    status,
+    { error: error.error, error_description: error.error_description },
+    status === 401 && challenge !== undefined ? { "www-authenticate": challenge } : {}
+  )
 
 const rateLimited = (error: RateLimited) =>
   json(429, { error: "slow_down", error_description: error.message }, {
@@ -60,17 +72,27 @@ const bodyFields = (request: HttpServerRequest.HttpServerRequest) =>
   })
 
 /**
- * The client id of a public client: the body's `client_id`, or the user part of HTTP Basic (some clients send
- * `client_id:` that way even with no secret).
+ * Who the client says it is: the body's `client_id`, or the user part of HTTP Basic (some clients send
+ * `client_id:` that way even with no secret, percent-encoded per RFC 6749 §2.3.1). `basic` says whether the client
+ * used Basic, which decides the 401's challenge; `malformed` is a Basic user that does not decode.
  */
-const clientIdOf = (request: HttpServerRequest.HttpServerRequest, get: (name: string) => string | undefined) => {
+const clientIdOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  get: (name: string) => string | undefined
+): { readonly clientId: string | undefined; readonly basic: boolean; readonly malformed: boolean } => {
   const basic = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(request.headers["authorization"] ?? "")
   if (basic !== null) {
     const decoded = Buffer.from(basic[1]!, "base64").toString("utf8")
     const user = decoded.split(":")[0]
-    if (user !== undefined && user !== "") return decodeURIComponent(user)
+    if (user !== undefined && user !== "") {
+      try {
+        return { clientId: decodeURIComponent(user), basic: true, malformed: false }
+      } catch {
+        return { clientId: undefined, basic: true, malformed: true }
+      }
+    }
   }
-  return get("client_id")
+  return { clientId: get("client_id"), basic: basic !== null, malformed: false }
 }
 
 export const oauthHttp = (config: ServerConfig) => {
@@ -129,7 +151,9 @@ export const oauthHttp = (config: ServerConfig) => {
   const token = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const get = yield* bodyFields(request)
-    const clientId = clientIdOf(request, get)
+    const caller = clientIdOf(request, get)
+    const { clientId } = caller
+    const challenge = caller.basic ? `Basic realm="${config.baseUrl}"` : undefined
     const grantType = get("grant_type")
     const oauth = yield* OAuth
     const missing = (name: string) =>
@@ -143,8 +167,13 @@ export const oauthHttp = (config: ServerConfig) => {
         })
       )
     }
+    if (caller.malformed) {
+      const description = "The HTTP Basic user is not a percent-encoded client_id"
+      return oauthError(new OAuthError({ error: "invalid_client", error_description: description }), 401, challenge)
+    }
     if (clientId === undefined) {
-      return oauthError(new OAuthError({ error: "invalid_client", error_description: "client_id is required" }))
+      const description = "client_id is required"
+      return oauthError(new OAuthError({ error: "invalid_client", error_description: description }), 401, challenge)
     }
     const answer = grantType === "authorization_code"
       ? Effect.gen(function*() {
@@ -173,7 +202,9 @@ export const oauthHttp = (config: ServerConfig) => {
           yield* oauth.refresh({ refreshToken, clientId, scope: get("scope"), resource: get("resource") })
         )
       })
-    return yield* answer.pipe(Effect.catchTag("OAuthError", (error) => Effect.succeed(oauthError(error))))
+    return yield* answer.pipe(
+      Effect.catchTag("OAuthError", (error) => Effect.succeed(oauthError(error, undefined, challenge)))
+    )
   })
 
   /** RFC 7009: 200 whatever the token was (unknown, already revoked, someone else's). */
@@ -184,7 +215,16 @@ export const oauthHttp = (config: ServerConfig) => {
     if (value === undefined) {
       return oauthError(new OAuthError({ error: "invalid_request", error_description: "token is required" }))
     }
-    yield* Effect.flatMap(OAuth, (oauth) => oauth.revokeToken(value, clientIdOf(request, get)))
+    const caller = clientIdOf(request, get)
+    if (caller.malformed) {
+      const description = "The HTTP Basic user is not a percent-encoded client_id"
+      return oauthError(
+        new OAuthError({ error: "invalid_client", error_description: description }),
+        401,
+        `Basic realm="${config.baseUrl}"`
+      )
+    }
+    yield* Effect.flatMap(OAuth, (oauth) => oauth.revokeToken(value, caller.clientId))
     return json(200, {})
   })
 

@@ -3,13 +3,23 @@
  * OAuth's browser side (issue 17, docs/oauth.md): `/oauth/authorize` (sign-in if needed, then the consent page;
  * the answer is a POST through `checkedForm`), and revoking a connected app (`POST /app/mcp/oauth/{grantId}/revoke`;
  * `/app/mcp` lists them, web/AgentsRoutes.tsx). A request is validated in the order RFC 6749 §4.1.2.1 wants: until the
- * client and its redirect URI are known good, errors are a page here; after, they go back to the client.
+ * client and its redirect URI are known good, errors are a page here. After, an error found before the person has
+ * answered is still a page, with a link back to the client that the person may follow: registration is open, so a
+ * redirect on an invalid request would let anyone bounce people through this domain (RFC 9700 §4.11.2). Only the
+ * person's own answer (deny) goes back by itself.
  */
 import { CurrentPrincipal, type DockId, Docks, mcpAudience, OAuth, type OAuthClient, type Scope } from "@dock/domain"
 import { HttpLayerRouter, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
+import { clientAddress } from "../http/ClientAddress.ts"
 import type { Viewer } from "./Layout.tsx"
-import { AuthorizeErrorPage, type AuthorizeParams, ConnectAgentsPage, ConsentPage } from "./OAuthViews.tsx"
+import {
+  AuthorizeErrorPage,
+  type AuthorizeParams,
+  AuthorizeRefusedPage,
+  ConnectAgentsPage,
+  ConsentPage
+} from "./OAuthViews.tsx"
 import { APP_CSP, field, htmlPage, seeOther, sessionPrincipal, type WebKit } from "./WebKit.tsx"
 
 /** A valid authorization request: the client, the exact redirect URI and the scopes asked. */
@@ -22,8 +32,16 @@ interface ValidRequest {
 type Refusal =
   /** Shown as a page: nothing proves where to send the browser. */
   | { readonly _tag: "Page"; readonly message: string }
-  /** Sent back to the client's redirect URI. */
-  | { readonly _tag: "Redirect"; readonly location: string }
+  /** Too many metadata documents fetched for this address (429). */
+  | { readonly _tag: "Limited"; readonly message: string; readonly retryAfterSeconds: number }
+  /** Shown as a page with a link to the client's redirect URI carrying the error (never followed automatically). */
+  | {
+    readonly _tag: "Back"
+    readonly clientName: string
+    readonly error: string
+    readonly description: string
+    readonly location: string
+  }
 
 /** `redirect_uri` with the answer's parameters added (its own query kept), `iss` always (RFC 9207). */
 export const redirectWith = (redirectUri: string, params: Record<string, string | undefined>) => {
@@ -51,15 +69,24 @@ export const oauthRoutes = (kit: WebKit) => {
   const errorPage = (viewer: Viewer | undefined, message: string) =>
     htmlPage(400, <AuthorizeErrorPage viewer={viewer} message={message} />)
 
-  const validate = (raw: ReturnType<typeof paramsOf>) =>
+  const validate = (raw: ReturnType<typeof paramsOf>, requesterIp: string) =>
     Effect.gen(function*() {
       const page = (message: string): Refusal => ({ _tag: "Page", message })
       if (raw.client_id === "") return Either.left(page("The request names no client (client_id is missing)."))
-      const found = yield* Effect.flatMap(OAuth, (oauth) => oauth.client(raw.client_id)).pipe(
-        Effect.catchTag("OAuthError", (error) => Effect.succeed(Either.left(error.error_description))),
-        Effect.map((result) => Either.isEither(result) ? result : Either.right(result))
+      const found = yield* Effect.flatMap(OAuth, (oauth) => oauth.client(raw.client_id, requesterIp)).pipe(
+        Effect.map((client) => Either.right(client)),
+        Effect.catchTags({
+          OAuthError: (error) =>
+            Effect.succeed(Either.left(page(`The app could not be identified: ${error.error_description}`))),
+          RateLimited: (error) =>
+            Effect.succeed(Either.left<Refusal>({
+              _tag: "Limited",
+              message: `${error.message}. Try again later.`,
+              retryAfterSeconds: error.retry_after_seconds
+            }))
+        })
       )
-      if (Either.isLeft(found)) return Either.left(page(`The app could not be identified: ${found.left}`))
+      if (Either.isLeft(found)) return Either.left(found.left)
       if (Option.isNone(found.right)) return Either.left(page("The app is not registered here (unknown client_id)."))
       const client = found.right.value
       const redirectUri = raw.redirect_uri ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined)
@@ -68,7 +95,10 @@ export const oauthRoutes = (kit: WebKit) => {
         return Either.left(page("The redirect_uri is not one the app registered (it must match exactly)."))
       }
       const back = (error: string, description: string): Refusal => ({
-        _tag: "Redirect",
+        _tag: "Back",
+        clientName: client.clientName,
+        error,
+        description,
         location: redirectWith(redirectUri, { error, error_description: description, state: raw.state, iss: issuer })
       })
       if (raw.response_type !== "code") {
@@ -103,8 +133,30 @@ export const oauthRoutes = (kit: WebKit) => {
       return Either.right(valid)
     })
 
-  const refused = (refusal: Refusal, viewer: Viewer | undefined) =>
-    refusal._tag === "Page" ? errorPage(viewer, refusal.message) : seeOther(refusal.location)
+  const refused = (refusal: Refusal, viewer: Viewer | undefined) => {
+    switch (refusal._tag) {
+      case "Page":
+        return errorPage(viewer, refusal.message)
+      case "Limited":
+        return HttpServerResponse.setHeader(
+          htmlPage(429, <AuthorizeErrorPage viewer={viewer} message={refusal.message} />),
+          "retry-after",
+          String(refusal.retryAfterSeconds)
+        )
+      case "Back":
+        return htmlPage(
+          400,
+          <AuthorizeRefusedPage
+            viewer={viewer}
+            clientName={refusal.clientName}
+            error={refusal.error}
+            description={refusal.description}
+            redirectHost={redirectHost(refusal.location)}
+            location={refusal.location}
+          />
+        )
+    }
+  }
 
   const writableDocks = Effect.flatMap(Docks, (docks) => docks.listWritable({ includeCollaborations: true })).pipe(
     Effect.orElseSucceed(() => [])
@@ -137,7 +189,10 @@ export const oauthRoutes = (kit: WebKit) => {
     const query = new URL(request.url, config.baseUrl).searchParams
     const signed = yield* signedIn(request)
     const viewer = Option.getOrUndefined(Option.map(signed, (s) => s.viewer))
-    const checked = yield* validate(paramsOf((name) => query.get(name) ?? undefined))
+    const checked = yield* validate(
+      paramsOf((name) => query.get(name) ?? undefined),
+      clientAddress(request, config.trustProxy)
+    )
     if (Either.isLeft(checked)) return refused(checked.left, viewer)
     if (Option.isNone(signed)) return seeOther(`/login?next=${encodeURIComponent(request.url)}`)
     // As the signed-in person, so the consent page lists the Docks they may edit.
@@ -152,7 +207,7 @@ export const oauthRoutes = (kit: WebKit) => {
       const checkedFormFields = yield* checkedForm(request, signed.secret)
       if (Option.isNone(checkedFormFields)) return forbiddenPage(signed.viewer)
       const form = checkedFormFields.value
-      const checked = yield* validate(paramsOf((name) => field(form, name)))
+      const checked = yield* validate(paramsOf((name) => field(form, name)), clientAddress(request, config.trustProxy))
       if (Either.isLeft(checked)) return refused(checked.left, signed.viewer)
       const valid = checked.right
       const { redirect_uri, state } = valid.params

@@ -112,6 +112,37 @@ export const AuthorizeErrorPage = (
   </Layout>
 )
 
+/**
+ * A request from a known client to its registered redirect URI, refused before the person answered: said here,
+ * with a link back that carries the error. Never followed by itself, so this server cannot be used to bounce
+ * people to wherever an open registration points (RFC 9700 §4.11.2).
+ */
+export const AuthorizeRefusedPage = (
+  { clientName, description, error, location, redirectHost, viewer }: {
+    readonly viewer: Viewer | undefined
+    readonly clientName: string
+    readonly error: string
+    readonly description: string
+    readonly redirectHost: string
+    /** The redirect URI with error, error_description, state and iss. */
+    readonly location: string
+  }
+) => (
+  <Layout title="This connection request is not valid" viewer={viewer}>
+    <h1>This connection request is not valid</h1>
+    <Notice kind="error">
+      {description} (<span class="mono">{error}</span>)
+    </Notice>
+    <p>
+      <strong>{clientName}</strong> asked in a way Dock cannot accept, so nothing was shared. Its answer goes to{" "}
+      <strong class="mono">{redirectHost}</strong>; go back there only if you started connecting this app yourself.
+    </p>
+    <p>
+      <a href={location} rel="noreferrer">Return to {redirectHost}</a>
+    </p>
+  </Layout>
+)
+
 const dateText = (date: Date | null) =>
   date === null ? "never" : date.toISOString().slice(0, 16).replace("T", " ") + " UTC"
 

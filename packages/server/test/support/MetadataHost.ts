@@ -1,7 +1,7 @@
 /**
  * A loopback HTTP server that hosts Client ID Metadata Documents for the OAuth tests: a good one, one whose
  * client_id is another URL, an oversized one, one that never answers, and redirects (to a private address, and
- * in a loop). Closed with the scope.
+ * in a loop, and to a Location that is no URL). Closed with the scope.
  */
 import { Effect } from "effect"
 import * as Http from "node:http"
@@ -35,6 +35,10 @@ export const metadataHost = Effect.acquireRelease(
           return response.end()
         case "/loop":
           response.writeHead(302, { location: "/loop" })
+          return response.end()
+        case "/bad-location":
+          // A hostile server: `new URL` throws on this.
+          response.writeHead(302, { location: "https://a b/" })
           return response.end()
         default:
           response.writeHead(404)

@@ -66,6 +66,19 @@ export const authorizeUrl = (server: RunningServer, request: AuthorizeRequest) =
   return `/oauth/authorize?${params.toString()}`
 }
 
+/**
+ * The query of the "Return to <host>" link on the page that refuses an authorization request (never a redirect),
+ * with the host the link names.
+ */
+export const returnLinkParams = (reply: WebReply) => {
+  expect(reply.status, reply.text).toBe(400)
+  expect(reply.headers["location"]).toBeUndefined()
+  const link = /<a href="([^"]+)"[^>]*>Return to ([^<]+)<\/a>/.exec(reply.text)
+  expect(link, reply.text).not.toBeNull()
+  const url = new URL(entities(link![1]!))
+  return { host: entities(link![2]!), url: `${url.origin}${url.pathname}`, params: url.searchParams }
+}
+
 /** The query of a redirect's Location. */
 export const locationParams = (reply: WebReply) => {
   expect(reply.status, reply.text).toBe(303)
