@@ -1,12 +1,13 @@
 /**
  * The web app's sign-in and sessions over real HTTP (issue 16, items 1 and 2; docs/web.md): codes mailed to a
- * real SMTP receiver, enumeration-safe answers, code limits, cookie flags in development and production, no
- * session fixation, `/app` → `/login?next=` and back, no open redirect, CSRF and Origin refusals that change
+ * real SMTP receiver, enumeration-safe answers, code limits (expiry at the OTP life, single use, a new code voids the
+ * old), cookie flags in development and production, no session fixation (a live earlier session is revoked at
+ * sign-in), session expiry, `/app` → `/login?next=` and back, no open redirect, CSRF and Origin refusals that change
  * nothing, sign-out, and DOCK_SIGNUP=closed.
  */
 import { Accounts, OTP_WRONG_TRIES_PER_CODE, Sessions, sha256, SIGN_IN_SENDS_PER_IP_PER_HOUR } from "@dock/domain"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option, TestClock, TestContext } from "effect"
 import { unique } from "./support/Http.ts"
 import { awayFromWindowEnd, onlyCodeTo, otherCode } from "./support/Identity.ts"
 import { SmtpReceiver } from "./support/SmtpReceiver.ts"
@@ -19,6 +20,25 @@ const dockCount = (server: RunningServer, slug: string) =>
     server.sql<{ n: string | number }>`select count(*) as n from docks where slug = ${slug}`,
     (rows) => Number(rows[0]!.n)
   ).pipe(Effect.orDie)
+
+/** Runs a domain effect as if the time were `at` (epoch milliseconds): the TestClock stands in for the clock. */
+const domainAt = <A, E>(server: RunningServer, at: number, effect: Effect.Effect<A, E, Sessions>) =>
+  server.domain(
+    Effect.gen(function*() {
+      yield* TestClock.setTime(at)
+      return yield* effect
+    }).pipe(Effect.provide(TestContext.TestContext))
+  )
+
+/** A code typed into a fresh browser's sign-in form (its own pre-session), without asking for a new code. */
+const codeInFreshBrowser = (server: RunningServer, email: string, code: string) =>
+  Effect.gen(function*() {
+    const client = browserFor(server)
+    const form = yield* client.get("/login")
+    return yield* client.post("/login", { csrf: csrfIn(form.text), email, code, next: "/app" })
+  })
+
+const hasSessionCookie = (reply: WebReply) => reply.setCookies.some((line) => line.startsWith("dock_session="))
 
 layer(ServerWithSmtp(), { excludeTestServices: true })("web sign-in (development)", (it) => {
   it.effect("the code page answers the same for an email with and without an account", () =>
@@ -181,6 +201,130 @@ layer(ServerWithSmtp(), { excludeTestServices: true })("web sign-in (development
       const fresh = yield* codeFromSmtp(email, 2)
       const done = yield* submitCode(client, again, email, fresh)
       expect(done.status).toBe(303)
+    }))
+
+  it.effect("a code is refused from the moment its life (DOCK_OTP_TTL) ends, and works until then", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const email = `expiry-${unique()}@example.com`
+      const codePage = yield* requestCode(browserFor(server), email)
+      expect(codePage.status).toBe(200)
+      const code = yield* codeFromSmtp(email)
+      const [row] = yield* server.sql<{ created_at: Date; expires_at: Date }>`select created_at, expires_at
+        from sign_in_codes where email = ${email}`.pipe(Effect.orDie)
+      const expiresAt = new Date(row!.expires_at).getTime()
+      expect(expiresAt - new Date(row!.created_at).getTime()).toBe(10 * 60 * 1000)
+      const signInAt = (at: number) =>
+        domainAt(server, at, Effect.flatMap(Sessions, (sessions) => sessions.signIn(email, code, "192.0.2.7")))
+
+      const late = yield* Effect.flip(signInAt(expiresAt))
+      expect(late._tag).toBe("ValidationError")
+      expect(late.message).toBe("The code is wrong, expired or already used. Ask for a new one.")
+      // Refused for its age alone: the same code a second earlier is right.
+      const inTime = yield* signInAt(expiresAt - 1_000)
+      expect(inTime.username.length).toBeGreaterThan(0)
+    }))
+
+  it.effect("a used code cannot be used again, in this browser or another", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const client = browserFor(server)
+      const email = `once-${unique()}@example.com`
+      const codePage = yield* requestCode(client, email)
+      const code = yield* codeFromSmtp(email)
+      const done = yield* submitCode(client, codePage, email, code)
+      expect(done.status).toBe(303)
+      expect(hasSessionCookie(done)).toBe(true)
+
+      const replay = yield* codeInFreshBrowser(server, email, code)
+      expect(replay.status).toBe(400)
+      expect(replay.text).toContain("The code is wrong, expired or already used")
+      expect(hasSessionCookie(replay)).toBe(false)
+      const sessions = yield* server.sql<{ n: string | number }>`select count(*) as n from sessions s
+        join users u on u.id = s.user_id where u.email = ${email}`.pipe(Effect.orDie)
+      expect(Number(sessions[0]!.n)).toBe(1)
+    }))
+
+  it.effect("a new code voids the one mailed before it", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const client = browserFor(server)
+      const email = `voided-${unique()}@example.com`
+      yield* requestCode(client, email)
+      const first = yield* codeFromSmtp(email)
+      const again = yield* requestCode(client, email)
+      const second = yield* codeFromSmtp(email, 2)
+      // Two random six-digit codes coincide once in a million runs; then there is nothing to tell apart.
+      if (first === second) return
+
+      const old = yield* submitCode(client, again, email, first)
+      expect(old.status).toBe(400)
+      expect(old.text).toContain("The code is wrong, expired or already used")
+      expect(hasSessionCookie(old)).toBe(false)
+      const done = yield* submitCode(client, again, email, second)
+      expect(done.status).toBe(303)
+      expect(hasSessionCookie(done)).toBe(true)
+    }))
+
+  it.effect("signing in again in a browser that holds a live session revokes that session", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const client = browserFor(server)
+      const email = `twice-${unique()}@example.com`
+      yield* signIn(client, email)
+      const firstSecret = client.jar.get("dock_session")!
+      expect((yield* client.get("/app")).status).toBe(200)
+
+      // A signed-in browser is sent past /login, so the form comes as from a tab opened without the cookie; the
+      // live session cookie goes along with the sign-in (as one planted by someone else would).
+      client.jar.delete("dock_session")
+      const form = yield* client.get("/login")
+      client.jar.set("dock_session", firstSecret)
+      const codePage = yield* client.post("/login", { csrf: csrfIn(form.text), email, next: "/app" })
+      expect(codePage.status).toBe(200)
+      const done = yield* submitCode(client, codePage, email, yield* codeFromSmtp(email, 2))
+      expect(done.status).toBe(303)
+      const secondSecret = client.jar.get("dock_session")!
+      expect(secondSecret).not.toBe(firstSecret)
+
+      const rows = yield* server.sql<{ id_hash: string; revoked: boolean }>`select id_hash,
+        revoked_at is not null as revoked from sessions where id_hash in (${sha256(firstSecret)}, ${
+        sha256(secondSecret)
+      })`.pipe(Effect.orDie)
+      expect(Object.fromEntries(rows.map((row) => [row.id_hash, row.revoked]))).toEqual({
+        [sha256(firstSecret)]: true,
+        [sha256(secondSecret)]: false
+      })
+      const replay = browserFor(server)
+      replay.jar.set("dock_session", firstSecret)
+      const refused = yield* replay.get("/app")
+      expect(refused.status).toBe(303)
+      expect(refused.headers["location"]).toBe("/login?next=%2Fapp")
+      expect((yield* client.get("/app")).status).toBe(200)
+    }))
+
+  it.effect("a session past its expiry leads to /login", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const client = browserFor(server)
+      yield* signIn(client, `expired-session-${unique()}@example.com`)
+      const secret = client.jar.get("dock_session")!
+      const [row] = yield* server.sql<{ expires_at: Date }>`select expires_at from sessions
+        where id_hash = ${sha256(secret)}`.pipe(Effect.orDie)
+      const expiresAt = new Date(row!.expires_at).getTime()
+      // The domain's boundary, by the clock: alive a second before its expiry, ended at it.
+      const authenticateAt = (at: number) =>
+        domainAt(server, at, Effect.flatMap(Sessions, (sessions) => sessions.authenticate(secret)))
+      expect(Option.isSome(yield* authenticateAt(expiresAt - 1_000))).toBe(true)
+      expect(Option.isNone(yield* authenticateAt(expiresAt))).toBe(true)
+
+      // Over HTTP: the same session with its expiry moved into the past.
+      expect((yield* client.get("/app")).status).toBe(200)
+      yield* server.sql`update sessions set expires_at = now() - interval '1 second'
+        where id_hash = ${sha256(secret)}`.pipe(Effect.orDie)
+      const after = yield* client.get("/app/mcp")
+      expect(after.status).toBe(303)
+      expect(after.headers["location"]).toBe("/login?next=%2Fapp%2Fmcp")
     }))
 
   it.effect("codes mailed per email are capped per hour (429), with the same answer as for other emails", () =>
