@@ -198,6 +198,26 @@ describe.skipIf(skipBrowserTests)("OAuth with the MCP SDK client and Chromium", 
         yield* screenshots(recorded.page, "connect-agents")
         yield* Effect.promise(() => client.close())
         noBrowserComplaints(recorded)
+
+        // An invalid request from the registered client stays on a page of ours, with a link back it does not follow
+        // by itself (after the complaints check: the browser logs the 400).
+        const invalid = new URLSearchParams({
+          client_id: provider.info!.client_id,
+          redirect_uri: REDIRECT,
+          response_type: "token",
+          state: "s-1"
+        })
+        const refusedPage = yield* Effect.promise(() =>
+          recorded.page.goto(`${server.url}/oauth/authorize?${invalid.toString()}`)
+        )
+        expect(refusedPage!.status()).toBe(400)
+        expect(recorded.page.url()).toContain(`${server.url}/oauth/authorize?`)
+        const back = recorded.page.getByRole("link", { name: /^Return to / })
+        const href = new URL((yield* Effect.promise(() => back.getAttribute("href")))!)
+        expect(`${href.origin}${href.pathname}`).toBe(REDIRECT)
+        expect(href.searchParams.get("error")).toBe("unsupported_response_type")
+        expect(href.searchParams.get("state")).toBe("s-1")
+        yield* screenshots(recorded.page, "oauth-refused")
       }))
 
     it.scoped("a Client ID Metadata Document as client_id; revoke → 401", () =>
