@@ -405,6 +405,29 @@ layer(ServerWithSmtp({ DOCK_SIGNUP: "closed" }), { excludeTestServices: true })(
       const users = yield* server.sql`select 1 from users where email = ${stranger}`.pipe(Effect.orDie)
       expect(users).toEqual([])
     }))
+
+  it.effect("with the SMTP server down a member and a stranger still get the same answer (no 503 that tells)", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServer
+      const receiver = yield* SmtpReceiver
+      const known = `member-${unique()}@example.com`
+      yield* server.domain(Effect.flatMap(Accounts, (accounts) => accounts.createByOperator({ email: known })))
+      const stranger = `stranger-${unique()}@example.com`
+      yield* receiver.stop
+      const a = yield* requestCode(browserFor(server), known)
+      const b = yield* requestCode(browserFor(server), stranger)
+      yield* receiver.start
+      expect(a.status).toBe(200)
+      expect(b.status).toBe(200)
+      const shape = (reply: WebReply, email: string) =>
+        reply.text.replaceAll(email, "EMAIL").replace(/name="csrf" value="[^"]+"/, "")
+      expect(shape(b, stranger)).toBe(shape(a, known))
+      // The member's lost mail: a new code, once SMTP is back, arrives and signs them in.
+      const client = browserFor(server)
+      const signedIn = yield* signIn(client, known)
+      expect(signedIn.status).toBe(303)
+      expect(hasSessionCookie(signedIn)).toBe(true)
+    }))
 })
 
 layer(ServerWithSmtp({ DOCK_TRUST_PROXY: "true" }), { excludeTestServices: true })("sends per address", (it) => {

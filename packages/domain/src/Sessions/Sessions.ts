@@ -4,18 +4,19 @@
  * `signIn` refuses a wrong, expired, used or never-sent code with one and the same error.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { RateLimited, Unavailable, ValidationError } from "../Errors.ts"
+import type { RateLimited, ValidationError } from "../Errors.ts"
 import type { ActiveSession, SignedIn } from "./Session.ts"
 
 export class Sessions extends Context.Tag("@dock/domain/Sessions")<Sessions, {
   /**
    * Mails a sign-in code to `email` when it may sign in (an existing person, or anyone while sign-up is open);
-   * counts the send against the email's and the address's hourly caps either way. `requesterIp` is counted.
+   * counts the send against the email's and the address's hourly caps either way. `requesterIp` is counted. The
+   * mail goes out after the answer (a failed send is logged), so the answer never depends on the account.
    */
   readonly requestCode: (
     email: string,
     requesterIp: string
-  ) => Effect.Effect<void, ValidationError | RateLimited | Unavailable>
+  ) => Effect.Effect<void, ValidationError | RateLimited>
   /** Spends the code: the account (created on first sign-in unless sign-up is closed) and a fresh session. */
   readonly signIn: (
     email: string,

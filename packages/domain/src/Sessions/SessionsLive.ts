@@ -10,7 +10,7 @@ import { Clock, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { Accounts } from "../Accounts/Accounts.ts"
 import { normalizeEmail } from "../Accounts/User.ts"
 import { transactional } from "../Database/Transactional.ts"
-import { RateLimited, Unavailable, ValidationError } from "../Errors.ts"
+import { RateLimited, ValidationError } from "../Errors.ts"
 import type { UserId } from "../Ids.ts"
 import { describeDuration, Limits } from "../Limits.ts"
 import { Mailer } from "../Mail/Mailer.ts"
@@ -55,7 +55,7 @@ export const SessionsLive = Layer.effect(
 
     const requestCode = Effect.fn("Sessions.requestCode")(function*(rawEmail: string, requesterIp: string) {
       const email = yield* normalizeEmail(rawEmail)
-      yield* transactional(
+      const mail = yield* transactional(
         sql,
         Effect.gen(function*() {
           yield* rateLimits.hit({
@@ -73,7 +73,7 @@ export const SessionsLive = Layer.effect(
           const person = yield* repo.personByEmail(email)
           const mayEnter = Option.match(person, { onNone: () => signupOpen, onSome: (user) => user.kind === "person" })
           // Nobody to sign in: the same answer as a sent code (no account enumeration), no mail.
-          if (!mayEnter) return
+          if (!mayEnter) return Option.none()
           const at = yield* now
           yield* repo.voidOpenCodes(email, at)
           const code = newOtp()
@@ -83,7 +83,7 @@ export const SessionsLive = Layer.effect(
             createdAt: at,
             expiresAt: new Date(at.getTime() + Duration.toMillis(limits.otpTtl))
           })
-          yield* mailer.send({
+          return Option.some({
             to: email,
             subject: "Your Dock sign-in code",
             text: [
@@ -92,13 +92,19 @@ export const SessionsLive = Layer.effect(
               `Enter it within ${describeDuration(limits.otpTtl)} on the sign-in page.`,
               "If you did not ask for it, ignore this mail: nobody signs in without the code."
             ].join("\n")
-          }).pipe(
-            Effect.mapError(() =>
-              new Unavailable({ message: "The code could not be mailed right now; try again later" })
-            )
-          )
+          })
         })
       )
+      // Mailed after the commit and off the request: the answer then takes as long, and reads the same, whether or
+      // not the email may sign in (waiting for SMTP, or a 503 when it fails, would tell accounts apart when sign-up
+      // is closed), and no row lock is held across SMTP. A failed send is logged; the person asks for a new code.
+      if (Option.isSome(mail)) {
+        yield* Effect.forkDaemon(
+          mailer.send(mail.value).pipe(
+            Effect.catchAll((error) => Effect.logWarning("A sign-in code could not be mailed", error))
+          )
+        )
+      }
     })
 
     const wrongTryKeys = (email: string, ip: string) => [`sign-in-wrong-email:${email}`, `sign-in-wrong-ip:${ip}`]

@@ -81,18 +81,6 @@ export const webRoutes = (config: ServerConfig) => {
           RateLimited: (error) =>
             Effect.succeed(
               htmlPage(429, <LoginEmailPage csrf={csrf} next={next} email={email} error={`${error.message}.`} />)
-            ),
-          Unavailable: () =>
-            Effect.succeed(
-              htmlPage(
-                503,
-                <LoginEmailPage
-                  csrf={csrf}
-                  next={next}
-                  email={email}
-                  error="The code could not be mailed right now. Try again in a moment."
-                />
-              )
             )
         })
       )

@@ -7,6 +7,7 @@ import { Duration, Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { postJson } from "./Http.ts"
+import { pollUntil } from "./ServerProcess.ts"
 
 export const ANONYMOUS = { type: "anonymous", requested_credential_type: "mcp_write_token" } as const
 
@@ -69,10 +70,19 @@ export const outboxTo = (dataDir: string, email: string) =>
 
 /** The code of the one mail written to `email` (each test mails a fresh address once). */
 export const onlyCodeTo = (dataDir: string, email: string) =>
-  Effect.flatMap(outboxTo(dataDir, email), (mails) =>
+  // A sign-in code is mailed after the answer (the claim's before it): wait for the mail to be written.
+  pollUntil(
+    `a mail to ${email} in the outbox`,
+    Effect.map(outboxTo(dataDir, email), (mails) => mails.length > 0),
+    { within: "10 seconds" }
+  ).pipe(
+    Effect.orElse(() => Effect.void),
+    Effect.zipRight(outboxTo(dataDir, email))
+  ).pipe(Effect.flatMap((mails) =>
     mails.length === 1
       ? Effect.sync(() => codeIn(mails[0]!.text))
-      : Effect.dieMessage(`Expected one mail to ${email} in the outbox, found ${mails.length}`))
+      : Effect.dieMessage(`Expected one mail to ${email} in the outbox, found ${mails.length}`)
+  ))
 
 /**
  * Rate limits count in fixed windows (a minute, an hour, a UTC day). A test that expects an exact count waits
