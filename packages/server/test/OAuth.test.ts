@@ -684,7 +684,11 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
               "fe80::1",
               "ff02::1",
               "::ffff:10.0.0.1",
-              "::ffff:127.0.0.1"
+              "::ffff:127.0.0.1",
+              "::ffff:7f00:1",
+              "::7f00:1",
+              "::127.0.0.1",
+              "::a00:1"
             ]
           ) {
             expect(isPublicAddress(address), address).toBe(false)

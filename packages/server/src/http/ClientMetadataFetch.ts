@@ -42,8 +42,8 @@ for (
 ) blocked.addSubnet(network, prefix, "ipv4")
 for (
   const [network, prefix] of [
-    ["::", 128],
-    ["::1", 128],
+    // The unspecified and loopback addresses, and the deprecated IPv4-compatible ones (`::a.b.c.d`).
+    ["::", 96],
     ["64:ff9b::", 96],
     ["64:ff9b:1::", 48],
     ["100::", 64],
