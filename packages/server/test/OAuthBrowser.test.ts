@@ -17,7 +17,7 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/auth.js"
 import { Effect, Layer } from "effect"
 import * as Net from "node:net"
-import type { Page } from "playwright-core"
+import type { Page, Route } from "playwright-core"
 import { BrowserLive, openPage, skipBrowserTests } from "./support/Browser.ts"
 import { fetchReply, rawToolCall, unique } from "./support/Http.ts"
 import { codeIn } from "./support/Identity.ts"
@@ -100,7 +100,13 @@ class BrowserProvider implements OAuthClientProvider {
 /** Chromium from the authorization URL through sign-in (if asked) and consent to the code at the redirect URI. */
 const driver =
   (page: Page, receiver: Receiver, email: string, onConsent: (page: Page) => Promise<void>) => async (url: URL) => {
-    const callback = page.waitForRequest((request) => request.url().startsWith(`${REDIRECT}?`))
+    const atCallback = (target: URL | string) => target.toString().startsWith(`${REDIRECT}?`)
+    // Nothing listens at the redirect URI: the browser is answered there, so its navigation ends on a page rather
+    // than on Chromium's error page, which would interrupt the test's next navigation whenever it came late.
+    const answerCallback = (route: Route) =>
+      route.fulfill({ status: 200, contentType: "text/plain", body: "Connected." })
+    await page.route(atCallback, answerCallback)
+    const callback = page.waitForRequest((request) => atCallback(request.url()))
     await page.goto(url.toString())
     if (new URL(page.url()).pathname === "/login") {
       const before = receiver.received().filter((mail) => mail.to.includes(email)).length
@@ -115,6 +121,8 @@ const driver =
     await onConsent(page)
     await page.getByRole("button", { name: "Allow" }).click()
     const answer = new URL((await callback).url())
+    await page.waitForURL(atCallback)
+    await page.unroute(atCallback, answerCallback)
     expect(answer.searchParams.get("state")).toBe(url.searchParams.get("state"))
     expect(answer.searchParams.get("iss")).toBe(new URL(url).origin)
     return answer.searchParams.get("code")!
