@@ -417,6 +417,23 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
           expect(again.json.error).toBe("invalid_grant")
         }))
 
+      /** Of parallel spends of one code or refresh token: exactly one issued tokens, the rest are invalid_grant, and
+       * the grant is revoked. Answers the one issue. */
+      const onlyOneIssued = (
+        server: RunningServer,
+        clientId: string,
+        replies: ReadonlyArray<{ status: number; text: string; json: any }>
+      ) =>
+        Effect.gen(function*() {
+          const issued = replies.filter((reply) => reply.status === 200)
+          expect(issued, replies.map((reply) => reply.text).join("\n")).toHaveLength(1)
+          for (const reply of replies.filter((reply) => reply.status !== 200)) {
+            expect(reply.json.error).toBe("invalid_grant")
+          }
+          expect((yield* grantRows(server, clientId))[0]!.revoked_at).not.toBeNull()
+          return issued[0]!.json as Tokens
+        })
+
       it.effect("one code spent in parallel: exactly one request gets tokens, and the replays revoke the grant", () =>
         Effect.gen(function*() {
           const server = yield* TestServer
@@ -432,13 +449,8 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
             Array.from({ length: 6 }, () => exchange(server, client.client_id, code, verifier)),
             { concurrency: "unbounded" }
           )
-          const issued = replies.filter((reply) => reply.status === 200)
-          expect(issued, replies.map((reply) => reply.text).join("\n")).toHaveLength(1)
-          for (const reply of replies.filter((reply) => reply.status !== 200)) {
-            expect(reply.json.error).toBe("invalid_grant")
-          }
-          expect((yield* grantRows(server, client.client_id))[0]!.revoked_at).not.toBeNull()
-          const access = (issued[0]!.json as Tokens).access_token
+          const issued = yield* onlyOneIssued(server, client.client_id, replies)
+          const access = issued.access_token
           expect((yield* rawToolCall(server.url, access, "list_buckets", {})).status).toBe(401)
         }))
 
@@ -455,13 +467,8 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
               })),
             { concurrency: "unbounded" }
           )
-          const issued = replies.filter((reply) => reply.status === 200)
-          expect(issued, replies.map((reply) => reply.text).join("\n")).toHaveLength(1)
-          for (const reply of replies.filter((reply) => reply.status !== 200)) {
-            expect(reply.json.error).toBe("invalid_grant")
-          }
-          expect((yield* grantRows(server, client.client_id))[0]!.revoked_at).not.toBeNull()
-          const fresh = issued[0]!.json as Tokens
+          const issued = yield* onlyOneIssued(server, client.client_id, replies)
+          const fresh = issued
           expect((yield* rawToolCall(server.url, fresh.access_token, "list_buckets", {})).status).toBe(401)
           const next = yield* tokenRequest(server, {
             grant_type: "refresh_token",
