@@ -9,18 +9,20 @@
  * 2. get_web_page with 10 concurrent readers on those pages (and on one 64 KiB HTML page, sanitized per read).
  * 3. search_web_pages over BENCH_PAGES pages in BENCH_DOCKS public, discoverable Docks of a few users, seeded
  *    with SQL (a Zipf-like vocabulary, so the tsvectors look like prose): p50/p95 and calls/s per query kind
- *    (common word, rare word, two words, phrase) by a user who owns none of them, the CPU a call costs the
- *    server and PostgreSQL, the seeding time, and, for a kind that is slow, `explain analyze` of its first
- *    candidate statement (mirrored from PagesRepo.search).
+ *    (common word, rare word, two words, phrase) by a user who owns none of them, the seeding time, and, for a
+ *    kind that is slow, `explain analyze` of its first candidate statement (mirrored from PagesRepo.search).
  * 4. sanitizeHtml on 1 MiB of ordinary and of deeply nested HTML, and prepareMarkdown on one of the pushed
  *    documents (the CPU a push costs before any SQL), in this process (median of several runs).
  *
  * The per-token request and write limits are off and the plan caps raised, so nothing but the server itself
- * limits the run. Prints the 1-minute load average at start and end and a table at the end; asserts nothing.
+ * limits the run. Every call figure also gives the CPU a call cost the server process and PostgreSQL's backends
+ * (from /proc; latency moves with the machine's other load, CPU far less). Prints the 1-minute load average at
+ * start and end and a table at the end; asserts nothing.
  *
  * BENCH_PAGES (100000), BENCH_DOCKS (200), BENCH_OWNERS (5), BENCH_VOCABULARY (30000), BENCH_SENTENCES (50000),
  * BENCH_SECONDS (measured per write/read scenario, 10), BENCH_WARMUP_SECONDS (2), BENCH_WRITERS (16),
  * BENCH_READERS (10), BENCH_PAGE_KIB (64), BENCH_SEARCH_CLIENTS (4), BENCH_SEARCH_SECONDS (per query kind, 8),
+ * BENCH_SEARCH_LIMIT (20, the tool's default),
  * BENCH_SLOW_MS (p95 above which the plan is shown, 200), BENCH_SANITIZE_RUNS (7), BENCH_ERA (legacy|modern),
  * BENCH_SERVER_NODE_ARGS (extra Node options for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
  * BENCH_KEEP_DATABASE=1 (keep the seeded database for experiments with psql; its name is printed),
@@ -209,6 +211,8 @@ interface Figure {
   readonly note: string
   /** The longest the server's event loop was held while the figure was measured (ms), when known. */
   readonly blockedMs: number | undefined
+  /** What a measured call cost the server and PostgreSQL in CPU, when measured. */
+  readonly cpu: string | undefined
 }
 
 /** The server's output, once it runs: its `loop-delay` lines (bench/support/LoopDelay.mjs). */
@@ -222,6 +226,33 @@ const blockedBetween = (from: number, to: number): number | undefined => {
     if (Number(at) > from + 1000 && Number(at) <= to + 1000) longest = Math.max(longest ?? 0, Number(ms))
   }
   return longest
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux); 0 when it is gone. */
+const cpuOf = async (pid: string | number) => {
+  const stat = await Fs.readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined)
+  if (stat === undefined) return 0
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 1000 / clockTicks
+}
+
+interface CpuSnapshot {
+  readonly server: number
+  readonly database: ReadonlyMap<string, number>
+}
+
+/**
+ * The CPU used so far by the server process and the database's backends (from /proc, in ms), once the server
+ * runs: unlike latency, hardly changed by whatever else loads the machine.
+ */
+let cpuMeter: (() => Promise<CpuSnapshot>) | undefined
+
+/** What the measured calls cost the server and PostgreSQL in CPU, each call on average. */
+const cpuPerCall = (before: CpuSnapshot, after: CpuSnapshot, calls: number) => {
+  let database = 0
+  for (const [pid, ms] of after.database) database += ms - (before.database.get(pid) ?? 0)
+  const per = (ms: number) => (ms / Math.max(1, calls)).toFixed(1)
+  return `CPU a call: server ${per(after.server - before.server)} ms, PostgreSQL ${per(database)} ms`
 }
 
 /**
@@ -254,7 +285,12 @@ const drive = async (
   if (warmup > 0) await phase(warmup * 1000, undefined)
   const latencies: Array<number> = []
   const measuredFrom = Date.now()
+  const cpuBefore = await cpuMeter?.()
   const { elapsed, errors } = await phase(seconds * 1000, latencies)
+  const cpuAfter = await cpuMeter?.()
+  const cpu = cpuBefore === undefined || cpuAfter === undefined
+    ? undefined
+    : cpuPerCall(cpuBefore, cpuAfter, latencies.length + errors)
   // (the last second's line comes a second later)
   await new Promise((resolve) => setTimeout(resolve, 1100))
   const blockedMs = blockedBetween(measuredFrom, Date.now() - 1100)
@@ -267,12 +303,14 @@ const drive = async (
     p95: percentile(latencies, 0.95),
     errors,
     note,
-    blockedMs
+    blockedMs,
+    cpu
   }
   console.log(
     `  ${label}: ${figure.perSecond.toFixed(1)}/s, p50 ${figure.p50.toFixed(1)} ms, p95 ${figure.p95.toFixed(1)} ms ` +
       `(${figure.calls} calls, ${errors} errors${note === "" ? "" : `; ${note}`}` +
-      `${blockedMs === undefined ? "" : `; event loop held at most ${blockedMs.toFixed(0)} ms`})`
+      `${blockedMs === undefined ? "" : `; event loop held at most ${blockedMs.toFixed(0)} ms`})` +
+      `${cpu === undefined ? "" : `\n    ${cpu}`}`
   )
   return figure
 }
@@ -290,6 +328,7 @@ const main = async () => {
   const pageBytes = number("BENCH_PAGE_KIB", 64) * 1024
   const searchClients = number("BENCH_SEARCH_CLIENTS", 4)
   const searchSeconds = number("BENCH_SEARCH_SECONDS", 8)
+  const searchLimit = number("BENCH_SEARCH_LIMIT", 20)
   const slowMs = number("BENCH_SLOW_MS", 200)
   const sanitizeRuns = number("BENCH_SANITIZE_RUNS", 7)
   const era = mcpEra()
@@ -384,6 +423,13 @@ const main = async () => {
         String((await admin("/admin/users", { email: "searcher@example.com", username: "bench-searcher" })).id))
 
     const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
+    // CPU a call costs the server process and the database's backends, measured by every `drive` from now on.
+    cpuMeter = async () => {
+      const backends = (await psql("select pid from pg_stat_activity where datname = current_database()"))
+        .split("\n").filter((pid) => pid !== "")
+      const each = await Promise.all(backends.map(async (pid) => [pid, await cpuOf(pid)] as const))
+      return { server: await cpuOf(dock.child.pid!), database: new Map(each) }
+    }
     if (!reused) {
       // -----------------------------------------------------------------------------------------------------------
       // Seeding for search, with SQL: vocabulary, a pool of sentences, then every page a random run of sentences.
@@ -594,45 +640,28 @@ const main = async () => {
     ]
     console.log(
       `\nsearch_web_pages over ${pageCount} pages, ${searchClients} concurrent clients, ${searchSeconds} s per kind ` +
-        `(1 s warm-up), limit 20 (the default):`
+        `(1 s warm-up), limit ${searchLimit}:`
     )
     const matches = (query: string) =>
       psql(`select count(*) from parts where search @@ websearch_to_tsquery('english', ${literal(query)})`)
-    // CPU a call costs the server process and the database's backends (from /proc, in ms): unlike latency, hardly
-    // changed by whatever else loads the machine.
-    const cpuMs = async () => {
-      const backends = (await psql("select pid from pg_stat_activity where datname = current_database()"))
-        .split("\n").filter((pid) => pid !== "")
-      const of = async (pid: string | number) => {
-        const stat = await Fs.readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined)
-        if (stat === undefined) return 0
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-        return (Number(fields[11]) + Number(fields[12])) * 1000 / clockTicks
-      }
-      const each = await Promise.all(backends.map(async (pid) => [pid, await of(pid)] as const))
-      return { server: await of(dock.child.pid!), database: new Map(each) }
-    }
-    const cpuSince = async (before: Awaited<ReturnType<typeof cpuMs>>, calls: number) => {
-      const after = await cpuMs()
-      let database = 0
-      for (const [pid, ms] of after.database) database += ms - (before.database.get(pid) ?? 0)
-      return `CPU a call: server ${((after.server - before.server) / calls).toFixed(1)} ms, PostgreSQL ${
-        (database / calls).toFixed(1)
-      } ms`
-    }
     for (const [kind, queries] of kinds) {
       const counts: Array<string> = []
       for (const query of queries) counts.push(await matches(query))
-      let calls = 0
-      const before = await cpuMs()
-      const figure = await drive(`search_web_pages, ${kind}`, searchClients, 1, searchSeconds, async (c, n) => {
-        calls++
-        return (await call(searchers[c]!, "search_web_pages", { query: queries[(c + n) % queries.length]! })) !==
-          undefined
-      }, `queries ${queries.join(", ")}; matching pages ${counts.join(", ")}`)
-      const cpu = await cpuSince(before, calls)
-      console.log(`    ${cpu}`)
-      searchFigures.push({ ...figure, note: cpu })
+      searchFigures.push(
+        await drive(
+          `search_web_pages, ${kind}`,
+          searchClients,
+          1,
+          searchSeconds,
+          async (c, n) =>
+            (await call(searchers[c]!, "search_web_pages", {
+              query: queries[(c + n) % queries.length]!,
+              limit: searchLimit
+            })) !==
+              undefined,
+          `queries ${queries.join(", ")}; matching pages ${counts.join(", ")}`
+        )
+      )
     }
     // 1 client, sequential: latency without queueing behind the other clients.
     console.log(`\nsearch_web_pages, 1 client, common word (no concurrency):`)
@@ -642,7 +671,11 @@ const main = async () => {
       1,
       searchSeconds,
       async (_, n) =>
-        (await call(searchers[0]!, "search_web_pages", { query: ["data", "team", "system"][n % 3]! })) !== undefined
+        (await call(searchers[0]!, "search_web_pages", {
+          query: ["data", "team", "system"][n % 3]!,
+          limit: searchLimit
+        })) !==
+          undefined
     )
     searchFigures.push(solo)
 
@@ -699,7 +732,7 @@ ${kind}: p95 over ${slowMs} ms; explain (analyze, buffers) of the first window's
       Object.entries(seedSeconds).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(", ")
     }`
   )
-  for (const f of searchFigures) if (f.note.startsWith("CPU")) console.log(`${f.label}: ${f.note}`)
+  for (const f of [...figures, ...searchFigures]) if (f.cpu !== undefined) console.log(`${f.label}: ${f.cpu}`)
   console.log(
     `load average (1/5/15 min): ${loadStart} at start, ${loadAverage({ all: true })} at end; ` +
       `whole run ${((performance.now() - benchStart) / 1000).toFixed(0)} s`

@@ -568,13 +568,13 @@ export const DocksLive = Layer.effect(
             actor: { username: entry.username, agent_label: entry.agent_label },
             ...(role === "owner" ? { token_id: entry.token_id } : {}),
             created_at: entry.created_at.toISOString()
-          })
+          }, true)
         ),
         top_entities: entities,
         top_concepts: concepts,
         cover_web_page: cover ?? null,
         fork
-      })
+      }, true)
     })
 
     const fork = Effect.fn("Docks.fork")(function*(upstream: DockTarget, options: ForkOptions) {

@@ -64,14 +64,14 @@ export const MembersLive = Layer.effect(
         }
         const now = new Date(yield* Clock.currentTimeMillis)
         yield* repo.upsert(dock.id, user.id, role, now)
-        return new Member({ bucket_id: dock.id, user_id: user.id, username: user.username, role })
+        return new Member({ bucket_id: dock.id, user_id: user.id, username: user.username, role }, true)
       }
     )
 
     const listOf = (dock: Dock) =>
       Effect.map(
         repo.list(dock.id),
-        (rows) => rows.map((row) => new Member({ bucket_id: dock.id, ...row, role: grantedRole(row.role) }))
+        (rows) => rows.map((row) => new Member({ bucket_id: dock.id, ...row, role: grantedRole(row.role) }, true))
       )
 
     const removeFrom = Effect.fn("Members.removeFrom")(function*(dock: Dock, userName: string, byOperator: boolean) {
@@ -80,7 +80,10 @@ export const MembersLive = Layer.effect(
       if (removed === undefined) {
         return yield* new NotFound({ message: `${user.username} has no grant on this Dock` })
       }
-      return new Member({ bucket_id: dock.id, user_id: user.id, username: user.username, role: grantedRole(removed) })
+      return new Member(
+        { bucket_id: dock.id, user_id: user.id, username: user.username, role: grantedRole(removed) },
+        true
+      )
     })
 
     const add = Effect.fn("Members.add")(function*(dockName: string, userName: string, role: Role) {

@@ -56,6 +56,11 @@ import {
 /** The Dock a Micro DB write changes: the caller's access to it and its content side (the caps). */
 type WriteTarget = DockAccess & ContentDock
 
+/**
+ * A table and a row as answers show them, built without validating again (`true`, as `toDock`): the rows were
+ * decoded by their schemas, and every answer is encoded by its tool's or route's schema, which checks them. A
+ * page of 50 rows validated one by one cost a query ~5 ms of the server's CPU.
+ */
 const toTable = (row: TableRow, rowCount = row.row_count) =>
   new MicroDbTable({
     id: row.id,
@@ -67,7 +72,7 @@ const toTable = (row: TableRow, rowCount = row.row_count) =>
     row_count: rowCount,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString()
-  })
+  }, true)
 
 const toRow = (row: StoredRow) =>
   new MicroDbRow({
@@ -76,7 +81,7 @@ const toRow = (row: StoredRow) =>
     version: row.version,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString()
-  })
+  }, true)
 
 const invalid = (message: string, errors: ReadonlyArray<FieldError>, extra: Record<string, unknown> = {}) =>
   new ValidationError({

@@ -489,6 +489,7 @@ export const PagesLive = Layer.effect(
       const rows = yield* repo.versions(row.id)
       // Members see which token wrote each version (to name an agent to revert_agent_changes); outsiders do not.
       const member = roleOf(yield* CurrentPrincipal, access) !== null
+      // Built without validating again (`true`, as toPart): the answer's schema checks it when it is encoded.
       return rows.map((version) =>
         new PartVersion({
           version: version.version,
@@ -507,7 +508,7 @@ export const PagesLive = Layer.effect(
             ...(member ? { token_id: version.token_id } : {})
           },
           created_at: version.created_at.toISOString()
-        })
+        }, true)
       )
     })
 
@@ -675,6 +676,7 @@ export const PagesLive = Layer.effect(
         ownerUsername: named ? undefined : options.target.owner_username?.trim(),
         limit: options.limit
       })
+      // Built without validating again (`true`, as toPart): the answer's schema checks it when it is encoded.
       return hits.map((hit) =>
         new PageSearchResult({
           part: toPart(hit.part, baseUrl),
@@ -686,7 +688,7 @@ export const PagesLive = Layer.effect(
           },
           snippet: hit.snippet,
           rank: hit.rank
-        })
+        }, true)
       )
     })
 

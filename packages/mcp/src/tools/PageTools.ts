@@ -159,7 +159,7 @@ export const getWebPage = tool({
       Effect.map(({ part, record }) => {
         const content = format === "text" ? record.text : part.content
         return {
-          part: new Part({ ...part, ...(content === undefined ? {} : { content }) }),
+          part: new Part({ ...part, ...(content === undefined ? {} : { content }) }, true),
           content_type: format === "text" ? "text" : part.content_type,
           grounding: {
             tags: record.tags,
