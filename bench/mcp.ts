@@ -6,8 +6,9 @@
  * by the bare SDK (`createMcpHandler` on node:http, also a child process: this file with BENCH_ROLE=echo), each
  * with the same concurrent MCP clients (the v2 SDK client over Streamable HTTP, connected once, keep-alive). They
  * take turns in interleaved slices so that outside load falls on all of them alike. Prints figures and the ratio
- * of each Dock tool to the echo baseline (calls/s, p50 and p99), and the server process's own CPU time per call
- * (from /proc, Linux): on a machine shared with other work, the figure other load changes least. Asserts nothing.
+ * of each Dock tool to the echo baseline (calls/s, p50 and p99), and the CPU time per call of the server process and
+ * of its database's backends (from /proc, Linux): on a machine shared with other work, the figures other load
+ * changes least. Asserts nothing.
  *
  * The per-token request rate is counted as in production (a limit far above what the bench reaches, so nothing
  * is refused): the count is part of every call's cost. The 200 pages are HTML of ~2 KB, each read once before
@@ -22,12 +23,14 @@
  */
 import type { Client } from "@modelcontextprotocol/client"
 import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotocol/server"
-import * as Fs from "node:fs"
 import * as Http from "node:http"
 import { Readable } from "node:stream"
 import { startServer, stopServer } from "../scripts/support.ts"
 import {
+  backendsCpu,
+  backendsCpuSince,
   connectMcp,
+  cpuOf,
   loadAverage,
   machine,
   mcpEra,
@@ -98,29 +101,16 @@ const serveEcho = () => {
 // The driver.
 // ---------------------------------------------------------------------------------------------------------------
 
-/**
- * The CPU time (user + system, ms) a process has used so far, from /proc (Linux); undefined elsewhere. Beside
- * calls/s, it shows what a call costs the server itself, which other load on the machine changes far less.
- */
-const cpuMs = (pid: number | undefined): number | undefined => {
-  if (pid === undefined) return undefined
-  try {
-    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
-  } catch {
-    return undefined
-  }
-}
-/** USER_HZ: /proc counts CPU time in these ticks (100 on Linux). */
-const CLOCK_TICKS = 100
-
 interface Target {
   readonly label: string
   /** The server process answering this target's calls. */
   readonly pid: number | undefined
   /** Server CPU used during the measured slices. */
   cpu: number
+  /** CPU of the database's backends during the measured slices (the Dock's; the echo has none). */
+  databaseCpu: number
+  /** Reads the CPU of the database's backends (the Dock's targets). */
+  readonly backends: (() => Promise<ReadonlyMap<string, number>>) | undefined
   readonly name: string
   readonly args: (client: number, call: number) => Record<string, unknown>
   readonly clients: ReadonlyArray<Client>
@@ -133,7 +123,8 @@ interface Target {
 /** Every client of the target calls its tool in a loop until `ms` have passed; with `record`, every call counts. */
 const slice = async (target: Target, ms: number, record: boolean) => {
   const start = performance.now()
-  const cpuBefore = cpuMs(target.pid)
+  const cpuBefore = await cpuOf(target.pid)
+  const backendsBefore = await target.backends?.()
   const deadline = start + ms
   await Promise.all(target.clients.map(async (client, index) => {
     for (let call = 0; performance.now() < deadline; call++) {
@@ -152,8 +143,11 @@ const slice = async (target: Target, ms: number, record: boolean) => {
   }))
   if (record) {
     target.elapsed += performance.now() - start
-    const cpuAfter = cpuMs(target.pid)
-    if (cpuBefore !== undefined && cpuAfter !== undefined) target.cpu += cpuAfter - cpuBefore
+    target.cpu += (await cpuOf(target.pid)) - cpuBefore
+    const backendsAfter = await target.backends?.()
+    if (backendsBefore !== undefined && backendsAfter !== undefined) {
+      target.databaseCpu += backendsCpuSince(backendsBefore, backendsAfter)
+    }
   }
 }
 
@@ -172,11 +166,14 @@ const main = async () => {
     url: string,
     token: string | undefined,
     name: string,
-    args: Target["args"]
+    args: Target["args"],
+    backends?: Target["backends"]
   ): Promise<Target> => ({
     label,
     pid,
     cpu: 0,
+    databaseCpu: 0,
+    backends,
     name,
     args,
     clients: await Promise.all(Array.from({ length: clients }, () => connect(url, token))),
@@ -188,7 +185,7 @@ const main = async () => {
   // Counted, never refused: the request rate is part of what a call costs.
   const env = { DOCK_TOKEN_REQUESTS_PER_MINUTE: "100000000" }
   const nodeArgs = (process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== "")
-  await withFreshServer("mcp", { env, nodeArgs }, async ({ dock, summary, admin, defer }) => {
+  await withFreshServer("mcp", { env, nodeArgs }, async ({ dock, summary, admin, defer, psql }) => {
     const echo = await startServer(process.execPath, [...sourceArgs, import.meta.filename], { BENCH_ROLE: "echo" })
     defer(() => stopServer(echo.child))
 
@@ -238,6 +235,7 @@ const main = async () => {
         `${era === "legacy" ? " (2025 handshake, stateless)" : " (2026-07-28)"}\n`
     )
 
+    const backends = () => backendsCpu(psql)
     const targets = [
       await target("echo (bare SDK, node:http)", echo.child.pid, `${echo.baseUrl}/mcp`, undefined, "echo", (c, n) => ({
         text: `hello ${c}.${n}`
@@ -245,11 +243,19 @@ const main = async () => {
       await target("get_web_page (Dock)", dock.child.pid, `${dock.baseUrl}/mcp`, token, "get_web_page", (c, n) => ({
         bucket: pagesBucket,
         page_slug: `page-${(c * 20 + n) % PAGES}`
-      })),
-      await target("list_buckets (Dock)", dock.child.pid, `${dock.baseUrl}/mcp`, token, "list_buckets", () => ({})),
+      }), backends),
+      await target(
+        "list_buckets (Dock)",
+        dock.child.pid,
+        `${dock.baseUrl}/mcp`,
+        token,
+        "list_buckets",
+        () => ({}),
+        backends
+      ),
       await target("get_bucket (Dock)", dock.child.pid, `${dock.baseUrl}/mcp`, token, "get_bucket", (c, n) => ({
         bucket: slugs[(c + n) % slugs.length]!
-      }))
+      }), backends)
     ]
     defer(() => Promise.all(targets.flatMap((t) => t.clients.map((client) => client.close()))))
     const loadBefore = loadAverage()
@@ -268,13 +274,27 @@ const main = async () => {
         callsPerSecond: t.latencies.length / (t.elapsed / 1000),
         p50: percentile(sorted, 0.5),
         p99: percentile(sorted, 0.99),
-        cpuPerCall: t.cpu / Math.max(1, t.latencies.length + t.errors)
+        cpuPerCall: t.cpu / Math.max(1, t.latencies.length + t.errors),
+        databaseCpuPerCall: t.backends === undefined
+          ? undefined
+          : t.databaseCpu / Math.max(1, t.latencies.length + t.errors)
       }
     })
     const baseline = figures[0]!
     const row = (cells: ReadonlyArray<string>) =>
       console.log(cells.map((cell, i) => (i === 0 ? cell.padEnd(28) : cell.padStart(i >= 5 ? 14 : 9))).join(" "))
-    row(["tool", "calls/s", "p50 ms", "p99 ms", "errors", "calls/s ratio", "p50 ratio", "p99 ratio", "CPU ms/call"])
+    row([
+      "tool",
+      "calls/s",
+      "p50 ms",
+      "p99 ms",
+      "errors",
+      "calls/s ratio",
+      "p50 ratio",
+      "p99 ratio",
+      "CPU ms/call",
+      "PG CPU ms/call"
+    ])
     for (const f of figures) {
       row([
         f.label,
@@ -285,13 +305,15 @@ const main = async () => {
         f === baseline ? "1" : (f.callsPerSecond / baseline.callsPerSecond).toFixed(3),
         f === baseline ? "1" : (f.p50 / baseline.p50).toFixed(2),
         f === baseline ? "1" : (f.p99 / baseline.p99).toFixed(2),
-        f.cpuPerCall.toFixed(2)
+        f.cpuPerCall.toFixed(2),
+        f.databaseCpuPerCall?.toFixed(2) ?? ""
       ])
     }
     console.log(
       "\nratios: each Dock tool against the echo baseline (calls/s: higher is better; p50, p99: lower is better)"
     )
-    console.log("CPU ms/call: the server process's own CPU time (user + system) per measured call, PostgreSQL's apart")
+    console.log("CPU ms/call: the server process's own CPU time (user + system) per measured call; PG CPU ms/call:")
+    console.log("its database's backends' (the bench's few psql readings of them included)")
     console.log(`per-token request rate counted (DOCK_TOKEN_REQUESTS_PER_MINUTE=${env.DOCK_TOKEN_REQUESTS_PER_MINUTE})`)
     console.log(`1-minute load average ${loadBefore} before, ${loadAfter} after`)
   })

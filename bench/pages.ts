@@ -34,11 +34,13 @@
  * reports it every second, bench/support/LoopDelay.mjs).
  */
 import type { Client } from "@modelcontextprotocol/client"
-import * as Fs from "node:fs/promises"
 import { contentJobs } from "../packages/domain/src/Content/ContentJobs.ts"
 import { sanitizeHtml } from "../packages/domain/src/Content/HtmlSanitizer.ts"
 import {
+  backendsCpu,
+  backendsCpuSince,
   connectMcp,
+  cpuOf,
   fill,
   loadAverage,
   machine,
@@ -52,9 +54,6 @@ import {
   withFreshServer
 } from "./support/Bench.ts"
 import { ordinaryHtml } from "./support/HtmlSamples.ts"
-
-/** USER_HZ, the unit of the CPU times in /proc/<pid>/stat: 100 on Linux. */
-const clockTicks = 100
 
 // ---------------------------------------------------------------------------------------------------------------
 // Words: ordinary English at the top ranks (stop words first, as in prose), then made-up words for the long tail.
@@ -228,14 +227,6 @@ const blockedBetween = (from: number, to: number): number | undefined => {
   return longest
 }
 
-/** CPU time (user + system, ms) a process has used so far, from /proc (Linux); 0 when it is gone. */
-const cpuOf = async (pid: string | number) => {
-  const stat = await Fs.readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined)
-  if (stat === undefined) return 0
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return (Number(fields[11]) + Number(fields[12])) * 1000 / clockTicks
-}
-
 interface CpuSnapshot {
   readonly server: number
   readonly database: ReadonlyMap<string, number>
@@ -249,8 +240,7 @@ let cpuMeter: (() => Promise<CpuSnapshot>) | undefined
 
 /** What the measured calls cost the server and PostgreSQL in CPU, each call on average. */
 const cpuPerCall = (before: CpuSnapshot, after: CpuSnapshot, calls: number) => {
-  let database = 0
-  for (const [pid, ms] of after.database) database += ms - (before.database.get(pid) ?? 0)
+  const database = backendsCpuSince(before.database, after.database)
   const per = (ms: number) => (ms / Math.max(1, calls)).toFixed(1)
   return `CPU a call: server ${per(after.server - before.server)} ms, PostgreSQL ${per(database)} ms`
 }
@@ -424,12 +414,7 @@ const main = async () => {
 
     const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
     // CPU a call costs the server process and the database's backends, measured by every `drive` from now on.
-    cpuMeter = async () => {
-      const backends = (await psql("select pid from pg_stat_activity where datname = current_database()"))
-        .split("\n").filter((pid) => pid !== "")
-      const each = await Promise.all(backends.map(async (pid) => [pid, await cpuOf(pid)] as const))
-      return { server: await cpuOf(dock.child.pid!), database: new Map(each) }
-    }
+    cpuMeter = async () => ({ server: await cpuOf(dock.child.pid), database: await backendsCpu(psql) })
     if (!reused) {
       // -----------------------------------------------------------------------------------------------------------
       // Seeding for search, with SQL: vocabulary, a pool of sentences, then every page a random run of sentences.
