@@ -13,6 +13,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Pg from "pg"
 import { copyTemplate, removeTemplate, saveTemplate } from "./EmbeddedTemplate.ts"
+import { prepareMarked } from "./Prepared.ts"
 import { makeSocketDir, removeStaleSocketDirs, SOCKET_FILE } from "./SocketDirs.ts"
 
 export { cacheDirConfig } from "./EmbeddedTemplate.ts"
@@ -56,6 +57,7 @@ const poolLayer = (
           connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT)
         })
         pool.on("error", () => {})
+        pool.on("connect", prepareMarked)
         return pool
       }),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))

@@ -73,7 +73,7 @@ export const makeDocksRepo = Effect.gen(function*() {
    * the Dock.
    */
   const withGrant = (userId: UserId | null, where: Statement.Fragment, along?: AlongFrom) =>
-    sql<RawDock>`select ${dockColumns}, m.role as member_role ${alongColumns(along)}
+    sql<RawDock>`/* prepared */ select ${dockColumns}, m.role as member_role ${alongColumns(along)}
       from docks d join users u on u.id = d.owner_id
         left join dock_members m on m.dock_id = d.id and m.user_id = ${userId}
         ${alongJoin(along, sql`d.id`)}
@@ -120,7 +120,7 @@ export const makeDocksRepo = Effect.gen(function*() {
    * beside it: for both, since which one the caller may read is the policy's to say).
    */
   const findReadFallbacksWithGrant = (userId: UserId | null, tokenId: string | null, now: Date, along?: AlongFrom) =>
-    sql<RawDock>`select ${dockColumns}, m.role as member_role ${alongColumns(along)}
+    sql<RawDock>`/* prepared */ select ${dockColumns}, m.role as member_role ${alongColumns(along)}
       from (select g.dock_id, 1 as rank from grounding g where g.token_id = ${tokenId} and g.expires_at > ${now}
           union all select me.default_dock_id, 2 from users me where me.id = ${userId}) f
         join docks d on d.id = f.dock_id join users u on u.id = d.owner_id
@@ -151,7 +151,7 @@ export const makeDocksRepo = Effect.gen(function*() {
     slug: string,
     along?: AlongFrom
   ) =>
-    sql<RawDock & { tier: number }>`select c.* ${alongColumns(along)} from (
+    sql<RawDock & { tier: number }>`/* prepared */ select c.* ${alongColumns(along)} from (
         select ${dockColumns}, m.role as member_role, t.tier,
           t.tier = min(t.tier) over () and count(*) over (partition by t.tier) = 1 as chosen
         from docks d join users u on u.id = d.owner_id

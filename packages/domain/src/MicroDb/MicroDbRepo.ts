@@ -50,7 +50,8 @@ export const makeMicroDbRepo = Effect.gen(function*() {
   const rowColumns = sql`r.id, r.table_id, r.data, r.size_bytes, r.version, r.created_at, r.updated_at`
 
   const tables = (dockId: DockId) =>
-    sql`select ${tableColumns} from micro_db_tables where dock_id = ${dockId} order by position, created_at`.pipe(
+    sql`/* prepared */ select ${tableColumns} from micro_db_tables where dock_id = ${dockId}
+      order by position, created_at`.pipe(
       Effect.flatMap(decodeTables),
       Effect.orDie
     )
@@ -58,7 +59,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
   /** A table of the Dock by UUID or slug; `lock` makes the caller's transaction the table's one writer. */
   const findTable = (dockId: DockId, ref: string, lock = false) => {
     const trimmed = ref.trim()
-    return sql`select ${tableColumns} from micro_db_tables
+    return sql`/* prepared */ select ${tableColumns} from micro_db_tables
       where dock_id = ${dockId} and ${isUuid(trimmed) ? sql`id = ${trimmed.toLowerCase()}` : sql`slug = ${trimmed}`}
       ${lock ? sql`for update` : sql``}`.pipe(
       Effect.flatMap(decodeTables),
@@ -185,7 +186,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     isUuid(id)
       ? sql<
         StoredRow
-      >`select ${rowColumns} from micro_db_rows r where r.table_id = ${tableId} and r.id = ${id.toLowerCase()}
+      >`/* prepared */ select ${rowColumns} from micro_db_rows r where r.table_id = ${tableId} and r.id = ${id.toLowerCase()}
         ${lock ? sql`for update` : sql``}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
       : Effect.succeed(undefined)
 

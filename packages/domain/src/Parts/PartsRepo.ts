@@ -64,7 +64,7 @@ export const makePartsRepo = Effect.gen(function*() {
 
   /** The visibility of the Dock's page of a kind (the Micro DB shell), without its content; undefined: no such page. */
   const visibilityOfKind = (dockId: DockId, kind: PageKind) =>
-    sql<{ visibility: "private" | "public" | null }>`select visibility from parts
+    sql<{ visibility: "private" | "public" | null }>`/* prepared */ select visibility from parts
       where dock_id = ${dockId} and page_kind = ${kind}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
   const findById = (id: PageId) =>

@@ -116,7 +116,7 @@ export const makeTokensRepo = Effect.gen(function*() {
    */
   const decodeBearers = Schema.decodeUnknown(Schema.Array(BearerRow))
   const authenticate = (check: BearerCheck) =>
-    sql`with bearer as (
+    sql`/* prepared */ with bearer as (
         select t.id, t.user_id, u.username, t.label, t.kind, t.scopes, t.allowed_bucket_ids
         from tokens t join users u on u.id = t.user_id
         where t.secret_hash = ${check.secretHash} and t.revoked_at is null

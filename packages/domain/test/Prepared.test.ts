@@ -1,0 +1,63 @@
+// Prepared statements (Database/Prepared.ts): a statement marked PREPARED is one named statement of its connection,
+// parsed once and run from PostgreSQL's plan cache, answering as an unmarked one does; unmarked statements stay
+// unnamed; past PREPARED_MAX texts on one connection, marked statements still answer, unnamed.
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { PREPARED_MAX } from "../src/Database/Prepared.ts"
+import { TestDatabaseLive } from "../src/testing.ts"
+
+interface PreparedRow {
+  readonly name: string
+  readonly statement: string
+  readonly runs: number
+}
+
+/** The statements prepared on this connection whose text contains `tag`. */
+const preparedWith = (tag: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<PreparedRow>`select name, statement, (generic_plans + custom_plans)::int as runs from pg_prepared_statements
+      where statement like ${`%${tag}%`} order by name`
+  )
+
+layer(TestDatabaseLive)("Prepared statements", (it) => {
+  it.effect("a marked statement is prepared once on its connection and run from the plan cache", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      // One transaction: one connection, whose prepared statements the view lists.
+      const prepared = yield* sql.withTransaction(Effect.gen(function*() {
+        for (let n = 0; n < 7; n++) {
+          const rows = yield* sql`/* prepared */ select ${n}::int + 1 as next, ${`row ${n}`}::text as label -- marked`
+          expect(rows).toEqual([{ next: n + 1, label: `row ${n}` }])
+          expect(yield* sql`select ${n}::int * 2 as twice -- unmarked`).toEqual([{ twice: n * 2 }])
+        }
+        return {
+          marked: yield* preparedWith("-- marked"),
+          unmarked: yield* preparedWith("-- unmarked")
+        }
+      }))
+      expect(prepared.marked).toHaveLength(1)
+      expect(prepared.marked[0]!.name).toMatch(/^d\d+_\d+$/)
+      expect(prepared.marked[0]!.statement.startsWith("/* prepared */ select $1::int + 1")).toBe(true)
+      // Parsed once, executed seven times (PostgreSQL counts each execution's plan, custom or generic).
+      expect(prepared.marked[0]!.runs).toBe(7)
+      expect(prepared.unmarked).toEqual([])
+    }))
+
+  it.effect("past PREPARED_MAX marked texts on a connection, marked statements still answer, unnamed", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const texts = PREPARED_MAX + 10
+      const found = yield* sql.withTransaction(Effect.gen(function*() {
+        for (let n = 0; n < texts; n++) {
+          const rows = yield* sql.unsafe<{ value: number }>(`/* prepared */ select $1::int as value -- cap ${n}`, [n])
+          expect(rows).toEqual([{ value: n }])
+        }
+        return yield* preparedWith("-- cap ")
+      }))
+      expect(found.length).toBeGreaterThan(0)
+      expect(found.length).toBeLessThanOrEqual(PREPARED_MAX)
+    }))
+})
