@@ -40,6 +40,13 @@ const APPLICATION_NAME = "dock"
 const CONNECT_TIMEOUT = Duration.seconds(10)
 
 /**
+ * Settings of every connection to PostgreSQL. No parallel query: Dock runs many small statements at once, and a
+ * parallel plan's workers took ~70 ms to start on the 2-core machine, more than any of its statements gains from them
+ * (a Micro DB query whose plan held a Gather, never needed, took 112 ms instead of 46; issue 15).
+ */
+const SESSION_SETTINGS = "set max_parallel_workers_per_gather = 0"
+
+/**
  * A node-postgres pool made here rather than inside PgClient (whose pool is private), so that its counts can be
  * read; PgClient is built on it as `PgClient.layer` would build it: the same options, and a first query that fails
  * the layer with "Failed to connect" when the database cannot be reached. Timestamps come back as Date; int8 and
@@ -57,7 +64,11 @@ const poolLayer = (
           connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT)
         })
         pool.on("error", () => {})
-        pool.on("connect", prepareMarked)
+        pool.on("connect", (client) => {
+          prepareMarked(client)
+          // Queued before any statement of the client's first user; a connection where it failed still serves.
+          client.query(SESSION_SETTINGS).catch(() => {})
+        })
         return pool
       }),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))

@@ -34,9 +34,9 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
 
   const counts = (dockId: DockId, member: boolean) =>
     Effect.gen(function*() {
-      const kinds = yield* sql<{ page_kind: string; n: number }>`select p.page_kind, count(*)::int as n
+      const kinds = yield* sql<{ page_kind: string; n: number }>`/* prepared */ select p.page_kind, count(*)::int as n
         from parts p where ${visibleParts(dockId, member)} group by p.page_kind`
-      const sources = yield* sql<{ n: number }>`select count(*)::int as n from sources
+      const sources = yield* sql<{ n: number }>`/* prepared */ select count(*)::int as n from sources
         where dock_id = ${dockId} and archived_at is null`
       const breakdown = { web_page: 0, markdown_file: 0, micro_db: 0 }
       for (const row of kinds) breakdown[row.page_kind as keyof typeof breakdown] = row.n
@@ -49,7 +49,7 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
 
   const ranked = (dockId: DockId, member: boolean, column: "entities" | "concepts") => {
     const names = column === "entities" ? sql`p.entities` : sql`p.concepts || p.tags`
-    return sql<{ name: string; count: number }>`
+    return sql<{ name: string; count: number }>`/* prepared */
       with mentions as (
         select distinct p.id, lower(trim(name)) as key, trim(name) as name
         from parts p, unnest(${names}) as name
@@ -68,11 +68,13 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
   }
 
   const cover = (dockId: DockId, partId: string | null, member: boolean) =>
-    partId === null ? Effect.succeed(undefined) : sql<{ id: string; slug: string | null; title: string | null }>`
+    partId === null ?
+      Effect.succeed(undefined) :
+      sql<{ id: string; slug: string | null; title: string | null }>`/* prepared */
       select p.id, p.slug, p.title from parts p where p.id = ${partId} and ${visibleParts(dockId, member)}`.pipe(
-      Effect.map((rows) => rows[0]),
-      Effect.orDie
-    )
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      )
 
   /**
    * A fork's standing against its upstream: changed, added and removed pages since the fork. An upstream page
@@ -80,14 +82,14 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
    */
   const forkTracking = (forkId: DockId, upstreamId: DockId) =>
     Effect.gen(function*() {
-      const copies = yield* sql<{ pages: number; changed: number; removed: number }>`
+      const copies = yield* sql<{ pages: number; changed: number; removed: number }>`/* prepared */
         select count(*)::int as pages,
           count(*) filter (where up.id is not null and up.version > p.upstream_version)::int as changed,
           count(*) filter (where up.id is null)::int as removed
         from parts p left join parts up on up.id = p.upstream_part_id and up.dock_id = ${upstreamId}
           and up.visibility is distinct from 'private'
         where p.dock_id = ${forkId} and p.upstream_part_id is not null`
-      const added = yield* sql<{ n: number }>`select count(*)::int as n from parts up
+      const added = yield* sql<{ n: number }>`/* prepared */ select count(*)::int as n from parts up
         where up.dock_id = ${upstreamId} and up.visibility is distinct from 'private'
           and not exists (select 1 from parts p where p.dock_id = ${forkId} and p.upstream_part_id = up.id)`
       return {
@@ -108,7 +110,7 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
       agent_label: string | null
       token_id: string | null
       created_at: Date
-    }>`select a.action, a.subject_type, a.subject_id::text, u.username, a.agent_label, a.token_id::text, a.created_at
+    }>`/* prepared */ select a.action, a.subject_type, a.subject_id::text, u.username, a.agent_label, a.token_id::text, a.created_at
       from activity a left join users u on u.id = a.user_id
       where a.dock_id = ${dockId}
         ${

@@ -238,7 +238,7 @@ export const makeDocksRepo = Effect.gen(function*() {
     filter: { readonly visibility: "public" | "private" | "all"; readonly ownedByMe: boolean },
     limit: number
   ) =>
-    sql`select ${dockColumns} from docks d join users u on u.id = d.owner_id
+    sql`/* prepared */ select ${dockColumns} from docks d join users u on u.id = d.owner_id
       where d.hidden_at is null and ${findable(userId, sandboxDocks)}
         ${filter.visibility === "all" ? sql`` : sql`and d.visibility = ${filter.visibility}`}
         ${filter.visibility === "private" ? sql`and d.owner_id = ${userId}` : sql``}

@@ -291,7 +291,7 @@ export const makePagesRepo = Effect.gen(function*() {
       const match = (pattern: string) => sql`nullif(regexp_instr(${text}, nullif(${pattern}, ''), 1, 1, 0, 'i'), 0)`
       return sql<
         PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }
-      >`with hits as (
+      >`/* prepared */ with hits as (
           select p.id, ts_rank(p.rank_vector, ${tsquery}) as rank, d.slug as dock_slug, d.title as dock_title,
             u.username as owner_username
           from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
@@ -325,7 +325,7 @@ export const makePagesRepo = Effect.gen(function*() {
         readonly end: string | null
         readonly docks: ReadonlyArray<readonly [string, boolean]>
         readonly member_docks: ReadonlyArray<string>
-      }>`select
+      }>`/* prepared */ select
         set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
         set_config('enable_mergejoin', 'off', true), ${tsquery}::text as written,
         ${windowEnd(SEARCH_WINDOWS[0]!)} as end, ${docksSearched} as docks,

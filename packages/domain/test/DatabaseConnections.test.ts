@@ -1,6 +1,7 @@
-// Prepared statements (Database/Prepared.ts): a statement marked PREPARED is one named statement of its connection,
-// parsed once and run from PostgreSQL's plan cache, answering as an unmarked one does; unmarked statements stay
-// unnamed; past PREPARED_MAX texts on one connection, marked statements still answer, unnamed.
+// What every database connection gets (Database.ts): no parallel query, and prepared statements (Prepared.ts) — a
+// statement marked PREPARED is one named statement of its connection, parsed once and run from PostgreSQL's plan
+// cache, answering as an unmarked one does; unmarked statements stay unnamed; past PREPARED_MAX texts on one
+// connection, marked statements still answer, unnamed.
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -22,7 +23,22 @@ const preparedWith = (tag: string) =>
       where statement like ${`%${tag}%`} order by name`
   )
 
-layer(TestDatabaseLive)("Prepared statements", (it) => {
+layer(TestDatabaseLive)("Database connections", (it) => {
+  it.effect("no connection plans parallel query: its workers cost more to start than they gain", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      // Three at once, each holding its connection a moment (pg_sleep): three connections of the pool, where it has them.
+      const settings = yield* Effect.all(
+        Array.from(
+          { length: 3 },
+          () =>
+            sql<{ value: string }>`select current_setting('max_parallel_workers_per_gather') as value, pg_sleep(0.05)`
+        ),
+        { concurrency: "unbounded" }
+      )
+      expect(settings.flat().map((row) => row.value)).toEqual(["0", "0", "0"])
+    }))
+
   it.effect("a marked statement is prepared once on its connection and run from the plan cache", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
