@@ -15,7 +15,8 @@
  * the warm-up (the first native read of stored HTML sanitizes it again; later reads take it from the render cache).
  *
  * BENCH_SECONDS (measured per tool, default 10), BENCH_WARMUP_SECONDS (per tool, default 2), BENCH_CLIENTS
- * (default 10), BENCH_ROUNDS (slices per tool, default 5), BENCH_ERA (`legacy`: the client's default 2025
+ * (default 10), BENCH_ROUNDS (slices per tool, default 5), BENCH_TOOLS (the Dock tools measured, comma-separated:
+ * get_web_page, list_buckets, get_bucket; default all), BENCH_ERA (`legacy`: the client's default 2025
  * handshake, served statelessly; `modern`: pinned to 2026-07-28), BENCH_KEEP_DATABASE=1 (keep the database for
  * experiments with psql; its name is printed), BENCH_SERVER (`bundle`: the Dock server as npm start runs it; default
  * the sources through tsx) and BENCH_SERVER_NODE_ARGS (extra Node options for it, e.g. "--cpu-prof
@@ -236,6 +237,9 @@ const main = async () => {
     )
 
     const backends = () => backendsCpu(psql)
+    // BENCH_TOOLS: the Dock tools measured (all three by default); the echo always is.
+    const only = process.env["BENCH_TOOLS"]?.split(",").map((tool) => tool.trim())
+    const measured = (label: string) => only === undefined || only.some((tool) => label.startsWith(`${tool} `))
     const targets = [
       await target("echo (bare SDK, node:http)", echo.child.pid, `${echo.baseUrl}/mcp`, undefined, "echo", (c, n) => ({
         text: `hello ${c}.${n}`
@@ -256,7 +260,7 @@ const main = async () => {
       await target("get_bucket (Dock)", dock.child.pid, `${dock.baseUrl}/mcp`, token, "get_bucket", (c, n) => ({
         bucket: slugs[(c + n) % slugs.length]!
       }), backends)
-    ]
+    ].filter((t, index) => index === 0 || measured(t.label))
     defer(() => Promise.all(targets.flatMap((t) => t.clients.map((client) => client.close()))))
     const loadBefore = loadAverage()
     for (const t of targets) await slice(t, warmup * 1000, false)
