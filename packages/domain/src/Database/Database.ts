@@ -40,11 +40,11 @@ const APPLICATION_NAME = "dock"
 const CONNECT_TIMEOUT = Duration.seconds(10)
 
 /**
- * Settings of every connection to PostgreSQL. No parallel query: Dock runs many small statements at once, and a
- * parallel plan's workers took ~70 ms to start on the 2-core machine, more than any of its statements gains from them
- * (a Micro DB query whose plan held a Gather, never needed, took 112 ms instead of 46; issue 15).
+ * No parallel query, on PostgreSQL and embedded alike: Dock runs many small statements at once, and a parallel
+ * plan's workers took ~70 ms to start on the 2-core machine, more than any of its statements gains from them (a
+ * Micro DB query whose plan held a Gather, never needed, took 112 ms instead of 46; issue 15).
  */
-const SESSION_SETTINGS = "set max_parallel_workers_per_gather = 0"
+const NO_PARALLEL_QUERY = ["max_parallel_workers_per_gather", "0"] as const
 
 /**
  * A node-postgres pool made here rather than inside PgClient (whose pool is private), so that its counts can be
@@ -64,11 +64,7 @@ const poolLayer = (
           connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT)
         })
         pool.on("error", () => {})
-        pool.on("connect", (client) => {
-          prepareMarked(client)
-          // Queued before any statement of the client's first user; a connection where it failed still serves.
-          client.query(SESSION_SETTINGS).catch(() => {})
-        })
+        pool.on("connect", prepareMarked)
         return pool
       }),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
@@ -109,12 +105,13 @@ export interface DatabaseSettings {
  * Postgres settings of the embedded database, sized for a small service. PGlite runs Postgres's defaults inside
  * one WASM heap, which never shrinks: 128 MB of shared buffers are touched at start (over a third of the idle
  * process), and a large sort or index build keeps what it grew to. The data directory is a real directory, so a
- * read that misses the small buffer pool is served from the OS page cache.
+ * read that misses the small buffer pool is served from the OS page cache. No parallel query, as on PostgreSQL.
  */
 export const EMBEDDED_SETTINGS: ReadonlyArray<readonly [name: string, value: string]> = [
   ["shared_buffers", "16MB"],
   ["max_connections", "10"],
-  ["maintenance_work_mem", "16MB"]
+  ["maintenance_work_mem", "16MB"],
+  NO_PARALLEL_QUERY
 ]
 
 const embeddedStartParams = [
@@ -122,11 +119,17 @@ const embeddedStartParams = [
   ...EMBEDDED_SETTINGS.flatMap(([name, value]) => ["-c", `${name}=${value}`])
 ]
 
-/** The URL with `statement_timeout` added: node-postgres sends it in the startup message of every connection. */
-const withStatementTimeout = (url: Redacted.Redacted, milliseconds: number): Redacted.Redacted => {
+/**
+ * The URL with `statement_timeout` and no parallel query added (the latter to any `options` it had): node-postgres
+ * sends both in the startup message of every connection.
+ */
+const withSessionSettings = (url: Redacted.Redacted, statementTimeoutMs: number): Redacted.Redacted => {
   try {
     const parsed = new URL(Redacted.value(url))
-    parsed.searchParams.set("statement_timeout", String(milliseconds))
+    parsed.searchParams.set("statement_timeout", String(statementTimeoutMs))
+    const [name, value] = NO_PARALLEL_QUERY
+    const options = parsed.searchParams.get("options")
+    parsed.searchParams.set("options", `${options === null ? "" : `${options} `}-c ${name}=${value}`)
     return Redacted.make(parsed.toString())
   } catch {
     // Not a URL we can edit: node-postgres reports it when connecting.
@@ -234,7 +237,7 @@ const databaseLayer = (
   switch (options._tag) {
     case "Postgres":
       return poolLayer({
-        connectionString: Redacted.value(withStatementTimeout(options.url, statementTimeoutMs)),
+        connectionString: Redacted.value(withSessionSettings(options.url, statementTimeoutMs)),
         max: options.poolSize
       })
     case "Embedded":
