@@ -28,15 +28,14 @@ import * as Http from "node:http"
 import { Readable } from "node:stream"
 import { startServer, stopServer } from "../scripts/support.ts"
 import {
-  backendsCpu,
-  backendsCpuSince,
   connectMcp,
-  cpuOf,
+  cpuBetween,
   loadAverage,
   machine,
   mcpEra,
   number,
   percentile,
+  readCpu,
   sourceArgs,
   withFreshServer
 } from "./support/Bench.ts"
@@ -110,8 +109,8 @@ interface Target {
   cpu: number
   /** CPU of the database's backends during the measured slices (the Dock's; the echo has none). */
   databaseCpu: number
-  /** Reads the CPU of the database's backends (the Dock's targets). */
-  readonly backends: (() => Promise<ReadonlyMap<string, number>>) | undefined
+  /** Runs SQL on the target's database, whose backends' CPU is read (the Dock's targets). */
+  readonly psql: ((sql: string) => Promise<string>) | undefined
   readonly name: string
   readonly args: (client: number, call: number) => Record<string, unknown>
   readonly clients: ReadonlyArray<Client>
@@ -124,8 +123,7 @@ interface Target {
 /** Every client of the target calls its tool in a loop until `ms` have passed; with `record`, every call counts. */
 const slice = async (target: Target, ms: number, record: boolean) => {
   const start = performance.now()
-  const cpuBefore = await cpuOf(target.pid)
-  const backendsBefore = await target.backends?.()
+  const cpuBefore = await readCpu(target.pid, target.psql)
   const deadline = start + ms
   await Promise.all(target.clients.map(async (client, index) => {
     for (let call = 0; performance.now() < deadline; call++) {
@@ -144,11 +142,9 @@ const slice = async (target: Target, ms: number, record: boolean) => {
   }))
   if (record) {
     target.elapsed += performance.now() - start
-    target.cpu += (await cpuOf(target.pid)) - cpuBefore
-    const backendsAfter = await target.backends?.()
-    if (backendsBefore !== undefined && backendsAfter !== undefined) {
-      target.databaseCpu += backendsCpuSince(backendsBefore, backendsAfter)
-    }
+    const used = cpuBetween(cpuBefore, await readCpu(target.pid, target.psql))
+    target.cpu += used.process
+    target.databaseCpu += used.database
   }
 }
 
@@ -168,13 +164,13 @@ const main = async () => {
     token: string | undefined,
     name: string,
     args: Target["args"],
-    backends?: Target["backends"]
+    psql?: Target["psql"]
   ): Promise<Target> => ({
     label,
     pid,
     cpu: 0,
     databaseCpu: 0,
-    backends,
+    psql,
     name,
     args,
     clients: await Promise.all(Array.from({ length: clients }, () => connect(url, token))),
@@ -236,7 +232,6 @@ const main = async () => {
         `${era === "legacy" ? " (2025 handshake, stateless)" : " (2026-07-28)"}\n`
     )
 
-    const backends = () => backendsCpu(psql)
     // BENCH_TOOLS: the Dock tools measured (all three by default); the echo always is.
     const only = process.env["BENCH_TOOLS"]?.split(",").map((tool) => tool.trim())
     const measured = (label: string) => only === undefined || only.some((tool) => label.startsWith(`${tool} `))
@@ -247,7 +242,7 @@ const main = async () => {
       await target("get_web_page (Dock)", dock.child.pid, `${dock.baseUrl}/mcp`, token, "get_web_page", (c, n) => ({
         bucket: pagesBucket,
         page_slug: `page-${(c * 20 + n) % PAGES}`
-      }), backends),
+      }), psql),
       await target(
         "list_buckets (Dock)",
         dock.child.pid,
@@ -255,11 +250,11 @@ const main = async () => {
         token,
         "list_buckets",
         () => ({}),
-        backends
+        psql
       ),
       await target("get_bucket (Dock)", dock.child.pid, `${dock.baseUrl}/mcp`, token, "get_bucket", (c, n) => ({
         bucket: slugs[(c + n) % slugs.length]!
-      }), backends)
+      }), psql)
     ].filter((t, index) => index === 0 || measured(t.label))
     defer(() => Promise.all(targets.flatMap((t) => t.clients.map((client) => client.close()))))
     const loadBefore = loadAverage()
@@ -272,16 +267,15 @@ const main = async () => {
 
     const figures = targets.map((t) => {
       const sorted = [...t.latencies].sort((a, b) => a - b)
+      const calls = Math.max(1, t.latencies.length + t.errors)
       return {
         label: t.label,
         errors: t.errors,
         callsPerSecond: t.latencies.length / (t.elapsed / 1000),
         p50: percentile(sorted, 0.5),
         p99: percentile(sorted, 0.99),
-        cpuPerCall: t.cpu / Math.max(1, t.latencies.length + t.errors),
-        databaseCpuPerCall: t.backends === undefined
-          ? undefined
-          : t.databaseCpu / Math.max(1, t.latencies.length + t.errors)
+        cpuPerCall: t.cpu / calls,
+        databaseCpuPerCall: t.psql === undefined ? undefined : t.databaseCpu / calls
       }
     })
     const baseline = figures[0]!

@@ -37,10 +37,9 @@ import type { Client } from "@modelcontextprotocol/client"
 import { contentJobs } from "../packages/domain/src/Content/ContentJobs.ts"
 import { sanitizeHtml } from "../packages/domain/src/Content/HtmlSanitizer.ts"
 import {
-  backendsCpu,
-  backendsCpuSince,
   connectMcp,
-  cpuOf,
+  cpuBetween,
+  type CpuReading,
   fill,
   loadAverage,
   machine,
@@ -50,6 +49,7 @@ import {
   mulberry32,
   number,
   percentile,
+  readCpu,
   time,
   withFreshServer
 } from "./support/Bench.ts"
@@ -227,22 +227,17 @@ const blockedBetween = (from: number, to: number): number | undefined => {
   return longest
 }
 
-interface CpuSnapshot {
-  readonly server: number
-  readonly database: ReadonlyMap<string, number>
-}
-
 /**
  * The CPU used so far by the server process and the database's backends (from /proc, in ms), once the server
  * runs: unlike latency, hardly changed by whatever else loads the machine.
  */
-let cpuMeter: (() => Promise<CpuSnapshot>) | undefined
+let cpuMeter: (() => Promise<CpuReading>) | undefined
 
 /** What the measured calls cost the server and PostgreSQL in CPU, each call on average. */
-const cpuPerCall = (before: CpuSnapshot, after: CpuSnapshot, calls: number) => {
-  const database = backendsCpuSince(before.database, after.database)
+const cpuPerCall = (before: CpuReading, after: CpuReading, calls: number) => {
+  const { process: server, database } = cpuBetween(before, after)
   const per = (ms: number) => (ms / Math.max(1, calls)).toFixed(1)
-  return `CPU a call: server ${per(after.server - before.server)} ms, PostgreSQL ${per(database)} ms`
+  return `CPU a call: server ${per(server)} ms, PostgreSQL ${per(database)} ms`
 }
 
 /**
@@ -414,7 +409,7 @@ const main = async () => {
 
     const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
     // CPU a call costs the server process and the database's backends, measured by every `drive` from now on.
-    cpuMeter = async () => ({ server: await cpuOf(dock.child.pid), database: await backendsCpu(psql) })
+    cpuMeter = () => readCpu(dock.child.pid, psql)
     if (!reused) {
       // -----------------------------------------------------------------------------------------------------------
       // Seeding for search, with SQL: vocabulary, a pool of sentences, then every page a random run of sentences.

@@ -59,7 +59,6 @@ export const mulberry32 = (seed: number) => () => {
 // The machine.
 // ---------------------------------------------------------------------------------------------------------------
 
-/** "Node v…, n CPUs (model)". */
 /** USER_HZ, the unit of the CPU times in /proc/<pid>/stat: 100 on Linux. */
 const CLOCK_TICKS = 100
 
@@ -67,7 +66,7 @@ const CLOCK_TICKS = 100
  * The CPU time (user + system, ms) process `pid` has used so far, from /proc (Linux); 0 when unknown or gone.
  * Beside latency it shows what a call costs, which other load on a shared machine changes far less.
  */
-export const cpuOf = async (pid: string | number | undefined): Promise<number> => {
+const cpuOf = async (pid: string | number | undefined): Promise<number> => {
   if (pid === undefined) return 0
   const stat = await Fs.readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined)
   if (stat === undefined) return 0
@@ -75,20 +74,34 @@ export const cpuOf = async (pid: string | number | undefined): Promise<number> =
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
 }
 
-/** The CPU time used so far by each backend of the database `psql` runs on (by pid, ms). */
-export const backendsCpu = async (psql: (sql: string) => Promise<string>): Promise<ReadonlyMap<string, number>> => {
-  const pids = (await psql("select pid from pg_stat_activity where datname = current_database()"))
-    .split("\n").filter((pid) => pid !== "")
-  return new Map(await Promise.all(pids.map(async (pid) => [pid, await cpuOf(pid)] as const)))
+/** CPU used so far (ms): a process's, and by pid each backend of the database `psql` runs on (none without it). */
+export interface CpuReading {
+  readonly process: number
+  readonly backends: ReadonlyMap<string, number>
 }
 
-/** CPU the backends used between two readings of backendsCpu (ms); backends gone since are not counted. */
-export const backendsCpuSince = (before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>) => {
-  let ms = 0
-  for (const [pid, now] of after) ms += now - (before.get(pid) ?? 0)
-  return ms
+export const readCpu = async (
+  pid: string | number | undefined,
+  psql?: (sql: string) => Promise<string>
+): Promise<CpuReading> => {
+  const pids = psql === undefined
+    ? []
+    : (await psql("select pid from pg_stat_activity where datname = current_database()"))
+      .split("\n").filter((backend) => backend !== "")
+  return {
+    process: await cpuOf(pid),
+    backends: new Map(await Promise.all(pids.map(async (backend) => [backend, await cpuOf(backend)] as const)))
+  }
 }
 
+/** The CPU used between two readings (ms): the process's and its database's (backends gone since not counted). */
+export const cpuBetween = (before: CpuReading, after: CpuReading) => {
+  let database = 0
+  for (const [pid, now] of after.backends) database += now - (before.backends.get(pid) ?? 0)
+  return { process: after.process - before.process, database }
+}
+
+/** "Node v…, n CPUs (model)". */
 export const machine = () => `Node ${process.version}, ${Os.cpus().length} CPUs (${Os.cpus()[0]?.model ?? "unknown"})`
 
 /** The load average as printed: the 1-minute figure ("0.52"), or with `all` the 1, 5 and 15-minute ones ("0.52 / 0.61 / 0.70"). */
