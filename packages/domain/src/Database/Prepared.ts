@@ -3,7 +3,8 @@
  * (`sql`/* prepared *\/ select …``) is sent as a named statement, parsed once per connection and, once PostgreSQL
  * finds its generic plan as good as a custom one (after five runs, `plan_cache_mode = auto`), never planned again.
  * For a lookup by key, parsing and planning cost PostgreSQL several times the execution: the bearer check took
- * 0.3 ms to parse and 0.6 ms to plan for 0.15 ms of running (issue 15, docs/decisions.md "Prepared statements").
+ * 0.3 ms to parse and 0.6 ms to plan for 0.15 ms of running (issue 15; docs/decisions.md "Fewer plans, fewer
+ * counts, one validation").
  *
  * Only statements that are marked: a statement whose best plan depends on its values (search, Micro DB queries)
  * stays unnamed and is planned for its values every time, and so does every statement whose text varies with its

@@ -186,7 +186,8 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     isUuid(id)
       ? sql<
         StoredRow
-      >`/* prepared */ select ${rowColumns} from micro_db_rows r where r.table_id = ${tableId} and r.id = ${id.toLowerCase()}
+      >`/* prepared */ select ${rowColumns} from micro_db_rows r
+        where r.table_id = ${tableId} and r.id = ${id.toLowerCase()}
         ${lock ? sql`for update` : sql``}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
       : Effect.succeed(undefined)
 
