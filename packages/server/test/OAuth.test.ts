@@ -418,7 +418,7 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
         }))
 
       /** Of parallel spends of one code or refresh token: exactly one issued tokens, the rest are invalid_grant, and
-       * the grant is revoked. Answers the one issue. */
+       * the grant is revoked. Answers the tokens issued. */
       const onlyOneIssued = (
         server: RunningServer,
         clientId: string,
@@ -449,8 +449,7 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
             Array.from({ length: 6 }, () => exchange(server, client.client_id, code, verifier)),
             { concurrency: "unbounded" }
           )
-          const issued = yield* onlyOneIssued(server, client.client_id, replies)
-          const access = issued.access_token
+          const access = (yield* onlyOneIssued(server, client.client_id, replies)).access_token
           expect((yield* rawToolCall(server.url, access, "list_buckets", {})).status).toBe(401)
         }))
 
@@ -467,8 +466,7 @@ layer(ServerWithSmtp({ DOCK_OAUTH_REGISTRATIONS_PER_IP_PER_HOUR: "1000" }), { ex
               })),
             { concurrency: "unbounded" }
           )
-          const issued = yield* onlyOneIssued(server, client.client_id, replies)
-          const fresh = issued
+          const fresh = yield* onlyOneIssued(server, client.client_id, replies)
           expect((yield* rawToolCall(server.url, fresh.access_token, "list_buckets", {})).status).toBe(401)
           const next = yield* tokenRequest(server, {
             grant_type: "refresh_token",
