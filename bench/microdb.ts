@@ -366,7 +366,7 @@ const main = async () => {
         latencies,
         [
           ...(totals.length > 0 ? [`median total ${percentile(totals, 0.5)}`] : []),
-          ...(withoutTotal > 0 ? [`no total (more than the count's bound) on ${withoutTotal}`] : [])
+          ...(withoutTotal > 0 ? [`no total (a full page) on ${withoutTotal}`] : [])
         ].join(", ")
       )
       show(figure)

@@ -49,8 +49,7 @@ import {
   TABLE_DESCRIPTION_MAX,
   TABLE_NAME_MAX,
   type TableInput,
-  type TablePatch,
-  TOTAL_COUNTED_UP_TO
+  type TablePatch
 } from "./Table.ts"
 
 /** The Dock a Micro DB write changes: the caller's access to it and its content side (the caps). */
@@ -813,20 +812,13 @@ export const MicroDbLive = Layer.effect(
       const problems = [...("errors" in filters ? filters.errors : []), ...("errors" in sort ? sort.errors : [])]
       if ("errors" in filters || "errors" in sort) return yield* invalid("Invalid query", problems)
       // Without a filter the table's kept count is the total; with one, the matches up to the page's end are
-      // numbered, and when the page is full they are counted up to a bound.
-      const filtered = filters.conditions.length > 0
-      const { counted, inPage, rows } = yield* repo.query(
-        table.id,
-        { conditions: filters.conditions, keys: sort.keys },
-        query,
-        filtered ? TOTAL_COUNTED_UP_TO : undefined
-      )
-      const total = !filtered
+      // numbered, which is all of them when the page comes back short. A full page leaves the total out: counting
+      // the matches past it would read every one of them (docs/decisions.md).
+      const { inPage, rows } = yield* repo.query(table.id, { conditions: filters.conditions, keys: sort.keys }, query)
+      const total = filters.conditions.length === 0
         ? table.row_count
         : inPage < query.offset + query.limit
         ? inPage
-        : counted !== null && counted <= TOTAL_COUNTED_UP_TO
-        ? counted
         : undefined
       return { rows: rows.map(toRow), ...(total === undefined ? {} : { total }) }
     })

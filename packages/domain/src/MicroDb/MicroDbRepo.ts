@@ -247,8 +247,8 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     readonly tests: ReadonlyArray<(value: Statement.Fragment) => Statement.Fragment>
   }
   type Page = { readonly limit: number; readonly offset: number }
-  type Found = { readonly rows: ReadonlyArray<StoredRow>; readonly inPage: number; readonly counted: number | null }
-  type Placed = StoredRow & { in_page: number; counted: number | null; retry: boolean; id: RowId | null }
+  type Found = { readonly rows: ReadonlyArray<StoredRow>; readonly inPage: number }
+  type Placed = StoredRow & { in_page: number; retry: boolean; id: RowId | null }
 
   /**
    * How many of the first sort key's cells a walk reads (with the ties of the last) before it leaves the page to a
@@ -257,21 +257,21 @@ export const makeMicroDbRepo = Effect.gen(function*() {
   const walkLength = (want: number) => Math.max(10_000, 4 * want)
 
   /**
-   * One page of a table's rows matching the plan, in its order, and how many match: `inPage`, the matches up to
-   * the page's end, is all of them when it is smaller than that; otherwise, with a `bound`, `counted` is how many
-   * match, counted up to bound + 1.
+   * One page of a table's rows matching the plan, in its order, and `inPage`, the matches up to the page's end: all
+   * of them when it is smaller than that. Matches past the page's end are never counted (counting them would read
+   * every one; docs/decisions.md "Search and Micro DB: fewer round trips, no count past the page").
    *
    * When the first sort key's column has cells, the page is a walk of that column's index in order (filters on the
-   * column bound it) that stops at the page's end; each row met is checked against the other filters, a cell
-   * looked up by the row's seq for a filter with cells, the row read for the others; rows without a value come
-   * after it, in the order of the other keys. The count starts from the cells of one filter (the walk's, else the
-   * first) and looks up the others the same way. A walk that meets too few matches in walkLength cells gives way to
-   * what the others do: the rows found through their JSON (the GIN index answers `eq`) and sorted.
+   * column bound it) that stops at the page's end; each row met is checked first against the filters with cells,
+   * a cell looked up by the row's seq, and only then, when a filter reads JSON or a later sort key needs it, its row
+   * read: a narrow filter reads few rows. Rows without a value come after it, in the order of the other keys. A
+   * walk that meets too few matches in walkLength cells gives way to what the others do: the rows found through
+   * their JSON (the GIN index answers `eq`) and sorted.
    *
    * Every lookup is spelled as a lateral subquery with `limit 1`: the planner cannot turn it into a join of whole
    * sets, so the cost of a page follows the rows it meets whatever the statistics (the embedded database has none).
    */
-  const query = (tableId: TableId, plan: RowsPlan, page: Page, bound: number | undefined): Effect.Effect<Found> => {
+  const query = (tableId: TableId, plan: RowsPlan, page: Page): Effect.Effect<Found> => {
     const want = page.offset + page.limit
     const groups = new Map<string, Tests>()
     for (const { cell } of plan.conditions) {
@@ -282,57 +282,17 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     const onRows = plan.conditions.filter((condition) => condition.cell === undefined).map(({ row }) => row)
     const allOnRows = and(plan.conditions.map(({ row }) => row))
     const tested = (alias: string, { kind, tests }: Tests) => and(tests.map((test) => test(valueOf(alias, kind))))
-    /**
-     * What checks the row whose seq is `seq` against the filters (but those on the cells of `skip`): lateral lookups
-     * — its row as `r` when a filter reads JSON or `withRow`, its cell of each other column with cells by the
-     * primary key (no other index can answer a lookup without a value: none is taken for one) — and the conditions
-     * on them.
-     */
-    const checks = (seq: Statement.Fragment, skip: string | undefined, withRow: boolean) => {
-      const checked = [...groups].filter(([slug]) => slug !== skip)
-      return {
-        joins: sql.join(" ", false)([
-          ...(withRow || onRows.length > 0
-            ? [sql`cross join lateral (select * from micro_db_rows r where r.table_id = ${tableId} and r.seq = ${seq}
-                limit 1) r`]
-            : []),
-          ...checked.map(([slug], index) =>
-            sql`cross join lateral (select c.num, c.txt from micro_db_cells c
-              where c.table_id = ${tableId} and c.row_seq = ${seq} and c.slug = ${slug} limit 1) ${sql(`f${index}`)}`
-          )
-        ]),
-        where: and([...onRows, ...checked.map(([, tests], index) => tested(`f${index}`, tests))])
-      }
-    }
-    /** Up to bound + 1 matches counted: from a group's cells with lookups, or from the rows' JSON. */
-    const countFrom = (driver: [string, Tests] | undefined) =>
-      bound === undefined
-        ? sql`null::int`
-        : driver === undefined
-        ? sql`(select count(*)::int from (select 1 from micro_db_rows r where r.table_id = ${tableId} and ${allOnRows}
-            limit ${bound + 1}) x)`
-        : ((check) =>
-          sql`(select count(*)::int from (select 1 from micro_db_cells d ${check.joins}
-            where d.table_id = ${tableId} and d.slug = ${driver[0]} and ${tested("d", driver[1])} and ${check.where}
-            limit ${bound + 1}) x)`)(checks(sql`d.row_seq`, driver[0], false))
-    /** The page of `m` (seq, place) with its rows, the count of `m` and, when `m` is full, `count`. */
-    const pageOf = (matches: Statement.Fragment, count: Statement.Fragment, retry: Statement.Fragment = sql`false`) =>
-      // `want` as a bigint: any safe integer is a valid offset, and against the int count it would be sent as an
-      // int (past 2^31 - 1, the statement failed).
+    /** The page of `m` (seq, place) with its rows, and the count of `m`. */
+    const pageOf = (matches: Statement.Fragment, retry: Statement.Fragment = sql`false`) =>
       sql<Placed>`with ${matches}
-        select c.in_page, c.counted, c.retry, ${rowColumns}
-        from (
-          select n.in_page, ${retry} as retry,
-            case when n.in_page < ${want}::bigint or ${retry} then null else ${count} end as counted
-          from (select count(*)::int as in_page from m) n
-        ) c
+        select c.in_page, c.retry, ${rowColumns}
+        from (select count(*)::int as in_page, ${retry} as retry from m) c
         left join (select seq, place from m where place > ${page.offset} order by place limit ${page.limit}) p on true
         left join micro_db_rows r on r.table_id = ${tableId} and r.seq = p.seq
         order by p.place`.pipe(Effect.orDie)
     const found = (rows: ReadonlyArray<Placed>): Found => ({
       rows: rows.filter((row) => row.id !== null),
-      inPage: rows[0]!.in_page,
-      counted: rows[0]!.counted
+      inPage: rows[0]!.in_page
     })
 
     /** The rows whose JSON matches, sorted: what a query without cells to walk does. */
@@ -341,13 +301,13 @@ export const makeMicroDbRepo = Effect.gen(function*() {
         ...plan.keys.map((key) => sql`${key.expression} ${direction(key)} nulls last`),
         sql`r.seq`
       ])
-      if (bound === undefined) {
-        // Nothing to count: the page itself, straight (a deep offset walks the first index once).
+      if (plan.conditions.length === 0) {
+        // Every row matches: the page itself, straight (a deep offset walks the first index once).
         return sql<StoredRow>`select ${rowColumns} from micro_db_rows r
-          where r.table_id = ${tableId} and ${allOnRows}
+          where r.table_id = ${tableId}
           order by ${order}
           limit ${page.limit} offset ${page.offset}`.pipe(
-          Effect.map((rows): Found => ({ rows, inPage: page.offset + rows.length, counted: null })),
+          Effect.map((rows): Found => ({ rows, inPage: page.offset + rows.length })),
           Effect.orDie
         )
       }
@@ -357,8 +317,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
           from micro_db_rows r
           where r.table_id = ${tableId} and ${allOnRows}
           order by ${order}
-          limit ${want})`,
-        countFrom(undefined)
+          limit ${want})`
       ).pipe(Effect.map(found))
     }
 
@@ -396,19 +355,32 @@ export const makeMicroDbRepo = Effect.gen(function*() {
           order by ${sql.csv([...restOrder, sql`r.seq`])}
           limit ${want}),
         m as (select seq, place from v union all select seq, place from n where place <= ${want})`
-    const walkChecks = checks(sql`k.row_seq`, slug, rest.length > 0)
+    // The cells of the other filters' columns, looked up by the primary key (no other index can answer a lookup
+    // without a value: none is taken for one), and tested in the walk's order; `offset 0` keeps the planner from
+    // reading rows before these tests (it would join them first), and the `order by` is the walk's own.
+    const cellChecked = sql`(select k.* from (select k.row_seq, ${value} as key ${whole} from ${keyCells}) k
+        ${
+      sql.join(" ", false)(others.map(([other], index) =>
+        sql`cross join lateral (select c.num, c.txt from micro_db_cells c
+          where c.table_id = ${tableId} and c.row_seq = k.row_seq and c.slug = ${other} limit 1) ${sql(`f${index}`)}`
+      ))
+    }
+        where ${and(others.map(([, tests], index) => tested(`f${index}`, tests)))}
+        order by k.key ${direction(first)} offset 0) k`
+    const withRow = rest.length > 0 || onRows.length > 0
+      ? sql`cross join lateral (select * from micro_db_rows r where r.table_id = ${tableId} and r.seq = k.row_seq
+          limit 1) r`
+      : sql``
     const walk = sql`v as materialized (
         select k.row_seq as seq, row_number() over (order by ${order}) as place
-        from (select k.row_seq, ${value} as key ${whole} from ${keyCells}) k
-        ${walkChecks.joins}
-        where ${walkChecks.where}
+        from ${cellChecked} ${withRow}
+        where ${and(onRows)}
         order by ${order}
         limit ${want}),
       walked as (select count(*) < ${walkLength(want)} as complete from (select 1 from ${keyCells}) x),
       ${withoutValue}`
     const gaveUp = sql`((select count(*) from v) < ${want} and not (select complete from walked))`
-    const driver = pushed !== undefined ? [slug, pushed] as [string, Tests] : others[0]
-    return pageOf(walk, countFrom(driver), gaveUp).pipe(
+    return pageOf(walk, gaveUp).pipe(
       Effect.flatMap((rows) => rows[0]!.retry ? sorted() : Effect.succeed(found(rows)))
     )
   }

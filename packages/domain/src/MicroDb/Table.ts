@@ -38,13 +38,6 @@ export const TABLE_NAME_MAX = 200
 export const TABLE_DESCRIPTION_MAX = 2_000
 export const SHELL_TITLE_MAX = 300
 export const SHELL_SUMMARY_MAX = 2_000
-/**
- * A filtered query whose page is full counts its matches up to this many: `total` is left out when more match
- * (a short page tells its total anyway). Counting every match would read every one of them, and counting is most of
- * a query's cost: two typed filters and a sort over 106,500 rows took 24 ms of PostgreSQL counting to 1,001 and 9 ms
- * counting to 201, 5 ms for the page alone (issue 15; docs/decisions.md "Fewer plans, fewer counts, one validation").
- */
-export const TOTAL_COUNTED_UP_TO = 200
 /** At most this many offending rows are listed when a schema change is refused. */
 export const LISTED_INVALID_ROWS = 50
 

@@ -120,7 +120,7 @@ export const queryMicroDbRows = tool({
     "contains, starts_with (case-insensitive), in, not_in (value: an array), is_null, is_not_null; values are typed " +
     "like the column (numbers numerically, dates chronologically). `sort`: `[{ column, direction }]`, rows without a " +
     "value last; then insertion order. `limit` 1-500 (default 100), `offset` ≥ 0. Returns `{ rows, total }`; with a " +
-    "filter, `total` is left out when more than 200 rows match and the page is full.",
+    "filter, `total` is left out when the page is full (page on with `offset` until a page comes back short).",
   input: Schema.Struct({
     bucket: Bucket,
     table: Table,
