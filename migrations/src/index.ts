@@ -19,6 +19,7 @@ import agentChanges from "./0014_agent_changes.ts"
 import sessions from "./0015_sessions.ts"
 import shareLinks from "./0016_share_links.ts"
 import oauth from "./0017_oauth.ts"
+import dockPagesOrder from "./0018_dock_pages_order.ts"
 
 export interface Migration {
   readonly id: number
@@ -43,5 +44,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 14, name: "agent_changes", sql: agentChanges },
   { id: 15, name: "sessions", sql: sessions },
   { id: 16, name: "share_links", sql: shareLinks },
-  { id: 17, name: "oauth", sql: oauth }
+  { id: 17, name: "oauth", sql: oauth },
+  { id: 18, name: "dock_pages_order", sql: dockPagesOrder }
 ]

@@ -291,3 +291,40 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages candidates, Dock by Do
       expect(studies["stem"]).toContain(`**study** of **${w}**`)
     }))
 })
+
+layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock", (it) => {
+  it.effect("each Dock's walk reads that Dock's pages from its own index, not every newer page of the others", () =>
+    Effect.gen(function*() {
+      // 20 busy Docks and an old one, 100 pages each, every page with the word: walking all pages newest first and
+      // testing each against the Dock (parts_updated_idx) reads the 2,000 newer pages' vectors before the old
+      // Dock's first page, which is what the planner chose for the old Dock while its Dock's index left the ties
+      // to a sort (migration 18)
+      const owner = yield* newUser("search-walk")
+      const docks = yield* Effect.forEach(
+        Array.from({ length: 21 }, (_, i) => i),
+        (i) => createDock(owner, { title: `Walk ${i}`, visibility: "public" })
+      )
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+          content, body_text, size_bytes, created_at, updated_at)
+        select (${docks.map((dock) => dock.id)}::uuid[])[case when g > 2000 then 21 else 1 + g % 20 end],
+          ${owner.id}, 'walk-' || g, ${`walk-${unique()}-`} || g, 'Walk ' || g, '', 'html', 'web_page',
+          'lorem ipsum data', 'lorem ipsum data', 16, now() - g * interval '1 second', now() - g * interval '1 second'
+        from generate_series(1, 2100) g`
+      yield* sql`analyze parts`
+      // the walks of PagesRepo.search for these Docks (matchesByDock), merged
+      const walk = (dockId: string) =>
+        sql`(select p.id, p.updated_at from parts p
+          where p.dock_id = ${dockId} and p.visibility is distinct from 'private'
+            and p.search @@ websearch_to_tsquery('english', 'data')
+          order by p.updated_at desc, p.id
+          limit ${SEARCH_RANK_CANDIDATES})`
+      const plan = yield* sql<{ "QUERY PLAN": string }>`explain select id from (${
+        sql.join(" union all ", false)(docks.map((dock) => walk(dock.id)))
+      }) c order by c.updated_at desc, c.id limit ${SEARCH_RANK_CANDIDATES}`.pipe(
+        Effect.map((rows) => rows.map((row) => row["QUERY PLAN"]).join("\n"))
+      )
+      expect(plan.match(/parts_dock_updated_idx/g), plan).toHaveLength(21)
+      expect(plan).not.toContain("parts_updated_idx")
+    }))
+})
