@@ -9,7 +9,8 @@
  * 2. get_web_page with 10 concurrent readers on those pages (and on one 64 KiB HTML page, sanitized per read).
  * 3. search_web_pages over BENCH_PAGES pages in BENCH_DOCKS public, discoverable Docks of a few users, seeded
  *    with SQL (a Zipf-like vocabulary, so the tsvectors look like prose): p50/p95 and calls/s per query kind
- *    (common word, rare word, two words, phrase) by a user who owns none of them, the seeding time, and, for a
+ *    (common word, rare word, two words, phrase) by a user who owns none of them, a common word within one Dock
+ *    (`bucket`: the Dock-by-Dock walk), the seeding time, and, for a
  *    kind that is slow, `explain analyze` of its first candidate statement (mirrored from PagesRepo.search).
  * 4. sanitizeHtml on 1 MiB of ordinary and of deeply nested HTML, and prepareMarkdown on one of the pushed
  *    documents (the CPU a push costs before any SQL), in this process (median of several runs).
@@ -643,6 +644,23 @@ const main = async () => {
         )
       )
     }
+    // Within one Dock (`bucket`): the Dock-by-Dock walk, on that Dock's own index.
+    const oneDock = (await psql("select id from docks where slug like 'seed-dock-%' order by slug limit 3")).split("\n")
+    searchFigures.push(
+      await drive(
+        "search_web_pages, common word, in one Dock",
+        searchClients,
+        1,
+        searchSeconds,
+        async (c, n) =>
+          (await call(searchers[c]!, "search_web_pages", {
+            query: ["data", "team", "system"][(c + n) % 3]!,
+            bucket: oneDock[(c + n) % oneDock.length]!,
+            limit: searchLimit
+          })) !== undefined,
+        `about ${Math.round(Number(pageCount) / dockCount)} pages a Dock`
+      )
+    )
     // 1 client, sequential: latency without queueing behind the other clients.
     console.log(`\nsearch_web_pages, 1 client, common word (no concurrency):`)
     const solo = await drive(
