@@ -259,7 +259,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
   /**
    * One page of a table's rows matching the plan, in its order, and `inPage`, the matches up to the page's end: all
    * of them when it is smaller than that. Matches past the page's end are never counted (counting them would read
-   * every one; docs/decisions.md "Search and Micro DB: fewer round trips, no count past the page").
+   * every one; docs/decisions.md "No count past the page, each Dock from its own index").
    *
    * When the first sort key's column has cells, the page is a walk of that column's index in order (filters on the
    * column bound it) that stops at the page's end; each row met is checked first against the filters with cells,
