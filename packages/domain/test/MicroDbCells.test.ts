@@ -7,14 +7,7 @@ import { migrations } from "@dock/migrations"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Data, Effect } from "effect"
-import {
-  CELL_TEXT_CHARS,
-  Docks,
-  MicroDb,
-  type MicroDbFilter,
-  type MicroDbSort,
-  userPrincipal
-} from "../src/index.ts"
+import { CELL_TEXT_CHARS, Docks, MicroDb, type MicroDbFilter, type MicroDbSort, userPrincipal } from "../src/index.ts"
 import { DomainTest } from "../src/testing.ts"
 import { as, createDock, newUser } from "./support/Fixtures.ts"
 
