@@ -4,6 +4,7 @@
 // windows (kept below as the reference), for the owner, a member, an outsider, an anonymous reader and a
 // sandbox token, across Docks and within one; and never a page the caller cannot read.
 import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import {
@@ -16,7 +17,7 @@ import {
   type User,
   userPrincipal
 } from "../src/index.ts"
-import { SEARCH_DOCK_BY_DOCK, SEARCH_RANK_CANDIDATES, SEARCH_WINDOWS } from "../src/Pages/PagesRepo.ts"
+import { matchesByDock, SEARCH_DOCK_BY_DOCK, SEARCH_RANK_CANDIDATES, SEARCH_WINDOWS } from "../src/Pages/PagesRepo.ts"
 import { DomainTest } from "../src/testing.ts"
 import { as, createDock, grant, newUser, unique } from "./support/Fixtures.ts"
 
@@ -304,7 +305,7 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock", (it) =
         Array.from({ length: 21 }, (_, i) => i),
         (i) => createDock(owner, { title: `Walk ${i}`, visibility: "public" })
       )
-      const sql = yield* SqlClient.SqlClient
+      const sql = yield* PgClient.PgClient
       yield* sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
           content, body_text, size_bytes, created_at, updated_at)
         select (${docks.map((dock) => dock.id)}::uuid[])[case when g > 2000 then 21 else 1 + g % 20 end],
@@ -312,16 +313,13 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock", (it) =
           'lorem ipsum data', 'lorem ipsum data', 16, now() - g * interval '1 second', now() - g * interval '1 second'
         from generate_series(1, 2100) g`
       yield* sql`analyze parts`
-      // the walks of PagesRepo.search for these Docks (matchesByDock), merged
-      const walk = (dockId: string) =>
-        sql`(select p.id, p.updated_at from parts p
-          where p.dock_id = ${dockId} and p.visibility is distinct from 'private'
-            and p.search @@ websearch_to_tsquery('english', 'data')
-          order by p.updated_at desc, p.id
-          limit ${SEARCH_RANK_CANDIDATES})`
-      const plan = yield* sql<{ "QUERY PLAN": string }>`explain select id from (${
-        sql.join(" union all ", false)(docks.map((dock) => walk(dock.id)))
-      }) c order by c.updated_at desc, c.id limit ${SEARCH_RANK_CANDIDATES}`.pipe(
+      // PagesRepo.search's merged walk of these Docks, for a caller who is a member of none
+      const walk = matchesByDock(
+        sql,
+        sql`websearch_to_tsquery('english', 'data')`,
+        docks.map((dock) => [dock.id, false])
+      )
+      const plan = yield* sql<{ "QUERY PLAN": string }>`explain ${walk}`.pipe(
         Effect.map((rows) => rows.map((row) => row["QUERY PLAN"]).join("\n"))
       )
       expect(plan.match(/parts_dock_updated_idx/g), plan).toHaveLength(21)

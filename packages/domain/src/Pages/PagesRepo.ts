@@ -23,6 +23,27 @@ export interface ListKey {
   readonly id: string
 }
 
+/**
+ * Up to SEARCH_RANK_CANDIDATES matches of `tsquery` in these Docks (id, and whether the caller is a member, who
+ * also reads the private pages), newest first: each Dock's walk of its own index (migration 18), merged.
+ */
+export const matchesByDock = (
+  sql: PgClient.PgClient,
+  tsquery: Statement.Fragment,
+  docks: ReadonlyArray<readonly [string, boolean]>
+) =>
+  sql<{ readonly id: string }>`select id from (${
+    sql.join(" union all ", false)(docks.map(([dockId, member]) =>
+      sql`(select p.id, p.updated_at from parts p
+        where p.dock_id = ${dockId} ${member ? sql`` : sql`and p.visibility is distinct from 'private'`}
+          and p.search @@ ${tsquery}
+        order by p.updated_at desc, p.id
+        limit ${SEARCH_RANK_CANDIDATES})`
+    ))
+  }) c
+    order by c.updated_at desc, c.id
+    limit ${SEARCH_RANK_CANDIDATES}`
+
 export const makePagesRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
@@ -253,19 +274,6 @@ export const makePagesRepo = Effect.gen(function*() {
         where ${readableDock(principal, findable)} ${byDock} ${byOwner}
         order by d.id limit ${SEARCH_DOCK_BY_DOCK + 1}
       ) r), '[]')`
-    /** Up to SEARCH_RANK_CANDIDATES readable matches in these Docks, newest first: each Dock's, merged. */
-    const matchesByDock = (docks: ReadonlyArray<readonly [string, boolean]>) =>
-      sql<{ readonly id: string }>`select id from (${
-        sql.join(" union all ", false)(docks.map(([dockId, member]) =>
-          sql`(select p.id, p.updated_at from parts p
-            where p.dock_id = ${dockId} ${member ? sql`` : sql`and p.visibility is distinct from 'private'`}
-              and p.search @@ ${tsquery}
-            order by p.updated_at desc, p.id
-            limit ${SEARCH_RANK_CANDIDATES})`
-        ))
-      }) c
-        order by c.updated_at desc, c.id
-        limit ${SEARCH_RANK_CANDIDATES}`
     /**
      * Where the window of the newest `size` pages ends: the updated_at of its oldest page, as text so that no
      * microsecond is lost on the way back; null when there are fewer pages.
@@ -334,7 +342,7 @@ export const makePagesRepo = Effect.gen(function*() {
       if (first!.written === "" || first!.docks.length === 0) return []
       const candidates: Array<string> = []
       if (first!.docks.length <= SEARCH_DOCK_BY_DOCK) {
-        for (const row of yield* matchesByDock(first!.docks)) candidates.push(row.id)
+        for (const row of yield* matchesByDock(sql, tsquery, first!.docks)) candidates.push(row.id)
       } else {
         let before: string | null = null
         let end = first!.end
