@@ -813,7 +813,8 @@ export const MicroDbLive = Layer.effect(
       if ("errors" in filters || "errors" in sort) return yield* invalid("Invalid query", problems)
       // Without a filter the table's kept count is the total; with one, the matches up to the page's end are
       // numbered, which is all of them when the page comes back short. A full page leaves the total out: counting
-      // the matches past it would read every one of them (docs/decisions.md).
+      // the matches past it would read every one of them (docs/decisions.md "No count past the page, each Dock from
+      // its own index").
       const { inPage, rows } = yield* repo.query(table.id, { conditions: filters.conditions, keys: sort.keys }, query)
       const total = filters.conditions.length === 0
         ? table.row_count

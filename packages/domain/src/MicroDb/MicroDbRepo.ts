@@ -358,13 +358,14 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     // The cells of the other filters' columns, looked up by the primary key (no other index can answer a lookup
     // without a value: none is taken for one), and tested in the walk's order; `offset 0` keeps the planner from
     // reading rows before these tests (it would join them first), and the `order by` is the walk's own.
-    const cellChecked = sql`(select k.* from (select k.row_seq, ${value} as key ${whole} from ${keyCells}) k
-        ${
-      sql.join(" ", false)(others.map(([other], index) =>
+    const otherCells = sql.join(" ", false)(
+      others.map(([other], index) =>
         sql`cross join lateral (select c.num, c.txt from micro_db_cells c
-          where c.table_id = ${tableId} and c.row_seq = k.row_seq and c.slug = ${other} limit 1) ${sql(`f${index}`)}`
-      ))
-    }
+        where c.table_id = ${tableId} and c.row_seq = k.row_seq and c.slug = ${other} limit 1) ${sql(`f${index}`)}`
+      )
+    )
+    const cellChecked = sql`(select k.* from (select k.row_seq, ${value} as key ${whole} from ${keyCells}) k
+        ${otherCells}
         where ${and(others.map(([, tests], index) => tested(`f${index}`, tests)))}
         order by k.key ${direction(first)} offset 0) k`
     const withRow = rest.length > 0 || onRows.length > 0
