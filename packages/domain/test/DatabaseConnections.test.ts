@@ -6,6 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { PREPARED_MAX } from "../src/Database/Prepared.ts"
+import { readOnlySnapshot } from "../src/Database/Transactional.ts"
 import { TestDatabaseLive } from "../src/testing.ts"
 
 interface PreparedRow {
@@ -75,5 +76,25 @@ layer(TestDatabaseLive)("Database connections", (it) => {
       }))
       expect(found.length).toBeGreaterThan(0)
       expect(found.length).toBeLessThanOrEqual(PREPARED_MAX)
+    }))
+
+  it.effect("a read-only snapshot is one transaction, repeatable read and read only, opened by one statement", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const snapshot = readOnlySnapshot(sql)
+      const seen = yield* snapshot(Effect.all([
+        sql<{ isolation: string; readOnly: string; pid: number; at: string }>`select
+          current_setting('transaction_isolation') as isolation, current_setting('transaction_read_only') as "readOnly",
+          pg_backend_pid() as pid, now()::text as at`,
+        sql<{ pid: number; at: string }>`select pg_backend_pid() as pid, now()::text as at`
+      ]))
+      expect(seen[0][0]).toMatchObject({ isolation: "repeatable read", readOnly: "on" })
+      // the same connection and the same transaction (now() is the transaction's start) for both statements
+      expect(seen[1][0]).toEqual({ pid: seen[0][0]!.pid, at: seen[0][0]!.at })
+      const write = yield* snapshot(sql`create temporary table snapshot_write (id int)`).pipe(Effect.flip)
+      expect(write.cause).toMatchObject({ code: "25006" })
+      // rolled back and given back: the pool still answers, outside any transaction
+      const after = yield* sql<{ level: string }>`select current_setting('transaction_isolation') as level`
+      expect(after[0]!.level).toBe("read committed")
     }))
 })

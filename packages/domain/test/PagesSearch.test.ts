@@ -17,7 +17,13 @@ import {
   type User,
   userPrincipal
 } from "../src/index.ts"
-import { matchesByDock, SEARCH_DOCK_BY_DOCK, SEARCH_RANK_CANDIDATES, SEARCH_WINDOWS } from "../src/Pages/PagesRepo.ts"
+import {
+  matchesByDock,
+  rankedMatches,
+  SEARCH_DOCK_BY_DOCK,
+  SEARCH_RANK_CANDIDATES,
+  SEARCH_WINDOWS
+} from "../src/Pages/PagesRepo.ts"
 import { DomainTest } from "../src/testing.ts"
 import { as, createDock, grant, newUser, unique } from "./support/Fixtures.ts"
 
@@ -324,5 +330,34 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock", (it) =
       )
       expect(plan.match(/parts_dock_updated_idx/g), plan).toHaveLength(21)
       expect(plan).not.toContain("parts_updated_idx")
+    }))
+})
+
+layer(DomainTest, { timeout: 120_000 })("search_web_pages, the ranking statement", (it) => {
+  it.effect("its generic plan parses the query once, at bind, and takes each hit's text once", () =>
+    Effect.gen(function*() {
+      // The statement is prepared, and after five runs PostgreSQL keeps to its generic plan, which folds nothing
+      // that depends on a parameter: websearch_to_tsquery of a parameter is parsed again for every candidate, and
+      // every expression naming the text takes it again from TOAST (PagesRepo.rankedMatches).
+      const sql = yield* PgClient.PgClient
+      const [statement, params] = rankedMatches(sql, [crypto.randomUUID()], "'error' <-> 'budget' & 'data'", 20)
+        .compile()
+      const plan = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`set local plan_cache_mode = force_generic_plan`
+        yield* sql.unsafe(`prepare ranked_plan as ${statement}`)
+        // EXECUTE's arguments as literals: PostgreSQL takes no bind parameters for EXPLAIN EXECUTE
+        const literal = (value: unknown) =>
+          `'${(Array.isArray(value) ? `{${value.join(",")}}` : String(value)).replaceAll("'", "''")}'`
+        const rows = yield* sql.unsafe<{ "QUERY PLAN": string }>(
+          `explain (verbose, costs off) execute ranked_plan(${params.map(literal).join(", ")})`
+        )
+        yield* sql`deallocate ranked_plan`
+        return rows.map((row) => row["QUERY PLAN"]).join("\n")
+      }))
+      expect(plan).not.toContain("websearch_to_tsquery")
+      // EXPLAIN shows a reference to a value computed below in parentheses: computed, the text is taken once and
+      // the start looked for once
+      expect(plan.match(/(?<!\()"left"\(parts\.body_text/g), plan).toHaveLength(1)
+      expect(plan.match(/(?<!\()GREATEST\(/g), plan).toHaveLength(1)
     }))
 })

@@ -6,6 +6,7 @@ import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
+import { readOnlySnapshot } from "../Database/Transactional.ts"
 import type { Along } from "../Docks/Docks.ts"
 import { type DockId, isUuid, type PageId } from "../Ids.ts"
 import { PartRow } from "../Parts/PartRow.ts"
@@ -44,14 +45,63 @@ export const matchesByDock = (
     order by c.updated_at desc, c.id
     limit ${SEARCH_RANK_CANDIDATES}`
 
+/**
+ * The best `limit` of the candidates `ids` for the query `written` (websearch_to_tsquery's text form), with their
+ * Dock and a snippet: steps 2 and 3 of `search`. Prepared (one shape whatever the query), so PostgreSQL runs it on a
+ * generic plan, which folds nothing that depends on a parameter. So the query arrives as a tsquery parameter (parsed
+ * once, at bind) rather than through websearch_to_tsquery (parsed again for every candidate ranked and sorted), and
+ * each hit's text is taken (read from TOAST and decompressed) and searched for the snippet's start once, in
+ * subqueries the planner keeps (`offset 0`), rather than once for every expression that names them. A locator the query has none of is left out
+ * of the statement rather than matched as null: a strict function's arguments are still computed. Together about a
+ * third of the statement's time (docs/decisions.md, "A generic plan folds nothing").
+ */
+export const rankedMatches = (
+  sql: PgClient.PgClient,
+  ids: ReadonlyArray<string>,
+  written: string,
+  limit: number
+) => {
+  const locators = snippetLocators(written)
+  const match = (pattern: string) => sql`nullif(regexp_instr(s.source, ${pattern}, 1, 1, 0, 'i'), 0)`
+  const firstMatch = [locators.phrases, locators.words].filter((pattern) => pattern !== "").map(match)
+  return sql<
+    PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }
+  >`/* prepared */ with hits as (
+      select p.id, ts_rank(p.rank_vector, ${written}::tsquery) as rank, d.slug as dock_slug, d.title as dock_title,
+        u.username as owner_username
+      from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
+      where p.id = any(${ids}::uuid[])
+      order by rank desc, p.updated_at desc, p.id
+      limit ${limit}
+    )
+    select id, dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind, visibility,
+      '' as content, claim_count, version, size_bytes, updated_at, hits.rank, hits.dock_slug, hits.dock_title,
+      hits.owner_username,
+      ts_headline('english', window_text, ${highlightQuery(written)}::tsquery,
+        'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
+    from parts join hits using (id)
+      cross join lateral (select left(body_text, ${sql.literal(String(SNIPPET_SOURCE_CHARS))}) as source offset 0) s
+      cross join lateral (
+        select greatest(1, ${
+    firstMatch.length === 0 ? sql`1` : sql`coalesce(${sql.join(", ", false)(firstMatch)}, 1)`
+  } - ${sql.literal(String(SNIPPET_LEAD))}) as start offset 0
+      ) at
+      -- from the first whole word of the window
+      cross join lateral (
+        select case when at.start = 1 then substr(s.source, 1, ${sql.literal(String(SNIPPET_WINDOW))})
+          else regexp_replace(substr(s.source, at.start, ${
+    sql.literal(String(SNIPPET_WINDOW))
+  }), '^\\S*\\s+', '') end as window_text
+      ) w
+    order by hits.rank desc, updated_at desc, id`
+}
+
 export const makePagesRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
+  const snapshot = readOnlySnapshot(sql)
 
   const columns = sql`id, dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind, visibility,
     content, claim_count, version, size_bytes, updated_at`
-  /** A search hit's page without its content, which results never carry (pages may be 1 MiB each). */
-  const resultColumns = sql`id, dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
-    visibility, '' as content, claim_count, version, size_bytes, updated_at`
   const decode = Schema.decodeUnknown(Schema.Array(PartRow))
 
   /** A stored page with the record fields get_web_page shows, as read (`body_text`, `front_matter`, …). */
@@ -293,38 +343,8 @@ export const makePagesRepo = Effect.gen(function*() {
           ${before === null ? sql`` : sql`and p.updated_at < ${before}::timestamptz`}
         order by p.updated_at desc, p.id
         limit ${wanted}`
-    const ranked = (ids: ReadonlyArray<string>, written: string) => {
-      const locators = snippetLocators(written)
-      const text = sql`left(body_text, ${SNIPPET_SOURCE_CHARS})`
-      const match = (pattern: string) => sql`nullif(regexp_instr(${text}, nullif(${pattern}, ''), 1, 1, 0, 'i'), 0)`
-      return sql<
-        PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }
-      >`/* prepared */ with hits as (
-          select p.id, ts_rank(p.rank_vector, ${tsquery}) as rank, d.slug as dock_slug, d.title as dock_title,
-            u.username as owner_username
-          from parts p join docks d on d.id = p.dock_id join users u on u.id = d.owner_id
-          where p.id = any(${ids}::uuid[])
-          order by rank desc, p.updated_at desc, p.id
-          limit ${options.limit}
-        )
-        select ${resultColumns}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
-          ts_headline('english', window_text, ${highlightQuery(written)}::tsquery,
-            'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
-        from parts join hits using (id)
-          cross join lateral (
-            select greatest(1, coalesce(${match(locators.phrases)}, ${match(locators.words)}, 1) - ${SNIPPET_LEAD})
-              as start
-          ) at
-          -- from the first whole word of the window
-          cross join lateral (
-            select case when at.start = 1 then substr(${text}, 1, ${SNIPPET_WINDOW})
-              else regexp_replace(substr(${text}, at.start, ${SNIPPET_WINDOW}), '^\\S*\\s+', '') end as window_text
-          ) w
-        order by hits.rank desc, updated_at desc, id`
-    }
-    return sql.withTransaction(Effect.gen(function*() {
-      // One snapshot for the three steps: a candidate is still a readable match when it is ranked.
-      yield* sql`set transaction isolation level repeatable read, read only`
+    // One snapshot for the three steps: a candidate is still a readable match when it is ranked.
+    return snapshot(Effect.gen(function*() {
       // For this transaction only: no sequential scan, because the planner prices `@@` there far too low (it
       // reads every page's whole TOASTed vector where the GIN index answers without them); and joins by nested
       // loop, which keep the walk through the newest pages in order, so it stops at the last candidate needed.
@@ -358,7 +378,7 @@ export const makePagesRepo = Effect.gen(function*() {
         }
       }
       if (candidates.length === 0) return []
-      const rows = yield* ranked(candidates, first!.written)
+      const rows = yield* rankedMatches(sql, candidates, first!.written, options.limit)
       const parts = yield* decode(rows)
       return parts.map((part, index) => ({
         part,
