@@ -2,7 +2,7 @@
 // bulk writes, schema changes and snapshots, called as the domain's callers call it.
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Tracer } from "effect"
 import { Docks, errorBody, MicroDb, userPrincipal } from "../src/index.ts"
 import { DomainTest } from "../src/testing.ts"
 import { as, createDock, newUser } from "./support/Fixtures.ts"
@@ -52,6 +52,48 @@ layer(DomainTest)("MicroDb", (it) => {
       expect(deleted.version).toBe(3)
       const gone = yield* microDb.deleteTable(bucket, "tasks").pipe(as(owner))
       expect(gone.rows).toBe(3)
+    }))
+
+  it.effect("a read of a table, a row or rows finds the Dock, its shell and the table in one statement", () =>
+    Effect.gen(function*() {
+      const user = yield* newUser("mdbreads")
+      const dock = yield* createDock(user, { title: "Reads" })
+      const owner = userPrincipal(user)
+      const microDb = yield* MicroDb
+      const bucket = { bucket: dock.id }
+      const table = yield* microDb.createTable(bucket, {
+        name: "Birds",
+        columns: [{ name: "Name", type: "text" }, { name: "Seen", type: "integer" }]
+      }).pipe(as(owner))
+      const [wren] = yield* microDb.insertRows(bucket, "birds", [{ name: "wren", seen: 3 }]).pipe(as(owner))
+      /** How many statements `effect` sends (the spans @effect/sql opens, one a statement), and its answer. */
+      const statementsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        Effect.gen(function*() {
+          const native = yield* Effect.tracer
+          let statements = 0
+          const counting = Tracer.make({
+            span: (name, ...rest) => {
+              if (name === "sql.execute") statements++
+              return native.span(name, ...rest)
+            },
+            context: (f, fiber) => native.context(f, fiber)
+          })
+          const answer = yield* effect.pipe(Effect.withTracer(counting))
+          return { statements, answer }
+        })
+      // the resolver's statement (with the shell and the table beside the Dock), then the read's own, if any
+      const byId = yield* statementsOf(microDb.table(bucket, table.id).pipe(as(owner)))
+      expect(byId).toMatchObject({ statements: 1, answer: { slug: "birds" } })
+      const row = yield* statementsOf(microDb.row(bucket, "birds", wren!.id).pipe(as(owner)))
+      expect(row).toMatchObject({ statements: 2, answer: { data: { name: "wren", seen: 3 } } })
+      const rows = yield* statementsOf(
+        microDb.query(bucket, "birds", { filter: [{ column: "seen", op: "gt", value: 1 }], limit: 10, offset: 0 })
+          .pipe(as(owner))
+      )
+      expect(rows.statements).toBe(2)
+      expect(rows.answer.rows.map((found) => found.id)).toEqual([wren!.id])
+      const missing = yield* failure(microDb.table(bucket, "owls").pipe(as(owner)))
+      expect(missing).toMatchObject({ code: "not_found", message: "No table \"owls\" in this Dock's Micro DB" })
     }))
 
   it.effect("a fork copies the Micro DB's tables and rows (new ids, same data and order) and counts their bytes and the shell's", () =>

@@ -132,6 +132,15 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
     NotFound | BadRequest,
     CurrentPrincipal
   >
+  /** `named`, and what `along` reads beside that Dock, in the same statement (one round trip for both). */
+  readonly namedAlong: <A>(
+    target: DockTarget,
+    along: Along<A>
+  ) => Effect.Effect<
+    { readonly dock: ResolvedDock; readonly along: A },
+    NotFound | BadRequest,
+    CurrentPrincipal
+  >
   /**
    * The Dock an untargeted write means: the target when one is named, else the caller's default Dock (a sandbox
    * token's sandbox); with neither, `not_found`.

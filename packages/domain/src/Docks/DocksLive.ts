@@ -288,9 +288,9 @@ export const DocksLive = Layer.effect(
         return Option.some(found[0]!)
       })
 
-    const namedTarget = (target: DockTarget) =>
+    const namedTarget = (target: DockTarget, along?: AlongFrom) =>
       Effect.flatMap(
-        findTarget(target),
+        findTarget(target, along),
         Option.match({
           onNone: () =>
             Effect.fail(new BadRequest({ message: "Name the Dock with `bucket` (or bucket_path / bucket_id)" })),
@@ -360,13 +360,21 @@ export const DocksLive = Layer.effect(
     const forRead = Effect.fn("Docks.forRead")(function*(target: DockTarget) {
       return (yield* readTarget(target)).resolved
     })
-    const forReadAlong = <A>(target: DockTarget, along: Along<A>) =>
+    /** What `along` reads beside the Dock `found` resolved to, decoded once the policy has let the caller read it. */
+    const withAlong = <A>(found: Found, along: Along<A>) =>
       Effect.gen(function*() {
-        const found = yield* readTarget(target, along.from)
         // A target naming its Dock in several forms was looked up without it: read it now, by the Dock's id.
         const row = found.along ?? (yield* repo.alongOf(found.row.id, along.from))
         return { dock: found.resolved, along: yield* along.decode(row) }
-      }).pipe(Effect.withSpan("Docks.forReadAlong"))
+      })
+    const forReadAlong = <A>(target: DockTarget, along: Along<A>) =>
+      Effect.flatMap(readTarget(target, along.from), (found) => withAlong(found, along)).pipe(
+        Effect.withSpan("Docks.forReadAlong")
+      )
+    const namedAlong = <A>(target: DockTarget, along: Along<A>) =>
+      Effect.flatMap(namedTarget(target, along.from), (found) => withAlong(found, along)).pipe(
+        Effect.withSpan("Docks.namedAlong")
+      )
     const forWrite = Effect.fn("Docks.forWrite")(function*(target: DockTarget) {
       return (yield* writeTarget(target)).resolved
     })
@@ -725,6 +733,7 @@ export const DocksLive = Layer.effect(
       named,
       forRead,
       forReadAlong,
+      namedAlong,
       forWrite,
       byId,
       readableAt,

@@ -18,7 +18,7 @@ import { artifactBaseUrl, newPublicSlug, toPart } from "../Pages/Part.ts"
 import { authorOf, type ContentDock, contentDock, type PartFields, type PartRow } from "../Parts/PartRow.ts"
 import { Parts } from "../Parts/Parts.ts"
 import { checkPublish, checkWrite, type DockAccess, roleOf, setsPublishing } from "../Policy.ts"
-import { CurrentPrincipal } from "../Principal.ts"
+import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { isSlug, SLUG_MAX, slugify } from "../Slug.ts"
 import { WriteRules } from "../WriteRules.ts"
 import {
@@ -128,10 +128,26 @@ export const MicroDbLive = Layer.effect(
         const principal = yield* CurrentPrincipal
         const { access } = yield* docks.named(target)
         const shell = yield* parts.visibilityOfKind(access.dockId, "micro_db")
-        if (shell?.visibility === "private" && roleOf(principal, access) === null) {
-          return yield* new NotFound({ message: "This Dock has no Micro DB you can read" })
-        }
+        yield* shellReadable(principal, access, shell?.visibility ?? null)
         return { access }
+      })
+
+    const shellReadable = (principal: Principal, access: DockAccess, shellVisibility: "private" | "public" | null) =>
+      shellVisibility === "private" && roleOf(principal, access) === null
+        ? Effect.fail(new NotFound({ message: "This Dock has no Micro DB you can read" }))
+        : Effect.void
+
+    /**
+     * `readable`, and the table `ref` names in it: the Dock, the shell's visibility and the table in one round trip
+     * (the resolver's statement), as a read of a table or its rows needs them.
+     */
+    const readableTable = (target: DockTarget, ref: string) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        const { dock, along } = yield* docks.namedAlong(target, repo.tableAlong(ref))
+        yield* shellReadable(principal, dock.access, along.shellVisibility)
+        if (along.table === undefined) return yield* missingTable(ref)
+        return { access: dock.access, table: along.table }
       })
 
     /** The named Dock, writable by the caller (owner or editor, token scope and Dock restriction), one write counted. */
@@ -160,11 +176,14 @@ export const MicroDbLive = Layer.effect(
         userId: principal.userId
       }))
 
+    const missingTable = (ref: string) =>
+      Effect.fail(new NotFound({ message: `No table "${ref.slice(0, 100)}" in this Dock's Micro DB` }))
+
     const tableIn = (dockId: DockId, ref: string, lock = false) =>
-      Effect.flatMap(repo.findTable(dockId, ref, lock), (table) =>
-        table === undefined
-          ? Effect.fail(new NotFound({ message: `No table "${ref.slice(0, 100)}" in this Dock's Micro DB` }))
-          : Effect.succeed(table))
+      Effect.flatMap(
+        repo.findTable(dockId, ref, lock),
+        (table) => table === undefined ? missingTable(ref) : Effect.succeed(table)
+      )
 
     const rowIn = (table: TableRow, rowId: string, lock = false) =>
       Effect.flatMap(repo.findRow(table.id, rowId, lock), (row) =>
@@ -369,8 +388,7 @@ export const MicroDbLive = Layer.effect(
     })
 
     const table = Effect.fn("MicroDb.table")(function*(target: DockTarget, ref: string) {
-      const { access } = yield* readable(target)
-      return toTable(yield* tableIn(access.dockId, ref))
+      return toTable((yield* readableTable(target, ref)).table)
     })
 
     const createTable = Effect.fn("MicroDb.createTable")(function*(target: DockTarget, input: TableInput) {
@@ -800,13 +818,11 @@ export const MicroDbLive = Layer.effect(
     })
 
     const row = Effect.fn("MicroDb.row")(function*(target: DockTarget, ref: string, rowId: string) {
-      const { access } = yield* readable(target)
-      return toRow(yield* rowIn(yield* tableIn(access.dockId, ref), rowId))
+      return toRow(yield* rowIn((yield* readableTable(target, ref)).table, rowId))
     })
 
     const query = Effect.fn("MicroDb.query")(function*(target: DockTarget, ref: string, query: RowsQuery) {
-      const { access } = yield* readable(target)
-      const table = yield* tableIn(access.dockId, ref)
+      const { table } = yield* readableTable(target, ref)
       const filters = compileFilters(pg, table.columns, query.filter ?? [])
       const sort = compileSort(pg, table.columns, query.sort ?? [])
       const problems = [...("errors" in filters ? filters.errors : []), ...("errors" in sort ? sort.errors : [])]

@@ -2,6 +2,7 @@
 import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
+import type { Along } from "../Docks/Docks.ts"
 import { DockId, isUuid, type RowId, TableId, type TokenId, type UserId } from "../Ids.ts"
 import { MicroDbColumn } from "./Columns.ts"
 import { CELL_TEXT_CHARS, type CellKind, type Condition, type SortKey } from "./Query.ts"
@@ -66,6 +67,39 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       Effect.map((rows) => rows[0]),
       Effect.orDie
     )
+  }
+
+  /**
+   * `findTable` and the visibility of the Dock's Micro DB page (its shell, which decides who reads the tables) read
+   * beside the Dock in the resolver's own statement (Docks.namedAlong): one round trip for the three. The table's
+   * columns are each named `table_…`; `table` is undefined when the Dock has no such table.
+   */
+  const tableAlong = (ref: string): Along<{
+    readonly table: TableRow | undefined
+    readonly shellVisibility: "private" | "public" | null
+  }> => {
+    const trimmed = ref.trim()
+    return {
+      from: (dockId) =>
+        sql`select t.id as table_id, t.dock_id as table_dock_id, t.name as table_name, t.slug as table_slug,
+            t.description as table_description, t.position as table_position, t.columns as table_columns,
+            t.row_count as table_row_count, t.created_at as table_created_at, t.updated_at as table_updated_at,
+            (select visibility from parts where dock_id = ${dockId} and page_kind = 'micro_db' limit 1)
+              as shell_visibility
+          from (select) one left join micro_db_tables t on t.dock_id = ${dockId}
+            and ${isUuid(trimmed) ? sql`t.id = ${trimmed.toLowerCase()}` : sql`t.slug = ${trimmed}`}`,
+      decode: (row) => {
+        const shellVisibility = (row["shell_visibility"] ?? null) as "private" | "public" | null
+        if (row["table_id"] == null) return Effect.succeed({ table: undefined, shellVisibility })
+        const table = Object.fromEntries(
+          Object.entries(row).flatMap(([key, value]) => key.startsWith("table_") ? [[key.slice(6), value]] : [])
+        )
+        return decodeTables([table]).pipe(
+          Effect.map((tables) => ({ table: tables[0], shellVisibility })),
+          Effect.orDie
+        )
+      }
+    }
   }
 
   const insertTable = (
@@ -487,6 +521,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     fillColumn,
     dropColumnData,
     tables,
+    tableAlong,
     findTable,
     insertTable,
     updateTable,
