@@ -45,6 +45,12 @@ export interface Along<A> {
   readonly decode: (row: Readonly<Record<string, unknown>>) => Effect.Effect<A>
 }
 
+/** A resolution of `target` that also reads what `along` reads beside the Dock. */
+export type ResolveAlong = <A>(
+  target: DockTarget,
+  along: Along<A>
+) => Effect.Effect<{ readonly dock: ResolvedDock; readonly along: A }, NotFound | BadRequest, CurrentPrincipal>
+
 /** A change to a Dock's own fields (update_bucket). */
 export interface DockPatch {
   readonly title?: string | undefined
@@ -124,23 +130,9 @@ export class Docks extends Context.Tag("@dock/domain/Docks")<Docks, {
    */
   readonly forRead: (target: DockTarget) => Effect.Effect<ResolvedDock, NotFound | BadRequest, CurrentPrincipal>
   /** `forRead`, and what `along` reads beside that Dock, in the same statement (one round trip for both). */
-  readonly forReadAlong: <A>(
-    target: DockTarget,
-    along: Along<A>
-  ) => Effect.Effect<
-    { readonly dock: ResolvedDock; readonly along: A },
-    NotFound | BadRequest,
-    CurrentPrincipal
-  >
+  readonly forReadAlong: ResolveAlong
   /** `named`, and what `along` reads beside that Dock, in the same statement (one round trip for both). */
-  readonly namedAlong: <A>(
-    target: DockTarget,
-    along: Along<A>
-  ) => Effect.Effect<
-    { readonly dock: ResolvedDock; readonly along: A },
-    NotFound | BadRequest,
-    CurrentPrincipal
-  >
+  readonly namedAlong: ResolveAlong
   /**
    * The Dock an untargeted write means: the target when one is named, else the caller's default Dock (a sandbox
    * token's sandbox); with neither, `not_found`.
