@@ -45,6 +45,12 @@ export interface Along<A> {
   readonly decode: (row: Readonly<Record<string, unknown>>) => Effect.Effect<A>
 }
 
+/** The columns of an `along` row named `<prefix>…` (its own, beside the Dock's), each with the prefix taken off. */
+export const alongColumns = (row: Readonly<Record<string, unknown>>, prefix: string): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries(row).flatMap(([key, value]) => key.startsWith(prefix) ? [[key.slice(prefix.length), value]] : [])
+  )
+
 /** A resolution of `target` that also reads what `along` reads beside the Dock. */
 export type ResolveAlong = <A>(
   target: DockTarget,

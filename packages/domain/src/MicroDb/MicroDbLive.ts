@@ -18,7 +18,7 @@ import { artifactBaseUrl, newPublicSlug, toPart } from "../Pages/Part.ts"
 import { authorOf, type ContentDock, contentDock, type PartFields, type PartRow } from "../Parts/PartRow.ts"
 import { Parts } from "../Parts/Parts.ts"
 import { checkPublish, checkWrite, type DockAccess, roleOf, setsPublishing } from "../Policy.ts"
-import { CurrentPrincipal, type Principal } from "../Principal.ts"
+import { CurrentPrincipal } from "../Principal.ts"
 import { isSlug, SLUG_MAX, slugify } from "../Slug.ts"
 import { WriteRules } from "../WriteRules.ts"
 import {
@@ -122,33 +122,26 @@ export const MicroDbLive = Layer.effect(
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => transactional(sql, effect)
 
-    /** The named Dock, readable by the caller; a private shell is visible to members only. */
-    const readable = (target: DockTarget) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const { access } = yield* docks.named(target)
-        const shell = yield* parts.visibilityOfKind(access.dockId, "micro_db")
-        yield* shellReadable(principal, access, shell?.visibility ?? null)
-        return { access }
-      })
-
-    const shellReadable = (principal: Principal, access: DockAccess, shellVisibility: "private" | "public" | null) =>
-      shellVisibility === "private" && roleOf(principal, access) === null
-        ? Effect.fail(new NotFound({ message: "This Dock has no Micro DB you can read" }))
-        : Effect.void
-
     /**
-     * `readable`, and the table `ref` names in it: the Dock, the shell's visibility and the table in one round trip
-     * (the resolver's statement), as a read of a table or its rows needs them.
+     * The named Dock, readable by the caller (a private shell is visible to members only), and the table `ref` names
+     * in it when given: one round trip, the resolver's statement (MicroDbRepo.readAlong).
      */
-    const readableTable = (target: DockTarget, ref: string) =>
+    const readable = (target: DockTarget, ref?: string) =>
       Effect.gen(function*() {
         const principal = yield* CurrentPrincipal
-        const { dock, along } = yield* docks.namedAlong(target, repo.tableAlong(ref))
-        yield* shellReadable(principal, dock.access, along.shellVisibility)
-        if (along.table === undefined) return yield* missingTable(ref)
+        const { dock, along } = yield* docks.namedAlong(target, repo.readAlong(ref))
+        if (along.shellVisibility === "private" && roleOf(principal, dock.access) === null) {
+          return yield* new NotFound({ message: "This Dock has no Micro DB you can read" })
+        }
         return { access: dock.access, table: along.table }
       })
+
+    /** `readable`, with the table `ref` names, which must exist. */
+    const readableTable = (target: DockTarget, ref: string) =>
+      Effect.flatMap(
+        readable(target, ref),
+        ({ table }) => table === undefined ? missingTable(ref) : Effect.succeed(table)
+      )
 
     /** The named Dock, writable by the caller (owner or editor, token scope and Dock restriction), one write counted. */
     const writable = (target: DockTarget) =>
@@ -388,7 +381,7 @@ export const MicroDbLive = Layer.effect(
     })
 
     const table = Effect.fn("MicroDb.table")(function*(target: DockTarget, ref: string) {
-      return toTable((yield* readableTable(target, ref)).table)
+      return toTable(yield* readableTable(target, ref))
     })
 
     const createTable = Effect.fn("MicroDb.createTable")(function*(target: DockTarget, input: TableInput) {
@@ -818,11 +811,11 @@ export const MicroDbLive = Layer.effect(
     })
 
     const row = Effect.fn("MicroDb.row")(function*(target: DockTarget, ref: string, rowId: string) {
-      return toRow(yield* rowIn((yield* readableTable(target, ref)).table, rowId))
+      return toRow(yield* rowIn(yield* readableTable(target, ref), rowId))
     })
 
     const query = Effect.fn("MicroDb.query")(function*(target: DockTarget, ref: string, query: RowsQuery) {
-      const { table } = yield* readableTable(target, ref)
+      const table = yield* readableTable(target, ref)
       const filters = compileFilters(pg, table.columns, query.filter ?? [])
       const sort = compileSort(pg, table.columns, query.sort ?? [])
       const problems = [...("errors" in filters ? filters.errors : []), ...("errors" in sort ? sort.errors : [])]

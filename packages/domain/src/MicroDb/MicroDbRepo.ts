@@ -2,7 +2,7 @@
 import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
-import type { Along } from "../Docks/Docks.ts"
+import { type Along, alongColumns } from "../Docks/Docks.ts"
 import { DockId, isUuid, type RowId, TableId, type TokenId, type UserId } from "../Ids.ts"
 import { MicroDbColumn } from "./Columns.ts"
 import { CELL_TEXT_CHARS, type CellKind, type Condition, type SortKey } from "./Query.ts"
@@ -47,7 +47,20 @@ export interface RowsPlan {
 export const makeMicroDbRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
   const decodeTables = Schema.decodeUnknown(Schema.Array(TableRow))
-  const tableColumns = sql`id, dock_id, name, slug, description, position, columns, row_count, created_at, updated_at`
+  const tableColumnNames = [
+    "id",
+    "dock_id",
+    "name",
+    "slug",
+    "description",
+    "position",
+    "columns",
+    "row_count",
+    "created_at",
+    "updated_at"
+  ]
+  const tableColumns = sql.literal(tableColumnNames.join(", "))
+  const tableColumnsAlong = sql.literal(tableColumnNames.map((name) => `t.${name} as table_${name}`).join(", "))
   const rowColumns = sql`r.id, r.table_id, r.data, r.size_bytes, r.version, r.created_at, r.updated_at`
 
   const tables = (dockId: DockId) =>
@@ -57,50 +70,45 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** A table of the Dock by UUID or slug; `lock` makes the caller's transaction the table's one writer. */
-  const findTable = (dockId: DockId, ref: string, lock = false) => {
+  /** The table `ref` names (its UUID or its slug), as `t`. */
+  const tableNamed = (ref: string) => {
     const trimmed = ref.trim()
-    return sql`/* prepared */ select ${tableColumns} from micro_db_tables
-      where dock_id = ${dockId} and ${isUuid(trimmed) ? sql`id = ${trimmed.toLowerCase()}` : sql`slug = ${trimmed}`}
+    return isUuid(trimmed) ? sql`t.id = ${trimmed.toLowerCase()}` : sql`t.slug = ${trimmed}`
+  }
+
+  /** A table of the Dock by UUID or slug; `lock` makes the caller's transaction the table's one writer. */
+  const findTable = (dockId: DockId, ref: string, lock = false) =>
+    sql`/* prepared */ select ${tableColumns} from micro_db_tables t where t.dock_id = ${dockId} and ${tableNamed(ref)}
       ${lock ? sql`for update` : sql``}`.pipe(
       Effect.flatMap(decodeTables),
       Effect.map((rows) => rows[0]),
       Effect.orDie
     )
-  }
 
   /**
-   * `findTable` and the visibility of the Dock's Micro DB page (its shell, which decides who reads the tables) read
-   * beside the Dock in the resolver's own statement (Docks.namedAlong): one round trip for the three. The table's
-   * columns are each named `table_…`; `table` is undefined when the Dock has no such table.
+   * What a read of the Micro DB needs beside the Dock, read in the resolver's own statement (Docks.namedAlong): the
+   * visibility of the Dock's Micro DB page (its shell, which decides who reads the tables) and, when `ref` is given,
+   * the table it names (`findTable`'s columns, each named `table_…`; undefined when the Dock has no such table, or
+   * when no table is named).
    */
-  const tableAlong = (ref: string): Along<{
+  const readAlong = (ref: string | undefined): Along<{
     readonly table: TableRow | undefined
     readonly shellVisibility: "private" | "public" | null
-  }> => {
-    const trimmed = ref.trim()
-    return {
-      from: (dockId) =>
-        sql`select t.id as table_id, t.dock_id as table_dock_id, t.name as table_name, t.slug as table_slug,
-            t.description as table_description, t.position as table_position, t.columns as table_columns,
-            t.row_count as table_row_count, t.created_at as table_created_at, t.updated_at as table_updated_at,
-            (select visibility from parts where dock_id = ${dockId} and page_kind = 'micro_db' limit 1)
-              as shell_visibility
-          from (select) one left join micro_db_tables t on t.dock_id = ${dockId}
-            and ${isUuid(trimmed) ? sql`t.id = ${trimmed.toLowerCase()}` : sql`t.slug = ${trimmed}`}`,
-      decode: (row) => {
-        const shellVisibility = (row["shell_visibility"] ?? null) as "private" | "public" | null
-        if (row["table_id"] == null) return Effect.succeed({ table: undefined, shellVisibility })
-        const table = Object.fromEntries(
-          Object.entries(row).flatMap(([key, value]) => key.startsWith("table_") ? [[key.slice(6), value]] : [])
-        )
-        return decodeTables([table]).pipe(
-          Effect.map((tables) => ({ table: tables[0], shellVisibility })),
-          Effect.orDie
-        )
-      }
+  }> => ({
+    from: (dockId) =>
+      sql`select (select visibility from parts where dock_id = ${dockId} and page_kind = 'micro_db' limit 1)
+          as shell_visibility, ${tableColumnsAlong}
+        from (select) one left join micro_db_tables t
+          on t.dock_id = ${dockId} and ${ref === undefined ? sql`false` : tableNamed(ref)}`,
+    decode: (row) => {
+      const shellVisibility = (row["shell_visibility"] ?? null) as "private" | "public" | null
+      if (row["table_id"] == null) return Effect.succeed({ table: undefined, shellVisibility })
+      return decodeTables([alongColumns(row, "table_")]).pipe(
+        Effect.map((tables) => ({ table: tables[0], shellVisibility })),
+        Effect.orDie
+      )
     }
-  }
+  })
 
   const insertTable = (
     dockId: DockId,
@@ -521,7 +529,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     fillColumn,
     dropColumnData,
     tables,
-    tableAlong,
+    readAlong,
     findTable,
     insertTable,
     updateTable,

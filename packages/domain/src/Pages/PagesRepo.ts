@@ -7,7 +7,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
 import { readOnlySnapshot } from "../Database/Transactional.ts"
-import type { Along } from "../Docks/Docks.ts"
+import { type Along, alongColumns } from "../Docks/Docks.ts"
 import { type DockId, isUuid, type PageId } from "../Ids.ts"
 import { PartRow } from "../Parts/PartRow.ts"
 import type { Principal } from "../Principal.ts"
@@ -51,9 +51,10 @@ export const matchesByDock = (
  * generic plan, which folds nothing that depends on a parameter. So the query arrives as a tsquery parameter (parsed
  * once, at bind) rather than through websearch_to_tsquery (parsed again for every candidate ranked and sorted), and
  * each hit's text is taken (read from TOAST and decompressed) and searched for the snippet's start once, in
- * subqueries the planner keeps (`offset 0`), rather than once for every expression that names them. A locator the query has none of is left out
- * of the statement rather than matched as null: a strict function's arguments are still computed. Together about a
- * third of the statement's time (docs/decisions.md, "A generic plan folds nothing").
+ * subqueries the planner keeps (`offset 0`), rather than once for every expression that names them. A locator the
+ * query has none of is left out of the statement rather than matched as null: a strict function's arguments are
+ * still computed. Together about a third of the statement's time (docs/decisions.md, "A generic plan folds
+ * nothing"). A hit's page comes without its content, which results never carry (pages may be 1 MiB each).
  */
 export const rankedMatches = (
   sql: PgClient.PgClient,
@@ -63,7 +64,9 @@ export const rankedMatches = (
 ) => {
   const locators = snippetLocators(written)
   const match = (pattern: string) => sql`nullif(regexp_instr(s.source, ${pattern}, 1, 1, 0, 'i'), 0)`
-  const firstMatch = [locators.phrases, locators.words].filter((pattern) => pattern !== "").map(match)
+  const matches = [locators.phrases, locators.words].filter((pattern) => pattern !== "").map(match)
+  const firstMatch = matches.length === 0 ? sql`1` : sql`coalesce(${sql.join(", ", false)(matches)}, 1)`
+  const window = sql.literal(String(SNIPPET_WINDOW))
   return sql<
     PartRow & { rank: number; snippet: string; dock_slug: string; dock_title: string; owner_username: string }
   >`/* prepared */ with hits as (
@@ -82,16 +85,12 @@ export const rankedMatches = (
     from parts join hits using (id)
       cross join lateral (select left(body_text, ${sql.literal(String(SNIPPET_SOURCE_CHARS))}) as source offset 0) s
       cross join lateral (
-        select greatest(1, ${
-    firstMatch.length === 0 ? sql`1` : sql`coalesce(${sql.join(", ", false)(firstMatch)}, 1)`
-  } - ${sql.literal(String(SNIPPET_LEAD))}) as start offset 0
+        select greatest(1, ${firstMatch} - ${sql.literal(String(SNIPPET_LEAD))}) as start offset 0
       ) at
       -- from the first whole word of the window
       cross join lateral (
-        select case when at.start = 1 then substr(s.source, 1, ${sql.literal(String(SNIPPET_WINDOW))})
-          else regexp_replace(substr(s.source, at.start, ${
-    sql.literal(String(SNIPPET_WINDOW))
-  }), '^\\S*\\s+', '') end as window_text
+        select case when at.start = 1 then substr(s.source, 1, ${window})
+          else regexp_replace(substr(s.source, at.start, ${window}), '^\\S*\\s+', '') end as window_text
       ) w
     order by hits.rank desc, updated_at desc, id`
 }
@@ -162,10 +161,7 @@ export const makePagesRepo = Effect.gen(function*() {
         from parts where ${pageWhere(dockId, ref)}`,
     decode: (row) => {
       if (row["page_id"] == null) return Effect.succeed(undefined)
-      const page = Object.fromEntries(
-        Object.entries(row).flatMap(([key, value]) => key.startsWith("page_") ? [[key.slice(5), value]] : [])
-      )
-      return withRecord([page]).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+      return withRecord([alongColumns(row, "page_")]).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
     }
   })
 

@@ -108,11 +108,6 @@ export class Parts extends Context.Tag("@dock/domain/Parts")<Parts, {
   readonly findInDock: (dockId: DockId, ref: string, lock?: boolean) => Effect.Effect<PartRow | undefined>
   /** The Dock's page of a kind it has at most one of (the Micro DB shell). */
   readonly findKind: (dockId: DockId, kind: PageKind, lock?: boolean) => Effect.Effect<PartRow | undefined>
-  /** Whether the Dock has a page of the kind, and its visibility, without reading its content. */
-  readonly visibilityOfKind: (
-    dockId: DockId,
-    kind: PageKind
-  ) => Effect.Effect<{ readonly visibility: "private" | "public" | null } | undefined>
   /** Everything a new version starts from: the page's current fields. */
   readonly fieldsOf: (id: PageId) => Effect.Effect<PartFields>
 }>() {}

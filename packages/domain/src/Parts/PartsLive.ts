@@ -103,7 +103,6 @@ export const PartsLive = Layer.effect(
       findById: repo.findById,
       findInDock: repo.findInDock,
       findKind: repo.findKind,
-      visibilityOfKind: repo.visibilityOfKind,
       fieldsOf: repo.fieldsOf
     })
   })

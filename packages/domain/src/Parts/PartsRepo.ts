@@ -62,11 +62,6 @@ export const makePartsRepo = Effect.gen(function*() {
     }`
       .pipe(Effect.flatMap(decode), Effect.map(first), Effect.orDie)
 
-  /** The visibility of the Dock's page of a kind (the Micro DB shell), without its content; undefined: no such page. */
-  const visibilityOfKind = (dockId: DockId, kind: PageKind) =>
-    sql<{ visibility: "private" | "public" | null }>`/* prepared */ select visibility from parts
-      where dock_id = ${dockId} and page_kind = ${kind}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
-
   const findById = (id: PageId) =>
     sql`select ${columns} from parts where id = ${id}`.pipe(Effect.flatMap(decode), Effect.map(first), Effect.orDie)
 
@@ -340,7 +335,6 @@ export const makePartsRepo = Effect.gen(function*() {
     sandboxOf,
     findInDock,
     findKind,
-    visibilityOfKind,
     findById,
     fieldsOf,
     insert,
