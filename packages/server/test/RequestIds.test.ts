@@ -74,7 +74,8 @@ layer(QuietServer, { excludeTestServices: true, timeout: 60_000 })("request ids"
       const server = yield* TestServer
       const { client, token } = yield* actor("v2 modern")
       const dock = yield* createBucket(client, { title: "Ids", slug: `ids-${crypto.randomUUID().slice(0, 8)}` })
-      // Break what list_micro_db_tables reads, so the call fails inside the tool and is logged there.
+      // Break what list_micro_db_tables reads (with the Dock, in the resolver's one statement), so the call
+      // fails inside the tool and is logged there, naming that span.
       yield* server.sql`drop table micro_db_tables cascade`
       const id = `tool-call-${crypto.randomUUID()}`
       const { lines, result } = yield* loggedDuring(
@@ -99,7 +100,7 @@ layer(QuietServer, { excludeTestServices: true, timeout: 60_000 })("request ids"
         ["ERROR", `Tool list_micro_db_tables failed (request id ${id})`],
         ["INFO", "POST /mcp 200"]
       ])
-      expect(related.find((line) => line.level === "ERROR")!.cause).toMatch(/SqlError[\s\S]*MicroDb\.tables/)
+      expect(related.find((line) => line.level === "ERROR")!.cause).toMatch(/SqlError[\s\S]*Docks\.namedAlong/)
       // Every line logged while it ran carries its id.
       expect(lines.every((line) => line.annotations["request_id"] === id)).toBe(true)
     }))
