@@ -20,6 +20,7 @@ import sessions from "./0015_sessions.ts"
 import shareLinks from "./0016_share_links.ts"
 import oauth from "./0017_oauth.ts"
 import dockPagesOrder from "./0018_dock_pages_order.ts"
+import dockPagesAlphabetical from "./0019_dock_pages_alphabetical.ts"
 
 export interface Migration {
   readonly id: number
@@ -45,5 +46,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 15, name: "sessions", sql: sessions },
   { id: 16, name: "share_links", sql: shareLinks },
   { id: 17, name: "oauth", sql: oauth },
-  { id: 18, name: "dock_pages_order", sql: dockPagesOrder }
+  { id: 18, name: "dock_pages_order", sql: dockPagesOrder },
+  { id: 19, name: "dock_pages_alphabetical", sql: dockPagesAlphabetical }
 ]

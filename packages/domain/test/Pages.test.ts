@@ -1,6 +1,7 @@
 // The pages store and what get_bucket derives from it, over a real database: versions only on change,
 // attribution on every version, the content caps, and the deterministic entity/concept ranking.
 import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import {
@@ -14,6 +15,7 @@ import {
   type TokenId,
   userPrincipal
 } from "../src/index.ts"
+import { dockPageList, type DockPageListOptions, makePagesRepo } from "../src/Pages/PagesRepo.ts"
 import { DomainTest, domainTestWith, TEST_BASE_URL } from "../src/testing.ts"
 import { as, createDock, grant, newUser, unique } from "./support/Fixtures.ts"
 
@@ -157,5 +159,57 @@ layer(domainTestWith({ planMaxArtifactsPerDock: 2 }))("Pages under a tight plan"
         (sql) => sql<{ n: number }>`select count(*)::int as n from parts where dock_id = ${dock.id}`
       )
       expect(count[0]!.n).toBe(2)
+    }))
+})
+
+layer(DomainTest, { timeout: 120_000 })("A Dock's page list", (it) => {
+  it.effect("walks one index from its cursor in either order, and sorts nothing", () =>
+    Effect.gen(function*() {
+      // 2,000 pages in one Dock, a quarter of them sharing one instant (the recent order's ties): a list that read
+      // and sorted the whole Dock for each page of 50 would show a Sort, or an index scan bounded by the Dock alone
+      const owner = yield* newUser("list-order")
+      const dock = yield* createDock(owner, { title: "List order" })
+      const sql = yield* PgClient.PgClient
+      yield* sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+          content, body_text, size_bytes, created_at, updated_at)
+        select ${dock.id}, ${owner.id}, 'list-' || g, ${`list-${unique()}-`} || g,
+          case when g % 7 = 0 then null else 'Title ' || (g * 7919) % 2000 end, '', 'html', 'web_page', '', '', 0,
+          now(), now() - (case when g % 4 = 0 then 0 else g end) * interval '1 second'
+        from generate_series(1, 2000) g`
+      yield* sql`analyze parts`
+      const plan = (options: DockPageListOptions) =>
+        sql<{ "QUERY PLAN": string }>`explain ${dockPageList(sql, sql`id`, dock.id, options)}`.pipe(
+          Effect.map((rows) => rows.map((row) => row["QUERY PLAN"]).join("\n"))
+        )
+      const base = { limit: 50, kinds: ["web_page", "markdown_file"] as const, includePrivate: false }
+      const cursor = { a: "title 1", b: "list-143", id: crypto.randomUUID() }
+      for (const after of [undefined, cursor]) {
+        const alphabetical = yield* plan({ ...base, sort: "alphabetical", after })
+        expect(alphabetical, alphabetical).toContain("parts_dock_title_idx")
+        expect(alphabetical, alphabetical).not.toContain("Sort")
+      }
+      const recent = yield* plan({ ...base, sort: "recent" })
+      expect(recent, recent).toContain("parts_dock_updated_idx")
+      expect(recent, recent).not.toContain("Sort")
+      // past the cursor, the scan starts at it: its instant bounds the index condition, not just the filter
+      const [{ at }] = yield* sql<{ at: string }>`select to_char((now() - interval '10 minutes') at time zone 'UTC',
+          'YYYY-MM-DD"T"HH24:MI:SS.US') as at`
+      const later = yield* plan({ ...base, sort: "recent", after: { a: at, b: "", id: crypto.randomUUID() } })
+      expect(later, later).toMatch(/Index Cond: .*updated_at <=/)
+      expect(later, later).not.toContain("Sort")
+      // and the walk still yields every page once, in order: 40 pages of 50, ties broken by id
+      const repo = yield* makePagesRepo
+      for (const sort of ["alphabetical", "recent"] as const) {
+        const seen: Array<string> = []
+        let after: { a: string; b: string; id: string } | undefined
+        for (;;) {
+          const rows = yield* repo.listInDock(dock.id, { ...base, sort, after })
+          seen.push(...rows.map((row) => row.part.id))
+          if (rows.length < base.limit) break
+          after = rows.at(-1)!.key
+        }
+        expect(new Set(seen).size).toBe(2000)
+        expect(seen).toHaveLength(2000)
+      }
     }))
 })
