@@ -6,12 +6,14 @@
  * 1. push_web_page of ~64 KiB Markdown (headings, lists, links, a table, wikilinks; every write a new page or a
  *    changed version, never "unchanged"): writes/s, p50/p95 with 1 writer and with 16 concurrent writers, each
  *    in its own Dock, and 16 writers sharing one Dock (writers of one Dock take turns on its row lock).
- * 2. get_web_page with 10 concurrent readers on those pages (and on one 64 KiB HTML page, sanitized per read).
+ * 2. get_web_page with 10 concurrent readers on those pages (and on one 64 KiB HTML page, sanitized per read), and
+ *    list_web_pages of 100 of them a call.
  * 3. search_web_pages over BENCH_PAGES pages in BENCH_DOCKS public, discoverable Docks of a few users, seeded
  *    with SQL (a Zipf-like vocabulary, so the tsvectors look like prose): p50/p95 and calls/s per query kind
  *    (common word, rare word, two words, phrase) by a user who owns none of them, a common word within one Dock
- *    (`bucket`: the Dock-by-Dock walk), the seeding time, and, for a
- *    kind that is slow, `explain analyze` of its first candidate statement (mirrored from PagesRepo.search).
+ *    (`bucket`: the Dock-by-Dock walk), list_web_pages walked by its cursor in both orders in those Docks, the
+ *    seeding time, and, for a kind that is slow, `explain analyze` of its first candidate statement (mirrored from
+ *    PagesRepo.search).
  * 4. sanitizeHtml on 1 MiB of ordinary and of deeply nested HTML, and prepareMarkdown on one of the pushed
  *    documents (the CPU a push costs before any SQL), in this process (median of several runs).
  *
@@ -604,6 +606,22 @@ const main = async () => {
           "one page, sanitized again per read"
         )
       )
+      // A list shows no content: 100 pages of 64 KiB Markdown a call (the writers' shared Dock), never their text.
+      figures.push(
+        await drive(
+          `list_web_pages, ${readers} readers, 64 KiB Markdown`,
+          readers,
+          warmup,
+          seconds,
+          async (r, n) =>
+            (await call(readClients[r]!, "list_web_pages", {
+              bucket: writerDocks[0]!,
+              limit: 100,
+              sort: n % 2 === 0 ? "alphabetical" : "recent"
+            })) !== undefined,
+          "100 pages a call, in either order"
+        )
+      )
     }
 
     // -----------------------------------------------------------------------------------------------------------
@@ -676,6 +694,32 @@ const main = async () => {
           undefined
     )
     searchFigures.push(solo)
+
+    // list_web_pages in the seeded Docks, each client walking one Dock's list by its cursor (and starting over at
+    // its end): a page of 50 from wherever the last one ended, in either order (migration 19: one index walk).
+    for (const sort of ["alphabetical", "recent"] as const) {
+      const cursors = new Map<number, string | undefined>()
+      searchFigures.push(
+        await drive(
+          `list_web_pages, ${sort}, by cursor`,
+          searchClients,
+          1,
+          searchSeconds,
+          async (c) => {
+            const cursor = cursors.get(c)
+            const answer = await call(searchers[c]!, "list_web_pages", {
+              bucket: oneDock[c % oneDock.length]!,
+              sort,
+              limit: 50,
+              ...(cursor === undefined ? {} : { cursor })
+            })
+            cursors.set(c, (answer?.["next_cursor"] as string | null | undefined) ?? undefined)
+            return answer !== undefined
+          },
+          `about ${Math.round(Number(pageCount) / dockCount)} pages a Dock, 50 a call`
+        )
+      )
+    }
 
     // The plans, for each kind whose p95 is over BENCH_SLOW_MS: PagesRepo.search's candidate statement for this
     // user's first query of that kind, among the newest 1,000 pages (the first window; the searcher reads more

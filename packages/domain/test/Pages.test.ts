@@ -178,7 +178,7 @@ layer(DomainTest, { timeout: 120_000 })("A Dock's page list", (it) => {
         from generate_series(1, 2000) g`
       yield* sql`analyze parts`
       const plan = (options: DockPageListOptions) =>
-        sql<{ "QUERY PLAN": string }>`explain ${dockPageList(sql, sql`id`, dock.id, options)}`.pipe(
+        sql<{ "QUERY PLAN": string }>`explain (verbose) ${dockPageList(sql, dock.id, options)}`.pipe(
           Effect.map((rows) => rows.map((row) => row["QUERY PLAN"]).join("\n"))
         )
       const base = { limit: 50, kinds: ["web_page", "markdown_file"] as const, includePrivate: false }
@@ -188,6 +188,10 @@ layer(DomainTest, { timeout: 120_000 })("A Dock's page list", (it) => {
         expect(alphabetical, alphabetical).toContain("parts_dock_title_idx")
         expect(alphabetical, alphabetical).not.toContain("Sort")
       }
+      // a list never shows a page's content (up to 1 MiB each): it is not read
+      const listed = yield* plan({ ...base, sort: "alphabetical" })
+      expect(listed, listed).toMatch(/Output: .*\bcontent_type\b/)
+      expect(listed, listed).not.toMatch(/\bcontent\b/)
       const recent = yield* plan({ ...base, sort: "recent" })
       expect(recent, recent).toContain("parts_dock_updated_idx")
       expect(recent, recent).not.toContain("Sort")
