@@ -28,7 +28,8 @@
  * BENCH_QUERY_LIMIT (50), BENCH_CLIENTS (4), BENCH_CONCURRENT_SECONDS (5), BENCH_ERA (legacy|modern),
  * BENCH_KEEP_DATABASE=1 (keep the database for experiments with psql; its name is printed),
  * BENCH_TEMPLATE_DATABASE=<a kept database> (run on a copy of it: no build, no insert figures; part 3 only, after
- * a `vacuum analyze`), so two versions of the code are measured on the same rows, one after the other.
+ * a `vacuum analyze`), so two versions of the code are measured on the same rows, one after the other;
+ * BENCH_SERVER_NODE_ARGS (extra Node options for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import type { Client } from "@modelcontextprotocol/client"
 import {
@@ -98,6 +99,7 @@ const main = async () => {
   const loadStart = loadAverage()
 
   await withFreshServer("microdb", {
+    nodeArgs: (process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
     env: {
       // The plan's caps out of the way too: the bench measures the server, not its limits.
       DOCK_PLAN_MAX_ROWS_PER_TABLE: String(totalRows + (insertBatches + uniqueBatches) * batch + 1000),

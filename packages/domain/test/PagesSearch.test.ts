@@ -18,6 +18,7 @@ import {
   userPrincipal
 } from "../src/index.ts"
 import {
+  makePagesRepo,
   matchesByDock,
   rankedMatches,
   SEARCH_DOCK_BY_DOCK,
@@ -330,6 +331,42 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock", (it) =
       )
       expect(plan.match(/parts_dock_updated_idx/g), plan).toHaveLength(21)
       expect(plan).not.toContain("parts_updated_idx")
+    }))
+})
+
+layer(DomainTest, { timeout: 120_000 })("search_web_pages, the opening statement", (it) => {
+  it.effect("is planned once: PostgreSQL keeps its generic plan from the sixth run on", () =>
+    Effect.gen(function*() {
+      // Prepared, it is planned for its values (a custom plan) on its first five runs; then PostgreSQL keeps the
+      // generic plan only if it costs no more than those did. With the window's offset and the Docks' limit as
+      // parameters the generic plan guessed them and cost more, so every search planned the statement again.
+      // More pages than ten times the first window: a generic plan guesses an offset at a tenth of the rows.
+      const owner = yield* newUser("search-start")
+      const dock = yield* createDock(owner, { title: "Many pages", visibility: "public" })
+      const sql = yield* PgClient.PgClient
+      yield* sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+          content, body_text, size_bytes, created_at, updated_at)
+        select ${dock.id}, ${owner.id}, 'start-' || g, ${`start-${unique()}-`} || g, 'Start ' || g, '', 'html',
+          'web_page', '', '', 0, now(), now() - g * interval '1 second'
+        from generate_series(1, ${SEARCH_WINDOWS[0]! * 12}) g`
+      yield* sql`analyze parts`
+      const repo = yield* makePagesRepo
+      const [statement, params] = repo.searchStart(userPrincipal(owner), "release schedule", {
+        dockId: undefined,
+        ownerUsername: undefined
+      }).compile()
+      const literal = (value: unknown) => `'${String(value).replaceAll("'", "''")}'`
+      const plans = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql.unsafe(`prepare search_start as ${statement}`)
+        for (let run = 0; run < 8; run++) {
+          yield* sql.unsafe(`execute search_start(${params.map(literal).join(", ")})`)
+        }
+        const [row] = yield* sql<{ generic_plans: number; custom_plans: number }>`select generic_plans::int,
+            custom_plans::int from pg_prepared_statements where name = 'search_start'`
+        yield* sql`deallocate search_start`
+        return row!
+      }))
+      expect(plans).toEqual({ generic_plans: 3, custom_plans: 5 })
     }))
 })
 
