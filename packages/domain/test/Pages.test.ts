@@ -18,6 +18,7 @@ import {
 import { dockPageList, type DockPageListOptions, makePagesRepo } from "../src/Pages/PagesRepo.ts"
 import { DomainTest, domainTestWith, TEST_BASE_URL } from "../src/testing.ts"
 import { as, createDock, grant, newUser, unique } from "./support/Fixtures.ts"
+import { planOf } from "./support/Plans.ts"
 
 const page = (slug: string, content: Partial<PageContent> = {}): PageContent => ({
   slug,
@@ -177,10 +178,7 @@ layer(DomainTest, { timeout: 120_000 })("A Dock's page list", (it) => {
           now(), now() - (case when g % 4 = 0 then 0 else g end) * interval '1 second'
         from generate_series(1, 2000) g`
       yield* sql`analyze parts`
-      const plan = (options: DockPageListOptions) =>
-        sql<{ "QUERY PLAN": string }>`explain (verbose) ${dockPageList(sql, dock.id, options)}`.pipe(
-          Effect.map((rows) => rows.map((row) => row["QUERY PLAN"]).join("\n"))
-        )
+      const plan = (options: DockPageListOptions) => planOf(sql, dockPageList(sql, dock.id, options), "(verbose)")
       const base = { limit: 50, kinds: ["web_page", "markdown_file"] as const, includePrivate: false }
       const cursor = { a: "title 1", b: "list-143", id: crypto.randomUUID() }
       for (const after of [undefined, cursor]) {

@@ -27,6 +27,7 @@ import {
 } from "../src/Pages/PagesRepo.ts"
 import { DomainTest } from "../src/testing.ts"
 import { as, createDock, grant, newUser, unique } from "./support/Fixtures.ts"
+import { executeArguments, planOf, planText } from "./support/Plans.ts"
 
 /** More pages than the first window holds, and enough that the common word matches more than the bound. */
 const PAGES = Math.ceil(Math.max(SEARCH_WINDOWS[0]! * 1.5, (SEARCH_RANK_CANDIDATES / 0.8) * 1.4))
@@ -326,9 +327,7 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock", (it) =
         sql`websearch_to_tsquery('english', 'data')`,
         docks.map((dock) => [dock.id, false])
       )
-      const plan = yield* sql<{ "QUERY PLAN": string }>`explain ${walk}`.pipe(
-        Effect.map((rows) => rows.map((row) => row["QUERY PLAN"]).join("\n"))
-      )
+      const plan = yield* planOf(sql, walk)
       expect(plan.match(/parts_dock_updated_idx/g), plan).toHaveLength(21)
       expect(plan).not.toContain("parts_updated_idx")
     }))
@@ -355,11 +354,10 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, the opening statement
         dockId: undefined,
         ownerUsername: undefined
       }).compile()
-      const literal = (value: unknown) => `'${String(value).replaceAll("'", "''")}'`
       const plans = yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql.unsafe(`prepare search_start as ${statement}`)
         for (let run = 0; run < 8; run++) {
-          yield* sql.unsafe(`execute search_start(${params.map(literal).join(", ")})`)
+          yield* sql.unsafe(`execute search_start(${executeArguments(params)})`)
         }
         const [row] = yield* sql<{ generic_plans: number; custom_plans: number }>`select generic_plans::int,
             custom_plans::int from pg_prepared_statements where name = 'search_start'`
@@ -382,14 +380,11 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, the ranking statement
       const plan = yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`set local plan_cache_mode = force_generic_plan`
         yield* sql.unsafe(`prepare ranked_plan as ${statement}`)
-        // EXECUTE's arguments as literals: PostgreSQL takes no bind parameters for EXPLAIN EXECUTE
-        const literal = (value: unknown) =>
-          `'${(Array.isArray(value) ? `{${value.join(",")}}` : String(value)).replaceAll("'", "''")}'`
         const rows = yield* sql.unsafe<{ "QUERY PLAN": string }>(
-          `explain (verbose, costs off) execute ranked_plan(${params.map(literal).join(", ")})`
+          `explain (verbose, costs off) execute ranked_plan(${executeArguments(params)})`
         )
         yield* sql`deallocate ranked_plan`
-        return rows.map((row) => row["QUERY PLAN"]).join("\n")
+        return planText(rows)
       }))
       expect(plan).not.toContain("websearch_to_tsquery")
       // EXPLAIN shows a reference to a value computed below in parentheses: computed, the text is taken once and

@@ -9,7 +9,7 @@ import { escapeLike } from "../Database/Like.ts"
 import { readOnlySnapshot } from "../Database/Transactional.ts"
 import { type Along, alongColumns } from "../Docks/Docks.ts"
 import { type DockId, isUuid, type PageId } from "../Ids.ts"
-import { PartRow } from "../Parts/PartRow.ts"
+import { partColumns, PartRow } from "../Parts/PartRow.ts"
 import type { Principal } from "../Principal.ts"
 import type { PageKind, PageRecord } from "./Part.ts"
 import { highlightQuery, snippetLocators } from "./Snippets.ts"
@@ -46,15 +46,6 @@ export const matchesByDock = (
     limit ${SEARCH_RANK_CANDIDATES}`
 
 /**
- * A page's columns as PartRow decodes them, with '' for its content: for answers that never carry the content
- * (lists, search hits), which would otherwise take up to 1 MiB a page from TOAST and over the wire (a list of 101
- * pages of 64 KiB: 22 ms and 14 ms of the server's CPU, against 2 ms and 0.6 ms without).
- */
-const withoutContent = (sql: PgClient.PgClient) =>
-  sql`id, dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind, visibility, '' as content,
-    claim_count, version, size_bytes, updated_at`
-
-/**
  * The best `limit` of the candidates `ids` for the query `written` (websearch_to_tsquery's text form), with their
  * Dock and a snippet: steps 2 and 3 of `search`. Prepared (one shape whatever the query), so PostgreSQL runs it on a
  * generic plan, which folds nothing that depends on a parameter. So the query arrives as a tsquery parameter (parsed
@@ -63,7 +54,7 @@ const withoutContent = (sql: PgClient.PgClient) =>
  * subqueries the planner keeps (`offset 0`), rather than once for every expression that names them. A locator the
  * query has none of is left out of the statement rather than matched as null: a strict function's arguments are
  * still computed. Together about a third of the statement's time (docs/decisions.md, "A generic plan folds
- * nothing"). A hit's page comes without its content (`withoutContent`).
+ * nothing"). A hit's page comes without its content (`partColumns`).
  */
 export const rankedMatches = (
   sql: PgClient.PgClient,
@@ -86,7 +77,7 @@ export const rankedMatches = (
       order by rank desc, p.updated_at desc, p.id
       limit ${limit}
     )
-    select ${withoutContent(sql)}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
+    select ${partColumns(sql, { content: false })}, hits.rank, hits.dock_slug, hits.dock_title, hits.owner_username,
       ts_headline('english', window_text, ${highlightQuery(written)}::tsquery,
         'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=**, StopSel=**') as snippet
     from parts join hits using (id)
@@ -135,7 +126,7 @@ export const dockPageList = (
           and (updated_at < ${after.a}::timestamp at time zone 'UTC' or id > ${after.id}::uuid)`
     : sql`and (lower(coalesce(title, slug, '')) collate "C", coalesce(slug, '') collate "C", id)
           > (${after.a} collate "C", ${after.b} collate "C", ${after.id}::uuid)`
-  return sql`select ${withoutContent(sql)}, ${key} from parts
+  return sql`select ${partColumns(sql, { content: false })}, ${key} from parts
       where dock_id = ${dockId} and page_kind = any(${[...options.kinds]}::text[])
         ${options.includePrivate ? sql`` : sql`and visibility is distinct from 'private'`}
         ${past}
@@ -157,8 +148,7 @@ export const makePagesRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
   const snapshot = readOnlySnapshot(sql)
 
-  const columns = sql`id, dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind, visibility,
-    content, claim_count, version, size_bytes, updated_at`
+  const columns = partColumns(sql, { content: true })
   const decode = Schema.decodeUnknown(Schema.Array(PartRow))
 
   /** A stored page with the record fields get_web_page shows, as read (`body_text`, `front_matter`, …). */

@@ -2,6 +2,7 @@
  * A stored page (`parts` row) and what a write of one carries: the fields of a version, who made it and why,
  * and the change it makes in its Dock's content (the sandbox and plan caps).
  */
+import type { PgClient } from "@effect/sql-pg"
 import { Schema } from "effect"
 import { utf8Bytes } from "../Content/Text.ts"
 import { DockId, PageId, type TokenId, type UserId } from "../Ids.ts"
@@ -25,6 +26,16 @@ export class PartRow extends Schema.Class<PartRow>("PartRow")({
   size_bytes: Schema.Number,
   updated_at: Schema.DateFromSelf
 }) {}
+
+/**
+ * The columns of `parts` that PartRow decodes, named by its fields. Without `content`, '' stands in for it: for answers
+ * that never carry the content (lists, search hits), which would otherwise take up to 1 MiB a page from TOAST and over
+ * the wire (a list of 101 pages of 64 KiB: 22 ms and 14 ms of the server's CPU, against 2 ms and 0.6 ms without).
+ */
+export const partColumns = (sql: PgClient.PgClient, { content }: { readonly content: boolean }) =>
+  sql.literal(
+    Object.keys(PartRow.fields).map((name) => (name === "content" && !content ? "'' as content" : name)).join(", ")
+  )
 
 /** Who made a version: the user, the token and the agent's label. */
 export interface Author {

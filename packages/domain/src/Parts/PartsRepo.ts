@@ -9,6 +9,7 @@ import type { ContentType, PageKind } from "../Pages/Part.ts"
 import {
   type Author,
   type ContentChange,
+  partColumns,
   type PartFields,
   PartRow,
   type ShellFields,
@@ -19,8 +20,7 @@ import {
 export const makePartsRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
-  const columns = sql`id, dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind, visibility,
-    content, claim_count, version, size_bytes, updated_at`
+  const columns = partColumns(sql, { content: true })
   const decode = Schema.decodeUnknown(Schema.Array(PartRow))
   const first = <A>(rows: ReadonlyArray<A>) => rows[0]
 
