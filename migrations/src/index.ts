@@ -21,6 +21,7 @@ import shareLinks from "./0016_share_links.ts"
 import oauth from "./0017_oauth.ts"
 import dockPagesOrder from "./0018_dock_pages_order.ts"
 import dockPagesAlphabetical from "./0019_dock_pages_alphabetical.ts"
+import textCompression from "./0020_text_compression.ts"
 
 export interface Migration {
   readonly id: number
@@ -47,5 +48,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 16, name: "share_links", sql: shareLinks },
   { id: 17, name: "oauth", sql: oauth },
   { id: 18, name: "dock_pages_order", sql: dockPagesOrder },
-  { id: 19, name: "dock_pages_alphabetical", sql: dockPagesAlphabetical }
+  { id: 19, name: "dock_pages_alphabetical", sql: dockPagesAlphabetical },
+  { id: 20, name: "text_compression", sql: textCompression }
 ]

@@ -3,7 +3,7 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import {
   type Dock,
   type DockId,
@@ -16,7 +16,7 @@ import {
   userPrincipal
 } from "../src/index.ts"
 import { dockPageList, type DockPageListOptions, makePagesRepo } from "../src/Pages/PagesRepo.ts"
-import { DomainTest, domainTestWith, TEST_BASE_URL } from "../src/testing.ts"
+import { DomainTest, domainTestWith, TEST_BASE_URL, testServerUrl } from "../src/testing.ts"
 import { as, createDock, grant, newUser, unique } from "./support/Fixtures.ts"
 import { planOf } from "./support/Plans.ts"
 
@@ -212,6 +212,35 @@ layer(DomainTest, { timeout: 120_000 })("A Dock's page list", (it) => {
         }
         expect(new Set(seen).size).toBe(2000)
         expect(seen).toHaveLength(2000)
+      }
+    }))
+})
+
+layer(DomainTest, { timeout: 60_000 })("A page's stored text", (it) => {
+  it.effect("is compressed with lz4 on PostgreSQL, and with pglz where the server has no lz4 (PGlite)", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("compression")
+      const dock = yield* createDock(owner, { title: "Compression" })
+      const writer = userPrincipal(owner)
+      // ~64 KiB of prose-like text: past the TOAST threshold, and compressible
+      const words = Array.from({ length: 9_000 }, (_, n) => `word${(n * 7919) % 400}`).join(" ")
+      const saved = yield* save(writer, dock, page("compressed", { content: `<p>${words}</p>`, bodyText: words }))
+      yield* save(writer, dock, page("compressed", { content: `<p>${words} again</p>`, bodyText: `${words} again` }))
+      const sql = yield* PgClient.PgClient
+      const [stored] = yield* sql<{ content: string; body_text: string; search: string | null }>`select
+          pg_column_compression(content) as content, pg_column_compression(body_text) as body_text,
+          pg_column_compression(search) as search
+        from parts where id = ${saved.part.id}`
+      const kept = yield* sql<{ version: number; content: string }>`select version,
+          pg_column_compression(content) as content from part_versions where part_id = ${saved.part.id}
+        order by version`
+      if (Option.isSome(yield* testServerUrl)) {
+        expect(stored).toEqual({ content: "lz4", body_text: "lz4", search: "lz4" })
+        expect(kept).toEqual([{ version: 1, content: "lz4" }, { version: 2, content: "lz4" }])
+      } else {
+        // pglz keeps a value uncompressed (null) when it saves less than a quarter: the search vector here
+        expect(stored).toEqual({ content: "pglz", body_text: "pglz", search: null })
+        expect(kept).toEqual([{ version: 1, content: "pglz" }, { version: 2, content: "pglz" }])
       }
     }))
 })
