@@ -16,6 +16,7 @@ import {
   userPrincipal
 } from "../src/index.ts"
 import { dockPageList, type DockPageListOptions, makePagesRepo } from "../src/Pages/PagesRepo.ts"
+import { makePartsRepo } from "../src/Parts/PartsRepo.ts"
 import { DomainTest, domainTestWith, TEST_BASE_URL, testServerUrl } from "../src/testing.ts"
 import { as, createDock, grant, newUser, unique } from "./support/Fixtures.ts"
 import { planOf } from "./support/Plans.ts"
@@ -245,5 +246,33 @@ layer(DomainTest, { timeout: 60_000 })("A page's stored text", (it) => {
         expect(stored).toEqual({ content: "pglz", body_text: "pglz", search: null })
         expect(kept).toEqual([{ version: 1, content: "pglz" }, { version: 2, content: "pglz" }])
       }
+    }))
+})
+
+layer(DomainTest)("A Dock's usage", (it) => {
+  it.effect("is added in one upsert that refuses what passes a cap, with or without a row yet", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("usage")
+      const dock = yield* createDock(owner, { title: "Usage" })
+      const sql = yield* PgClient.PgClient
+      const repo = yield* makePartsRepo
+      const usage = () =>
+        sql<{ artifacts: number; bytes: string }>`select artifacts, bytes from dock_usage where dock_id = ${dock.id}`
+      const max = { artifacts: 3, bytes: 1_000 }
+      yield* sql`delete from dock_usage where dock_id = ${dock.id}`
+      // no row yet: a change past a cap is refused and leaves none; one within starts the row at the change
+      expect(yield* repo.addUsage(dock.id as DockId, { artifacts: 4, bytes: 10 }, max)).toBe(false)
+      expect(yield* repo.addUsage(dock.id as DockId, { artifacts: 1, bytes: 1_001 }, max)).toBe(false)
+      expect(yield* usage()).toEqual([])
+      expect(yield* repo.addUsage(dock.id as DockId, { artifacts: 1, bytes: 600 }, max)).toBe(true)
+      expect(yield* usage()).toEqual([{ artifacts: 1, bytes: "600" }])
+      // with a row: the sum is what the caps judge (400 more bytes fit, 401 do not; bytes compare as numbers)
+      expect(yield* repo.addUsage(dock.id as DockId, { artifacts: 1, bytes: 401 }, max)).toBe(false)
+      expect(yield* repo.addUsage(dock.id as DockId, { artifacts: 2, bytes: 400 }, max)).toBe(true)
+      expect(yield* repo.addUsage(dock.id as DockId, { artifacts: 1, bytes: 0 }, max)).toBe(false)
+      expect(yield* usage()).toEqual([{ artifacts: 3, bytes: "1000" }])
+      // a removal always passes, and never below zero
+      expect(yield* repo.addUsage(dock.id as DockId, { artifacts: -5, bytes: -2_000 }, max)).toBe(true)
+      expect(yield* usage()).toEqual([{ artifacts: 0, bytes: "0" }])
     }))
 })

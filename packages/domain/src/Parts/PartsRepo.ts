@@ -295,24 +295,25 @@ export const makePartsRepo = Effect.gen(function*() {
     }).pipe(Effect.orDie)
 
   /**
-   * Adds a change to the Dock's usage when it stays within the caps, in one conditional update (its row lock
-   * serializes concurrent writers and the condition is the cap). Returns whether it was within them.
+   * Adds a change to the Dock's usage when it stays within the caps, in one conditional upsert (its row lock
+   * serializes concurrent writers and the condition is the cap; a Dock without a row yet starts from zero, which
+   * the same condition on the change alone decides). Returns whether it was within them.
    */
   const addUsage = (
     dockId: DockId,
     change: ContentChange,
     max: { readonly artifacts: number; readonly bytes: number }
   ) =>
-    Effect.gen(function*() {
-      yield* sql`insert into dock_usage (dock_id) values (${dockId}) on conflict (dock_id) do nothing`
-      const rows = yield* sql<{ artifacts: number }>`update dock_usage
-        set artifacts = greatest(artifacts + ${change.artifacts}, 0), bytes = greatest(bytes + ${change.bytes}, 0)
-        where dock_id = ${dockId}
-          and (${change.artifacts} <= 0 or artifacts + ${change.artifacts} <= ${max.artifacts})
-          and (${change.bytes} <= 0 or bytes + ${change.bytes} <= ${max.bytes})
-        returning artifacts`
-      return rows.length > 0
-    }).pipe(Effect.orDie)
+    sql<{ artifacts: number }>`insert into dock_usage as u (dock_id, artifacts, bytes)
+      select ${dockId}, greatest(${change.artifacts}::int, 0), greatest(${change.bytes}::bigint, 0)
+      where (${change.artifacts}::int <= 0 or ${change.artifacts}::int <= ${max.artifacts}::int)
+        and (${change.bytes}::bigint <= 0 or ${change.bytes}::bigint <= ${max.bytes}::bigint)
+      on conflict (dock_id) do update
+        set artifacts = greatest(u.artifacts + ${change.artifacts}::int, 0),
+          bytes = greatest(u.bytes + ${change.bytes}::bigint, 0)
+        where (${change.artifacts}::int <= 0 or u.artifacts + ${change.artifacts}::int <= ${max.artifacts}::int)
+          and (${change.bytes}::bigint <= 0 or u.bytes + ${change.bytes}::bigint <= ${max.bytes}::bigint)
+      returning artifacts`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
   const usage = (dockId: DockId) =>
     sql<{ artifacts: number; bytes: string }>`select artifacts, bytes from dock_usage where dock_id = ${dockId}`.pipe(
