@@ -2,6 +2,7 @@
  * Every statement that writes `parts`, `part_versions` or a Dock's content usage, and the reads a write starts
  * from: SQL in, typed rows out. SqlError is a defect here. Private to Parts/: others go through the Parts port.
  */
+import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { type DockId, isUuid, type PageId, type UserId } from "../Ids.ts"
@@ -296,24 +297,30 @@ export const makePartsRepo = Effect.gen(function*() {
 
   /**
    * Adds a change to the Dock's usage when it stays within the caps, in one conditional upsert (its row lock
-   * serializes concurrent writers and the condition is the cap; a Dock without a row yet starts from zero, which
-   * the same condition on the change alone decides). Returns whether it was within them.
+   * serializes concurrent writers and the condition is the cap; a Dock without a row yet starts from zero, judged
+   * by the same condition). Returns whether it was within them.
    */
   const addUsage = (
     dockId: DockId,
     change: ContentChange,
     max: { readonly artifacts: number; readonly bytes: number }
-  ) =>
-    sql<{ artifacts: number }>`insert into dock_usage as u (dock_id, artifacts, bytes)
-      select ${dockId}, greatest(${change.artifacts}::int, 0), greatest(${change.bytes}::bigint, 0)
-      where (${change.artifacts}::int <= 0 or ${change.artifacts}::int <= ${max.artifacts}::int)
-        and (${change.bytes}::bigint <= 0 or ${change.bytes}::bigint <= ${max.bytes}::bigint)
-      on conflict (dock_id) do update
-        set artifacts = greatest(u.artifacts + ${change.artifacts}::int, 0),
-          bytes = greatest(u.bytes + ${change.bytes}::bigint, 0)
-        where (${change.artifacts}::int <= 0 or u.artifacts + ${change.artifacts}::int <= ${max.artifacts}::int)
-          and (${change.bytes}::bigint <= 0 or u.bytes + ${change.bytes}::bigint <= ${max.bytes}::bigint)
+  ) => {
+    const artifacts = sql`${change.artifacts}::int`
+    const bytes = sql`${change.bytes}::bigint`
+    /** The usage after the change, from `before` (0 for a Dock without a row), never below zero; and the caps. */
+    const after = (before: { readonly artifacts: Statement.Fragment; readonly bytes: Statement.Fragment }) => ({
+      artifacts: sql`greatest(${before.artifacts} + ${artifacts}, 0)`,
+      bytes: sql`greatest(${before.bytes} + ${bytes}, 0)`,
+      within: sql`(${artifacts} <= 0 or ${before.artifacts} + ${artifacts} <= ${max.artifacts}::int)
+        and (${bytes} <= 0 or ${before.bytes} + ${bytes} <= ${max.bytes}::bigint)`
+    })
+    const fresh = after({ artifacts: sql`0`, bytes: sql`0` })
+    const kept = after({ artifacts: sql`u.artifacts`, bytes: sql`u.bytes` })
+    return sql<{ artifacts: number }>`insert into dock_usage as u (dock_id, artifacts, bytes)
+      select ${dockId}, ${fresh.artifacts}, ${fresh.bytes} where ${fresh.within}
+      on conflict (dock_id) do update set artifacts = ${kept.artifacts}, bytes = ${kept.bytes} where ${kept.within}
       returning artifacts`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+  }
 
   const usage = (dockId: DockId) =>
     sql<{ artifacts: number; bytes: string }>`select artifacts, bytes from dock_usage where dock_id = ${dockId}`.pipe(
