@@ -273,3 +273,47 @@ layer(DomainTest)("A Dock's usage", (it) => {
       expect(yield* usage()).toEqual([{ artifacts: 0, bytes: "0" }])
     }))
 })
+
+layer(DomainTest)("A page's write", (it) => {
+  it.effect("stores the page and its version in one statement, each with the content sent once", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("write")
+      const dock = yield* createDock(owner, { title: "Writes" })
+      const writer = userPrincipal(owner, { tokenId: crypto.randomUUID() as TokenId, agentLabel: "write-bot" })
+      const sql = yield* PgClient.PgClient
+      const created = yield* save(writer, dock, page("once", { content: "<p>one</p>\n<p>two</p>" }))
+      const updated = yield* save(writer, dock, page("once", { content: "<p>one</p>\n<p>three</p>\n<p>four</p>" }))
+      expect(updated.part.version).toBe(2)
+      // each version holds its own content, author and lines, copied from the page row inside the statement
+      const kept = yield* sql<{ version: number; content: string; agent_label: string; added: number; removed: number }>`
+        select version, content, agent_label, lines_added as added, lines_removed as removed from part_versions
+        where part_id = ${created.part.id} order by version`
+      expect(kept).toEqual([
+        { version: 1, content: "<p>one</p>\n<p>two</p>", agent_label: "write-bot", added: 2, removed: 0 },
+        { version: 2, content: "<p>one</p>\n<p>three</p>\n<p>four</p>", agent_label: "write-bot", added: 2, removed: 1 }
+      ])
+      const [stored] = yield* sql<{ content: string }>`select content from parts where id = ${created.part.id}`
+      expect(stored).toEqual({ content: "<p>one</p>\n<p>three</p>\n<p>four</p>" })
+    }))
+
+  it.effect("reads a page's content under the lock only when another write moved it since the first read", () =>
+    Effect.gen(function*() {
+      const owner = yield* newUser("relock")
+      const dock = yield* createDock(owner, { title: "Relock" })
+      const dockId = dock.id as DockId
+      const writer = userPrincipal(owner)
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* makePartsRepo
+      yield* save(writer, dock, page("moving", { content: "<p>first</p>" }))
+      const read = (yield* repo.findInDock(dockId, "moving"))!
+      // still at the version read: its content is the read's (a marker here, to show it is not read again)
+      const same = yield* sql.withTransaction(repo.lockInDock(dockId, "Moving", { ...read, content: "marker" }))
+      expect(same).toMatchObject({ id: read.id, version: 1, content: "marker" })
+      // another write came in between: the page as it is now, its content read under the lock
+      yield* save(writer, dock, page("moving", { content: "<p>second</p>" }))
+      const moved = yield* sql.withTransaction(repo.lockInDock(dockId, "moving", { ...read, content: "marker" }))
+      expect(moved).toMatchObject({ id: read.id, version: 2, content: "<p>second</p>" })
+      expect(yield* repo.lockInDock(dockId, "moving", undefined)).toMatchObject({ version: 2, content: "<p>second</p>" })
+      expect(yield* repo.lockInDock(dockId, "absent", read)).toBeUndefined()
+    }))
+})

@@ -134,7 +134,7 @@ export const PagesLive = Layer.effect(
             const now = new Date(yield* Clock.currentTimeMillis)
             // Writers of one Dock take turns, so two pushes of a new slug cannot both create it.
             yield* parts.lockDock(access.dockId)
-            const existing = yield* parts.findInDock(access.dockId, slug, true)
+            const existing = yield* parts.lockInDock(access.dockId, slug, before)
             if (existing !== undefined && existing.page_kind === "micro_db" && input.pageKind !== "micro_db") {
               return yield* new ValidationError({
                 message: `"${slug}" is this Dock's Micro DB; give the page another slug`,

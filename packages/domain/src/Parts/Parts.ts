@@ -106,6 +106,11 @@ export class Parts extends Context.Tag("@dock/domain/Parts")<Parts, {
   readonly findById: (id: PageId) => Effect.Effect<PartRow | undefined>
   /** A page of the Dock by UUID or slug; `lock` makes the caller's transaction its one writer. */
   readonly findInDock: (dockId: DockId, ref: string, lock?: boolean) => Effect.Effect<PartRow | undefined>
+  /**
+   * A page of the Dock locked for the caller's transaction, as it is now; `read`, the page as read before the lock,
+   * gives its content when the page is still at that version, which is then not read again.
+   */
+  readonly lockInDock: (dockId: DockId, ref: string, read: PartRow | undefined) => Effect.Effect<PartRow | undefined>
   /** The Dock's page of a kind it has at most one of (the Micro DB shell). */
   readonly findKind: (dockId: DockId, kind: PageKind, lock?: boolean) => Effect.Effect<PartRow | undefined>
   /** Everything a new version starts from: the page's current fields. */

@@ -53,34 +53,20 @@ export const PartsLive = Layer.effect(
         if (dock === null) yield* reserveStandalone(part.ownerId, part.fields.sizeBytes)
         else yield* reserve(dock, { artifacts: 1, bytes: part.fields.sizeBytes })
         const dockId = dock === null ? null : typeof dock === "string" ? dock : dock.id
-        const row = yield* repo.insert(
-          dockId,
-          part.ownerId,
-          part.publicSlug,
-          part.fields,
-          part.visibility ?? null,
-          part.now
-        )
-        yield* repo.insertVersion(row.id, 1, part.fields, part.author, "created", part.now, null, {
-          added: countLines(part.fields.content),
-          removed: 0
+        return yield* repo.insert(dockId, {
+          ownerId: part.ownerId,
+          publicSlug: part.publicSlug,
+          fields: part.fields,
+          visibility: part.visibility ?? null,
+          author: part.author,
+          now: part.now,
+          lines: { added: countLines(part.fields.content), removed: 0 }
         })
-        return row
       }),
-      newVersion: Effect.fn("Parts.newVersion")(function*(
-        id,
-        version,
-        fields,
-        author,
-        reason,
-        now,
-        restoredFrom,
-        lines
-      ) {
-        const row = yield* repo.update(id, version, fields, now)
-        yield* repo.insertVersion(id, version, fields, author, reason, now, restoredFrom ?? null, lines)
-        return row
-      }),
+      newVersion: (id, version, fields, author, reason, now, restoredFrom, lines) =>
+        repo.update(id, version, { fields, author, reason, now, restoredFrom: restoredFrom ?? null, lines }).pipe(
+          Effect.withSpan("Parts.newVersion")
+        ),
       remove: Effect.fn("Parts.remove")(function*(dock, id, deleter) {
         const stored = yield* repo.remove(id, deleter)
         // A release never passes a cap.
@@ -102,6 +88,7 @@ export const PartsLive = Layer.effect(
       updateShell: repo.updateShell,
       findById: repo.findById,
       findInDock: repo.findInDock,
+      lockInDock: repo.lockInDock,
       findKind: repo.findKind,
       fieldsOf: repo.fieldsOf
     })

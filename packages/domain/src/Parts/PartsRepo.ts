@@ -42,19 +42,38 @@ export const makePartsRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
+  /** The rows of a Dock's page named by its UUID or its slug, whatever the case of either (slugs are stored lowercase). */
+  const rowsInDock = (dockId: DockId, ref: string, select: Statement.Fragment, lock: boolean) => {
+    const trimmed = ref.trim()
+    const byId = isUuid(trimmed)
+    return sql<Record<string, unknown>>`select ${select} from parts
+      where dock_id = ${dockId} and ${
+      byId ? sql`id = ${trimmed.toLowerCase()}` : sql`slug in (${trimmed}, ${trimmed.toLowerCase()})`
+    }
+      ${lock ? sql`for update` : sql``}`
+  }
+
   /**
    * A page of a Dock by its UUID or its slug, whatever the case of either (slugs are stored lowercase; the slug
    * as given is compared too); `lock` makes the caller's transaction its one writer.
    */
-  const findInDock = (dockId: DockId, ref: string, lock = false) => {
-    const trimmed = ref.trim()
-    const byId = isUuid(trimmed)
-    return sql`select ${columns} from parts
-      where dock_id = ${dockId} and ${
-      byId ? sql`id = ${trimmed.toLowerCase()}` : sql`slug in (${trimmed}, ${trimmed.toLowerCase()})`
-    }
-      ${lock ? sql`for update` : sql``}`.pipe(Effect.flatMap(decode), Effect.map(first), Effect.orDie)
-  }
+  const findInDock = (dockId: DockId, ref: string, lock = false) =>
+    rowsInDock(dockId, ref, columns, lock).pipe(Effect.flatMap(decode), Effect.map(first), Effect.orDie)
+
+  /**
+   * A page of a Dock locked for the caller's transaction (its one writer), as it is now. `read`, the page as read
+   * before the lock, gives its content when the page is still at that version (a version's content never changes),
+   * so that a write reads a page's content once; when another write came in between, it is read again.
+   */
+  const lockInDock = (dockId: DockId, ref: string, read: PartRow | undefined) =>
+    Effect.gen(function*() {
+      const [row] = yield* rowsInDock(dockId, ref, partColumns(sql, { content: false }), true)
+      if (row === undefined) return undefined
+      if (read === undefined || read.id !== row["id"] || read.version !== row["version"]) {
+        return yield* findInDock(dockId, ref, true)
+      }
+      return first(yield* decode([{ ...row, content: read.content }]))
+    }).pipe(Effect.orDie)
 
   /** The Dock's page of a kind that a Dock has at most one of (the Micro DB shell). */
   const findKind = (dockId: DockId, kind: PageKind, lock = false) =>
@@ -109,52 +128,84 @@ export const makePartsRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const insert = (
-    dockId: DockId | null,
-    ownerId: UserId,
-    publicSlug: string,
-    fields: PartFields,
-    visibility: "private" | "public" | null,
-    now: Date
-  ) =>
-    sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
-        visibility, content, body_text, front_matter, tags, entities, concepts, source_ids, links, claim_count, version,
-        size_bytes, created_at, updated_at)
-      values (${dockId}, ${ownerId}, ${fields.slug}, ${publicSlug}, ${fields.title}, ${fields.summary},
-        ${fields.contentType}, ${fields.pageKind}, ${visibility}, ${fields.content}, ${fields.bodyText},
-        ${sql.json(fields.frontMatter)}, ${[...fields.tags]}::text[], ${[...fields.entities]}::text[],
-        ${[...fields.concepts]}::text[], ${[...fields.sourceIds]}::text[], ${[...fields.links]}::text[],
-        ${fields.claimCount}, 1, ${fields.sizeBytes}, ${now}, ${now})
-      returning ${columns}`.pipe(Effect.flatMap(decode), Effect.map((rows) => rows[0]!), Effect.orDie)
+  /** The columns a write returns: all but the content, which the caller just sent and gets back from `fields`. */
+  const written = partColumns(sql, { content: false })
+  const decodeWritten = (fields: PartFields) => (rows: ReadonlyArray<Record<string, unknown>>) =>
+    decode(rows.map((row) => ({ ...row, content: fields.content }))).pipe(Effect.map((decoded) => decoded[0]!))
 
-  const update = (id: PageId, version: number, fields: PartFields, now: Date) =>
-    sql`update parts set title = ${fields.title}, summary = ${fields.summary}, content_type = ${fields.contentType},
-        content = ${fields.content}, body_text = ${fields.bodyText}, front_matter = ${sql.json(fields.frontMatter)},
-        tags = ${[...fields.tags]}::text[], entities = ${[...fields.entities]}::text[],
-        concepts = ${[...fields.concepts]}::text[], source_ids = ${[...fields.sourceIds]}::text[],
-        links = ${[...fields.links]}::text[],
-        claim_count = ${fields.claimCount}, size_bytes = ${fields.sizeBytes}, version = ${version}, updated_at = ${now}
-      where id = ${id}
-      returning ${columns}`.pipe(Effect.flatMap(decode), Effect.map((rows) => rows[0]!), Effect.orDie)
-
-  const insertVersion = (
-    partId: PageId,
-    version: number,
-    fields: PartFields,
+  /**
+   * The version a write of `page` (a CTE of the one `parts` row just written, all its columns) makes: its content
+   * and fields copied from that row inside PostgreSQL, so that a page's content crosses the wire once a write.
+   */
+  const versionOf = (
+    page: string,
     author: Author,
     reason: VersionReason,
     now: Date,
-    restoredFrom: number | null = null,
-    lines?: VersionLines
+    restoredFrom: number | null,
+    lines: VersionLines | undefined
   ) =>
     sql`insert into part_versions (part_id, version, title, summary, content_type, content, front_matter, size_bytes,
         user_id, token_id, agent_label, reason, restored_from, created_at, lines_added, lines_removed)
-      values (${partId}, ${version}, ${fields.title}, ${fields.summary}, ${fields.contentType}, ${fields.content},
-        ${sql.json(fields.frontMatter)}, ${fields.sizeBytes}, ${author.userId}, ${author.tokenId}, ${author.agentLabel},
-        ${reason}, ${restoredFrom}, ${now}, ${lines?.added ?? null}, ${lines?.removed ?? null})`.pipe(
-      Effect.asVoid,
-      Effect.orDie
-    )
+      select id, version, title, summary, content_type, content, front_matter, size_bytes, ${author.userId},
+        ${author.tokenId}, ${author.agentLabel}, ${reason}, ${restoredFrom}, ${now}, ${lines?.added ?? null},
+        ${lines?.removed ?? null}
+      from ${sql(page)}`
+
+  /** A new page at version 1 and its first version, in one statement. */
+  const insert = (
+    dockId: DockId | null,
+    page: {
+      readonly ownerId: UserId
+      readonly publicSlug: string
+      readonly fields: PartFields
+      readonly visibility: "private" | "public" | null
+      readonly author: Author
+      readonly now: Date
+      readonly lines: VersionLines
+    }
+  ) => {
+    const { fields, now } = page
+    return sql`with inserted as (
+        insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+          visibility, content, body_text, front_matter, tags, entities, concepts, source_ids, links, claim_count,
+          version, size_bytes, created_at, updated_at)
+        values (${dockId}, ${page.ownerId}, ${fields.slug}, ${page.publicSlug}, ${fields.title}, ${fields.summary},
+          ${fields.contentType}, ${fields.pageKind}, ${page.visibility}, ${fields.content}, ${fields.bodyText},
+          ${sql.json(fields.frontMatter)}, ${[...fields.tags]}::text[], ${[...fields.entities]}::text[],
+          ${[...fields.concepts]}::text[], ${[...fields.sourceIds]}::text[], ${[...fields.links]}::text[],
+          ${fields.claimCount}, 1, ${fields.sizeBytes}, ${now}, ${now})
+        returning *
+      ), versioned as (${versionOf("inserted", page.author, "created", now, null, page.lines)})
+      select ${written} from inserted`.pipe(Effect.flatMap(decodeWritten(fields)), Effect.orDie)
+  }
+
+  /** A page's new version: the page updated and the version stored, in one statement. */
+  const update = (
+    id: PageId,
+    version: number,
+    change: {
+      readonly fields: PartFields
+      readonly author: Author
+      readonly reason: VersionReason
+      readonly now: Date
+      readonly restoredFrom: number | null
+      readonly lines: VersionLines | undefined
+    }
+  ) => {
+    const { fields, now } = change
+    return sql`with updated as (
+        update parts set title = ${fields.title}, summary = ${fields.summary}, content_type = ${fields.contentType},
+          content = ${fields.content}, body_text = ${fields.bodyText}, front_matter = ${sql.json(fields.frontMatter)},
+          tags = ${[...fields.tags]}::text[], entities = ${[...fields.entities]}::text[],
+          concepts = ${[...fields.concepts]}::text[], source_ids = ${[...fields.sourceIds]}::text[],
+          links = ${[...fields.links]}::text[], claim_count = ${fields.claimCount}, size_bytes = ${fields.sizeBytes},
+          version = ${version}, updated_at = ${now}
+        where id = ${id}
+        returning *
+      ), versioned as (${versionOf("updated", change.author, change.reason, now, change.restoredFrom, change.lines)})
+      select ${written} from updated`.pipe(Effect.flatMap(decodeWritten(fields)), Effect.orDie)
+  }
 
   /**
    * Deletes a page with its versions, keeping both in the trash (a Dock's page only: a standalone artifact goes for
@@ -342,12 +393,12 @@ export const makePartsRepo = Effect.gen(function*() {
     lockDock,
     sandboxOf,
     findInDock,
+    lockInDock,
     findKind,
     findById,
     fieldsOf,
     insert,
     update,
-    insertVersion,
     remove,
     untrash,
     purgeTrash,
