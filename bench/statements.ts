@@ -8,7 +8,7 @@
  * call runs BENCH_WARMUP (2) times unrecorded and BENCH_RUNS (3) times recorded, and for each recorded run the
  * statements logged for this database between the log's byte size before and after the call are its statements:
  * push_web_page creating a page, push_web_page updating one (new content each run), get_web_page (the Dock named
- * as BENCH_BUCKET says, by bare slug, and not named: the grounding Dock), list_micro_db_tables and
+ * as BENCH_BUCKET says, by bare slug, and not named: the grounding Dock), get_bucket, list_micro_db_tables and
  * query_micro_db_rows. The per-token request rate is counted, as in production (a limit no run reaches).
  *
  * Every logged statement counts, transaction control included (`LOG:  execute <unnamed>: …` for node-postgres'
@@ -311,6 +311,7 @@ const main = async () => {
         label: "get_web_page (grounding Dock)",
         run: () => call("get_web_page", { page_slug: "home" })
       },
+      { label: "get_bucket", run: () => call("get_bucket", { bucket }) },
       { label: "list_micro_db_tables", run: () => call("list_micro_db_tables", { bucket }) },
       { label: "query_micro_db_rows", run: () => call("query_micro_db_rows", { bucket, table: "tasks", limit: 10 }) }
     ]

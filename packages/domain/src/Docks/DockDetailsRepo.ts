@@ -32,49 +32,95 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
   const visibleParts = (dockId: DockId, member: boolean) =>
     member ? sql`p.dock_id = ${dockId}` : sql`p.dock_id = ${dockId} and p.visibility is distinct from 'private'`
 
-  const counts = (dockId: DockId, member: boolean) =>
-    Effect.gen(function*() {
-      const kinds = yield* sql<{ page_kind: string; n: number }>`/* prepared */ select p.page_kind, count(*)::int as n
-        from parts p where ${visibleParts(dockId, member)} group by p.page_kind`
-      const sources = yield* sql<{ n: number }>`/* prepared */ select count(*)::int as n from sources
-        where dock_id = ${dockId} and archived_at is null`
-      const breakdown = { web_page: 0, markdown_file: 0, micro_db: 0 }
-      for (const row of kinds) breakdown[row.page_kind as keyof typeof breakdown] = row.n
-      return {
-        page_count: breakdown.web_page + breakdown.markdown_file + breakdown.micro_db,
-        source_count: sources[0]?.n ?? 0,
-        page_kind_breakdown: breakdown
-      }
-    }).pipe(Effect.orDie)
-
+  /** The ten names of a column most pages mention, as a JSON array of { name, count } (the module's comment). */
   const ranked = (dockId: DockId, member: boolean, column: "entities" | "concepts") => {
     const names = column === "entities" ? sql`p.entities` : sql`p.concepts || p.tags`
-    return sql<{ name: string; count: number }>`/* prepared */
-      with mentions as (
-        select distinct p.id, lower(trim(name)) as key, trim(name) as name
-        from parts p, unnest(${names}) as name
-        where ${visibleParts(dockId, member)} and trim(name) <> ''
-      ),
-      spellings as (
-        select key, name, count(*) as uses,
-          row_number() over (partition by key order by count(*) desc, name collate "C") as rank
-        from mentions group by key, name
-      )
-      select s.name, count(distinct m.id)::int as count
-      from mentions m join spellings s on s.key = m.key and s.rank = 1
-      group by s.key, s.name
-      order by count desc, s.key collate "C", s.name collate "C"
-      limit ${TOP_NAMES}`.pipe(Effect.orDie)
+    return sql`(select coalesce(json_agg(json_build_object('name', top.name, 'count', top.count)
+        order by top.count desc, top.key collate "C", top.name collate "C"), '[]')
+      from (
+        with mentions as (
+          select distinct p.id, lower(trim(name)) as key, trim(name) as name
+          from parts p, unnest(${names}) as name
+          where ${visibleParts(dockId, member)} and trim(name) <> ''
+        ),
+        spellings as (
+          select key, name, count(*) as uses,
+            row_number() over (partition by key order by count(*) desc, name collate "C") as rank
+          from mentions group by key, name
+        )
+        select s.key, s.name, count(distinct m.id)::int as count
+        from mentions m join spellings s on s.key = m.key and s.rank = 1
+        group by s.key, s.name
+        order by count desc, s.key collate "C", s.name collate "C"
+        limit ${TOP_NAMES}
+      ) top)`
   }
 
-  const cover = (dockId: DockId, partId: string | null, member: boolean) =>
-    partId === null ?
-      Effect.succeed(undefined) :
-      sql<{ id: string; slug: string | null; title: string | null }>`/* prepared */
-      select p.id, p.slug, p.title from parts p where p.id = ${partId} and ${visibleParts(dockId, member)}`.pipe(
-        Effect.map((rows) => rows[0]),
-        Effect.orDie
-      )
+  /**
+   * Recent activity as a JSON array, newest first; outsiders see only Dock and page events, and nothing about
+   * private pages.
+   */
+  const activity = (dockId: DockId, member: boolean) =>
+    sql`(select coalesce(json_agg(json_build_object('action', recent.action, 'subject_type', recent.subject_type,
+        'subject_id', recent.subject_id, 'username', recent.username, 'agent_label', recent.agent_label,
+        'token_id', recent.token_id, 'created_at', recent.created_at) order by recent.seq desc), '[]')
+      from (
+        select a.seq, a.action, a.subject_type, a.subject_id, u.username, a.agent_label, a.token_id, a.created_at
+        from activity a left join users u on u.id = a.user_id
+        where a.dock_id = ${dockId}
+          ${
+      member ? sql`` : sql`and a.action = any(${PUBLIC_ACTIONS}::text[])
+            and not exists (select 1 from parts p where p.id = a.subject_id and p.visibility = 'private')`
+    }
+        order by a.seq desc
+        limit ${RECENT_ACTIVITY}
+      ) recent)`
+
+  /**
+   * Everything get_bucket reports about a Dock's content in one statement (one round trip, where a statement each
+   * took six): the pages by kind, the sources, the top entities and concepts, the cover page (when it is one the
+   * caller may see) and the recent activity.
+   */
+  const details = (dockId: DockId, member: boolean, coverId: string | null) =>
+    sql<{
+      kinds: Record<string, number>
+      sources: number
+      entities: Array<{ name: string; count: number }>
+      concepts: Array<{ name: string; count: number }>
+      cover: { id: string; slug: string | null; title: string | null } | null
+      activity: Array<{
+        action: string
+        subject_type: string | null
+        subject_id: string | null
+        username: string | null
+        agent_label: string | null
+        token_id: string | null
+        created_at: string
+      }>
+    }>`/* prepared */ select
+        (select coalesce(json_object_agg(k.page_kind, k.n), '{}') from (select p.page_kind, count(*)::int as n
+          from parts p where ${visibleParts(dockId, member)} group by p.page_kind) k) as kinds,
+        (select count(*)::int from sources where dock_id = ${dockId} and archived_at is null) as sources,
+        ${ranked(dockId, member, "entities")} as entities,
+        ${ranked(dockId, member, "concepts")} as concepts,
+        (select json_build_object('id', p.id, 'slug', p.slug, 'title', p.title) from parts p
+          where p.id = ${coverId}::uuid and ${visibleParts(dockId, member)}) as cover,
+        ${activity(dockId, member)} as activity`.pipe(
+      Effect.map(([row]) => {
+        const breakdown = { web_page: 0, markdown_file: 0, micro_db: 0, ...row!.kinds }
+        return {
+          page_count: breakdown.web_page + breakdown.markdown_file + breakdown.micro_db,
+          source_count: row!.sources,
+          page_kind_breakdown: breakdown,
+          entities: row!.entities,
+          concepts: row!.concepts,
+          cover: row!.cover ?? undefined,
+          // JSON carries a time as text with the session's offset: the same instant as a Date
+          activity: row!.activity.map((entry) => ({ ...entry, created_at: new Date(entry.created_at) }))
+        }
+      }),
+      Effect.orDie
+    )
 
   /**
    * A fork's standing against its upstream: changed, added and removed pages since the fork. An upstream page
@@ -100,25 +146,5 @@ export const makeDockDetailsRepo = Effect.gen(function*() {
       }
     }).pipe(Effect.orDie)
 
-  /** Recent activity; outsiders see only Dock and page events, and nothing about private pages. */
-  const activity = (dockId: DockId, member: boolean) =>
-    sql<{
-      action: string
-      subject_type: string | null
-      subject_id: string | null
-      username: string | null
-      agent_label: string | null
-      token_id: string | null
-      created_at: Date
-    }>`/* prepared */ select a.action, a.subject_type, a.subject_id::text, u.username, a.agent_label, a.token_id::text, a.created_at
-      from activity a left join users u on u.id = a.user_id
-      where a.dock_id = ${dockId}
-        ${
-      member ? sql`` : sql`and a.action = any(${PUBLIC_ACTIONS}::text[])
-          and not exists (select 1 from parts p where p.id = a.subject_id and p.visibility = 'private')`
-    }
-      order by a.seq desc
-      limit ${RECENT_ACTIVITY}`.pipe(Effect.orDie)
-
-  return { counts, ranked, cover, forkTracking, activity } as const
+  return { details, forkTracking } as const
 })

@@ -535,11 +535,11 @@ export const DocksLive = Layer.effect(
     const details = Effect.fn("Docks.details")(function*(target: DockTarget) {
       const { resolved: { role }, row } = yield* readTarget(target)
       const member = role !== null
-      const counts = yield* detailsRepo.counts(row.id, member)
-      const entities = yield* detailsRepo.ranked(row.id, member, "entities")
-      const concepts = yield* detailsRepo.ranked(row.id, member, "concepts")
-      const cover = yield* detailsRepo.cover(row.id, member ? row.member_cover_part_id : row.cover_part_id, member)
-      const activity = yield* detailsRepo.activity(row.id, member)
+      const { activity, concepts, cover, entities, ...counts } = yield* detailsRepo.details(
+        row.id,
+        member,
+        member ? row.member_cover_part_id : row.cover_part_id
+      )
       const fork = row.forked_from_path === null || row.forked_at === null ? null : yield* Effect.gen(function*() {
         const upstream = row.forked_from_id === null
           ? undefined
