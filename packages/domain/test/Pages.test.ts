@@ -285,7 +285,9 @@ layer(DomainTest)("A page's write", (it) => {
       const updated = yield* save(writer, dock, page("once", { content: "<p>one</p>\n<p>three</p>\n<p>four</p>" }))
       expect(updated.part.version).toBe(2)
       // each version holds its own content, author and lines, copied from the page row inside the statement
-      const kept = yield* sql<{ version: number; content: string; agent_label: string; added: number; removed: number }>`
+      const kept = yield* sql<
+        { version: number; content: string; agent_label: string; added: number; removed: number }
+      >`
         select version, content, agent_label, lines_added as added, lines_removed as removed from part_versions
         where part_id = ${created.part.id} order by version`
       expect(kept).toEqual([
@@ -313,7 +315,10 @@ layer(DomainTest)("A page's write", (it) => {
       yield* save(writer, dock, page("moving", { content: "<p>second</p>" }))
       const moved = yield* sql.withTransaction(repo.lockInDock(dockId, "moving", { ...read, content: "marker" }))
       expect(moved).toMatchObject({ id: read.id, version: 2, content: "<p>second</p>" })
-      expect(yield* repo.lockInDock(dockId, "moving", undefined)).toMatchObject({ version: 2, content: "<p>second</p>" })
+      expect(yield* repo.lockInDock(dockId, "moving", undefined)).toMatchObject({
+        version: 2,
+        content: "<p>second</p>"
+      })
       expect(yield* repo.lockInDock(dockId, "absent", read)).toBeUndefined()
     }))
 })

@@ -121,7 +121,8 @@ export const PagesLive = Layer.effect(
         const fields = partFields(input, slug)
         const author = authorOf(principal)
         // The lines the new version adds and removes, diffed here against the page as read now, outside the Dock
-        // lock; the transaction diffs again only when another write came in between (its version differs).
+        // lock; the transaction diffs again (and reads the content again) only when another write came in between
+        // (its version differs).
         const before = yield* parts.findInDock(access.dockId, slug)
         const linesBefore = before === undefined ? undefined : {
           id: before.id,
@@ -573,7 +574,7 @@ export const PagesLive = Layer.effect(
         sql,
         Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
-          const current = yield* parts.findInDock(access.dockId, row.id, true)
+          const current = yield* parts.lockInDock(access.dockId, row.id, row)
           if (current === undefined) {
             return yield* new NotFound({ message: `No page "${row.slug ?? row.id}" in this Dock` })
           }
@@ -632,7 +633,7 @@ export const PagesLive = Layer.effect(
         Effect.gen(function*() {
           // The page's row locked: a delete and a concurrent write of it take turns (base_version is checked
           // against the version that is current now, and a page deleted meanwhile is not released twice).
-          const current = yield* parts.findInDock(access.dockId, row.id, true)
+          const current = yield* parts.lockInDock(access.dockId, row.id, row)
           if (current === undefined) {
             return yield* new NotFound({ message: `No page "${row.slug ?? row.id}" in this Dock` })
           }

@@ -134,8 +134,9 @@ export const makePartsRepo = Effect.gen(function*() {
     decode(rows.map((row) => ({ ...row, content: fields.content }))).pipe(Effect.map((decoded) => decoded[0]!))
 
   /**
-   * The version a write of `page` (a CTE of the one `parts` row just written, all its columns) makes: its content
-   * and fields copied from that row inside PostgreSQL, so that a page's content crosses the wire once a write.
+   * The version a write of `page` makes (`page`: a CTE of the one `parts` row just written, its `columns` and
+   * `front_matter`): its content and fields copied from that row inside PostgreSQL, so that a page's content
+   * crosses the wire once a write.
    */
   const versionOf = (
     page: string,
@@ -175,7 +176,7 @@ export const makePartsRepo = Effect.gen(function*() {
           ${sql.json(fields.frontMatter)}, ${[...fields.tags]}::text[], ${[...fields.entities]}::text[],
           ${[...fields.concepts]}::text[], ${[...fields.sourceIds]}::text[], ${[...fields.links]}::text[],
           ${fields.claimCount}, 1, ${fields.sizeBytes}, ${now}, ${now})
-        returning *
+        returning ${columns}, front_matter
       ), versioned as (${versionOf("inserted", page.author, "created", now, null, page.lines)})
       select ${written} from inserted`.pipe(Effect.flatMap(decodeWritten(fields)), Effect.orDie)
   }
@@ -202,7 +203,7 @@ export const makePartsRepo = Effect.gen(function*() {
           links = ${[...fields.links]}::text[], claim_count = ${fields.claimCount}, size_bytes = ${fields.sizeBytes},
           version = ${version}, updated_at = ${now}
         where id = ${id}
-        returning *
+        returning ${columns}, front_matter
       ), versioned as (${versionOf("updated", change.author, change.reason, now, change.restoredFrom, change.lines)})
       select ${written} from updated`.pipe(Effect.flatMap(decodeWritten(fields)), Effect.orDie)
   }
