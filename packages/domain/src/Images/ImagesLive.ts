@@ -127,13 +127,14 @@ export const ImagesLive = Layer.effect(
     })
 
     const view = Effect.fn("Images.view")(function*(ref: { readonly id: string; readonly extension: string }) {
-      const missing = new NotFound({ message: "No such image, or it is not visible to you" })
-      if (!isUuid(ref.id)) return yield* missing
+      // Built only when it is the answer (an error captures its stack): most views find their image.
+      const missing = () => new NotFound({ message: "No such image, or it is not visible to you" })
+      if (!isUuid(ref.id)) return yield* missing()
       const row = yield* repo.findById(ImageId.make(ref.id.toLowerCase()))
-      if (row === undefined || EXTENSION[row.format] !== ref.extension) return yield* missing
-      const { access } = yield* docks.byId(row.dock_id).pipe(Effect.mapError(() => missing))
+      if (row === undefined || EXTENSION[row.format] !== ref.extension) return yield* missing()
+      const { access } = yield* docks.byId(row.dock_id).pipe(Effect.mapError(() => missing()))
       const stored = yield* store.get(row.blob_key)
-      if (Option.isNone(stored)) return yield* missing
+      if (Option.isNone(stored)) return yield* missing()
       return {
         id: row.id,
         format: row.format,

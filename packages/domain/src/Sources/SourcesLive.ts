@@ -100,8 +100,9 @@ export const SourcesLive = Layer.effect(
 
     const archive = Effect.fn("Sources.archive")(function*(sourceId: string) {
       const id = sourceId.trim()
-      const missing = new NotFound({ message: `No source "${id.slice(0, 100)}"`, details: { field: "source_id" } })
-      if (!isUuid(id)) return yield* missing
+      const missing = () =>
+        new NotFound({ message: `No source "${id.slice(0, 100)}"`, details: { field: "source_id" } })
+      if (!isUuid(id)) return yield* missing()
       return yield* transactional(
         sql,
         Effect.gen(function*() {
@@ -109,7 +110,7 @@ export const SourcesLive = Layer.effect(
           const archived = yield* repo.archive(id.toLowerCase() as SourceId, now)
           if (archived === undefined) {
             const existing = yield* repo.findById(id.toLowerCase() as SourceId)
-            return existing === undefined ? yield* missing : existing
+            return existing === undefined ? yield* missing() : existing
           }
           // The text stays stored (and counted): archiving hides a source, it does not delete it.
           yield* activity.record({
