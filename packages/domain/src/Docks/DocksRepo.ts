@@ -6,6 +6,7 @@ import { SqlSchema, type Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Option, Schema } from "effect"
 import { escapeLike } from "../Database/Like.ts"
+import { rowsOf } from "../Database/Rows.ts"
 import { DockId, UserId } from "../Ids.ts"
 import type { Role } from "../Policy.ts"
 import { DockRow } from "./Dock.ts"
@@ -45,6 +46,7 @@ export interface InsertDock {
 // page or Markdown file, which have no visibility of their own, so this only guards data set by other means).
 export const makeDocksRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
+  const decodeRows = rowsOf(DockRow)
 
   const dockColumns = sql`d.id, d.owner_id, u.username as owner_username, d.slug, d.title, d.description,
     d.visibility, d.discoverable, d.allow_forks, d.tags, d.topics,
@@ -96,14 +98,11 @@ export const makeDocksRepo = Effect.gen(function*() {
     Effect.forEach(
       rows,
       (row) =>
-        Effect.map(
-          Schema.decodeUnknown(DockRow)(row),
-          (dock): DockWithGrant => ({
-            dock,
-            grant: row.member_role ?? null,
-            ...(along === undefined ? {} : { along: row })
-          })
-        )
+        Effect.map(decodeRows([row]), ([dock]): DockWithGrant => ({
+          dock: dock!,
+          grant: row.member_role ?? null,
+          ...(along === undefined ? {} : { along: row })
+        }))
     )
 
   const first = (rows: ReadonlyArray<DockWithGrant>) => Option.fromNullable(rows[0])
@@ -165,8 +164,8 @@ export const makeDocksRepo = Effect.gen(function*() {
       order by c.tier`.pipe(
       Effect.flatMap((rows) =>
         Effect.forEach(rows, (row) =>
-          Effect.map(Schema.decodeUnknown(DockRow)(row), (dock) => ({
-            dock,
+          Effect.map(decodeRows([row]), ([dock]) => ({
+            dock: dock!,
             grant: row.member_role ?? null,
             tier: Number(row.tier),
             ...(along === undefined ? {} : { along: row })
@@ -217,8 +216,6 @@ export const makeDocksRepo = Effect.gen(function*() {
       ? sql`d.id = any(${[...sandboxDocks]}::uuid[])`
       : sql`(d.owner_id = ${userId} or exists(select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${userId})
           or (d.visibility = 'public' and d.discoverable))`
-
-  const decodeRows = Schema.decodeUnknown(Schema.Array(DockRow))
 
   /** Full-text search over title (A), description (B) and slug (C), plus tags, topics and title substrings. */
   const search = (userId: UserId | null, sandboxDocks: ReadonlyArray<DockId> | null, query: string, limit: number) =>

@@ -2,6 +2,7 @@
 import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
+import { rowsOf } from "../Database/Rows.ts"
 import { type Along, alongColumns } from "../Docks/Docks.ts"
 import { DockId, isUuid, type RowId, TableId, type TokenId, type UserId } from "../Ids.ts"
 import { MicroDbColumn } from "./Columns.ts"
@@ -46,7 +47,7 @@ export interface RowsPlan {
 
 export const makeMicroDbRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
-  const decodeTables = Schema.decodeUnknown(Schema.Array(TableRow))
+  const decodeTables = rowsOf(TableRow)
   const tableColumnNames = [
     "id",
     "dock_id",

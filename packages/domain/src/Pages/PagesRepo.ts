@@ -4,8 +4,9 @@
  */
 import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { escapeLike } from "../Database/Like.ts"
+import { rowsOf } from "../Database/Rows.ts"
 import { readOnlySnapshot } from "../Database/Transactional.ts"
 import { type Along, alongColumns } from "../Docks/Docks.ts"
 import { type DockId, isUuid, type PageId } from "../Ids.ts"
@@ -149,7 +150,7 @@ export const makePagesRepo = Effect.gen(function*() {
   const snapshot = readOnlySnapshot(sql)
 
   const columns = partColumns(sql, { content: true })
-  const decode = Schema.decodeUnknown(Schema.Array(PartRow))
+  const decode = rowsOf(PartRow)
 
   /** A stored page with the record fields get_web_page shows, as read (`body_text`, `front_matter`, …). */
   const withRecord = (rows: ReadonlyArray<Record<string, unknown>>) =>

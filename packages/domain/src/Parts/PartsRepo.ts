@@ -4,7 +4,8 @@
  */
 import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
+import { rowsOf } from "../Database/Rows.ts"
 import { type DockId, isUuid, type PageId, type UserId } from "../Ids.ts"
 import type { ContentType, PageKind } from "../Pages/Part.ts"
 import {
@@ -22,7 +23,7 @@ export const makePartsRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
   const columns = partColumns(sql, { content: true })
-  const decode = Schema.decodeUnknown(Schema.Array(PartRow))
+  const decode = rowsOf(PartRow)
   const first = <A>(rows: ReadonlyArray<A>) => rows[0]
 
   /**
@@ -42,7 +43,7 @@ export const makePartsRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** The rows of a Dock's page named by its UUID or its slug, whatever the case of either (slugs are stored lowercase). */
+  /** The rows of a Dock's page named by its UUID or its slug, whatever the case of either (slugs are lowercase). */
   const rowsInDock = (dockId: DockId, ref: string, select: Statement.Fragment, lock: boolean) => {
     const trimmed = ref.trim()
     const byId = isUuid(trimmed)
