@@ -2,9 +2,9 @@
  * Dock rows: SQL in, typed rows out. SqlError is a defect here; absence is an Option. Hidden Docks (expired
  * sandboxes) are absent from every lookup.
  */
-import { SqlSchema, type Statement } from "@effect/sql"
+import type { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import { escapeLike } from "../Database/Like.ts"
 import { rowsOf } from "../Database/Rows.ts"
 import { DockId, UserId } from "../Ids.ts"
@@ -56,18 +56,17 @@ export const makeDocksRepo = Effect.gen(function*() {
     d.forked_from_path, d.forked_at, d.forked_page_count, d.sandbox, d.created_at, d.updated_at`
   const selectDock = sql`select ${dockColumns} from docks d join users u on u.id = d.owner_id`
 
-  const findById = SqlSchema.findOne({
-    Request: DockId,
-    Result: DockRow,
-    execute: (id) => sql`${selectDock} where d.id = ${id} and d.hidden_at is null`
-  })
+  /** The one Dock a statement reads, if any. */
+  const oneDock = (rows: ReadonlyArray<unknown>) =>
+    Effect.map(decodeRows(rows), (docks) => Option.fromNullable(docks[0]))
 
-  const findByPath = SqlSchema.findOne({
-    Request: Schema.Struct({ owner: Schema.String, slug: Schema.String }),
-    Result: DockRow,
-    execute: ({ owner, slug }) =>
-      sql`${selectDock} where u.username = ${owner} and d.slug = ${slug} and d.hidden_at is null`
-  })
+  const findById = (id: DockId) =>
+    sql`${selectDock} where d.id = ${id} and d.hidden_at is null`.pipe(Effect.flatMap(oneDock))
+
+  const findByPath = (owner: string, slug: string) =>
+    sql`${selectDock} where u.username = ${owner} and d.slug = ${slug} and d.hidden_at is null`.pipe(
+      Effect.flatMap(oneDock)
+    )
 
   /**
    * A Dock row with the caller's grant on it, in one statement: the docks row, its owner and the caller's
@@ -95,15 +94,12 @@ export const makeDocksRepo = Effect.gen(function*() {
     rows: ReadonlyArray<RawDock>,
     along?: AlongFrom
   ) =>
-    Effect.forEach(
-      rows,
-      (row) =>
-        Effect.map(decodeRows([row]), ([dock]): DockWithGrant => ({
-          dock: dock!,
-          grant: row.member_role ?? null,
-          ...(along === undefined ? {} : { along: row })
-        }))
-    )
+    Effect.map(decodeRows(rows), (docks) =>
+      docks.map((dock, index): DockWithGrant => ({
+        dock,
+        grant: rows[index]!.member_role ?? null,
+        ...(along === undefined ? {} : { along: rows[index]! })
+      })))
 
   const first = (rows: ReadonlyArray<DockWithGrant>) => Option.fromNullable(rows[0])
 
@@ -163,12 +159,12 @@ export const makeDocksRepo = Effect.gen(function*() {
       ) c ${alongJoin(along, sql`c.id`, sql`c.chosen`)}
       order by c.tier`.pipe(
       Effect.flatMap((rows) =>
-        Effect.forEach(rows, (row) =>
-          Effect.map(decodeRows([row]), ([dock]) => ({
-            dock: dock!,
-            grant: row.member_role ?? null,
-            tier: Number(row.tier),
-            ...(along === undefined ? {} : { along: row })
+        Effect.map(decodeRows(rows), (docks) =>
+          docks.map((dock, index) => ({
+            dock,
+            grant: rows[index]!.member_role ?? null,
+            tier: Number(rows[index]!.tier),
+            ...(along === undefined ? {} : { along: rows[index]! })
           })))
       )
     )
@@ -188,14 +184,10 @@ export const makeDocksRepo = Effect.gen(function*() {
     )
 
   /** Owned Docks, and with collaborations also those with an owner or editor grant. */
-  const findWritable = SqlSchema.findAll({
-    Request: Schema.Struct({ userId: UserId, collaborations: Schema.Boolean }),
-    Result: DockRow,
-    execute: ({ collaborations, userId }) =>
-      sql`${selectDock} where d.hidden_at is null and (d.owner_id = ${userId} or (${collaborations} and exists(
-          select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${userId} and m.role in ('owner', 'editor'))))
-        order by d.created_at, d.id`
-  })
+  const findWritable = (userId: UserId, collaborations: boolean) =>
+    sql`${selectDock} where d.hidden_at is null and (d.owner_id = ${userId} or (${collaborations} and exists(
+        select 1 from dock_members m where m.dock_id = d.id and m.user_id = ${userId} and m.role in ('owner', 'editor'))))
+      order by d.created_at, d.id`.pipe(Effect.flatMap(decodeRows))
 
   const update = (id: DockId, fields: {
     readonly title: string
@@ -298,7 +290,7 @@ export const makeDocksRepo = Effect.gen(function*() {
 
   return {
     findById: (id: DockId) => Effect.orDie(findById(id)),
-    findByPath: (owner: string, slug: string) => Effect.orDie(findByPath({ owner, slug })),
+    findByPath: (owner: string, slug: string) => Effect.orDie(findByPath(owner, slug)),
     findBySlugForCaller: (
       userId: UserId | null,
       sandboxDocks: ReadonlyArray<DockId> | null,
@@ -317,7 +309,7 @@ export const makeDocksRepo = Effect.gen(function*() {
       userId: UserId | null,
       paths: ReadonlyArray<{ readonly owner: string; readonly slug: string }>
     ) => Effect.orDie(findByPathsWithGrant(userId, paths)),
-    findWritable: (userId: UserId, collaborations: boolean) => Effect.orDie(findWritable({ userId, collaborations })),
+    findWritable: (userId: UserId, collaborations: boolean) => Effect.orDie(findWritable(userId, collaborations)),
     update: (id: DockId, fields: Parameters<typeof update>[1]) => update(id, fields),
     remove: (id: DockId) => Effect.orDie(remove(id)),
     insert: (dock: InsertDock) => Effect.orDie(insert(dock)),

@@ -25,6 +25,11 @@ export const makePartsRepo = Effect.gen(function*() {
   const columns = partColumns(sql, { content: true })
   const decode = rowsOf(PartRow)
   const first = <A>(rows: ReadonlyArray<A>) => rows[0]
+  /** Every column but the content ('' in its place), for reads that get the content from elsewhere. */
+  const withoutContent = partColumns(sql, { content: false })
+  /** The first of rows read `withoutContent`, decoded with `content`, which the caller holds already. */
+  const firstWithContent = (content: string) => (rows: ReadonlyArray<Record<string, unknown>>) =>
+    decode(rows.map((row) => ({ ...row, content }))).pipe(Effect.map(first))
 
   /**
    * Writers of one Dock take turns until the transaction ends (so two pushes of a new slug cannot both create it).
@@ -68,12 +73,13 @@ export const makePartsRepo = Effect.gen(function*() {
    */
   const lockInDock = (dockId: DockId, ref: string, read: PartRow | undefined) =>
     Effect.gen(function*() {
-      const [row] = yield* rowsInDock(dockId, ref, partColumns(sql, { content: false }), true)
+      const rows = yield* rowsInDock(dockId, ref, withoutContent, true)
+      const row = rows[0]
       if (row === undefined) return undefined
       if (read === undefined || read.id !== row["id"] || read.version !== row["version"]) {
         return yield* findInDock(dockId, ref, true)
       }
-      return first(yield* decode([{ ...row, content: read.content }]))
+      return yield* firstWithContent(read.content)(rows)
     }).pipe(Effect.orDie)
 
   /** The Dock's page of a kind that a Dock has at most one of (the Micro DB shell). */
@@ -129,10 +135,9 @@ export const makePartsRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** The columns a write returns: all but the content, which the caller just sent and gets back from `fields`. */
-  const written = partColumns(sql, { content: false })
-  const decodeWritten = (fields: PartFields) => (rows: ReadonlyArray<Record<string, unknown>>) =>
-    decode(rows.map((row) => ({ ...row, content: fields.content }))).pipe(Effect.map((decoded) => decoded[0]!))
+  /** The page a write answers: its row returned `withoutContent`, with the content the caller just sent. */
+  const written = (fields: PartFields) => (rows: ReadonlyArray<Record<string, unknown>>) =>
+    Effect.map(firstWithContent(fields.content)(rows), (row) => row!)
 
   /**
    * The version a write of `page` makes (`page`: a CTE of the one `parts` row just written, its `columns` and
@@ -179,7 +184,7 @@ export const makePartsRepo = Effect.gen(function*() {
           ${fields.claimCount}, 1, ${fields.sizeBytes}, ${now}, ${now})
         returning ${columns}, front_matter
       ), versioned as (${versionOf("inserted", page.author, "created", now, null, page.lines)})
-      select ${written} from inserted`.pipe(Effect.flatMap(decodeWritten(fields)), Effect.orDie)
+      select ${withoutContent} from inserted`.pipe(Effect.flatMap(written(fields)), Effect.orDie)
   }
 
   /** A page's new version: the page updated and the version stored, in one statement. */
@@ -206,7 +211,7 @@ export const makePartsRepo = Effect.gen(function*() {
         where id = ${id}
         returning ${columns}, front_matter
       ), versioned as (${versionOf("updated", change.author, change.reason, now, change.restoredFrom, change.lines)})
-      select ${written} from updated`.pipe(Effect.flatMap(decodeWritten(fields)), Effect.orDie)
+      select ${withoutContent} from updated`.pipe(Effect.flatMap(written(fields)), Effect.orDie)
   }
 
   /**
