@@ -36,7 +36,7 @@ export const makePartsRepo = Effect.gen(function*() {
    * Answers whether the Dock is still there (not deleted or hidden meanwhile).
    */
   const lockDock = (dockId: DockId) =>
-    sql`select id from docks where id = ${dockId} and hidden_at is null for no key update`.pipe(
+    sql`/* prepared */ select id from docks where id = ${dockId} and hidden_at is null for no key update`.pipe(
       Effect.map((rows) => rows.length > 0),
       Effect.orDie
     )
@@ -52,7 +52,7 @@ export const makePartsRepo = Effect.gen(function*() {
   const rowsInDock = (dockId: DockId, ref: string, select: Statement.Fragment, lock: boolean) => {
     const trimmed = ref.trim()
     const byId = isUuid(trimmed)
-    return sql<Record<string, unknown>>`select ${select} from parts
+    return sql<Record<string, unknown>>`/* prepared */ select ${select} from parts
       where dock_id = ${dockId} and ${
       byId ? sql`id = ${trimmed.toLowerCase()}` : sql`slug in (${trimmed}, ${trimmed.toLowerCase()})`
     }
@@ -173,7 +173,7 @@ export const makePartsRepo = Effect.gen(function*() {
     }
   ) => {
     const { fields, now } = page
-    return sql`with inserted as (
+    return sql`/* prepared */ with inserted as (
         insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
           visibility, content, body_text, front_matter, tags, entities, concepts, source_ids, links, claim_count,
           version, size_bytes, created_at, updated_at)
@@ -201,7 +201,7 @@ export const makePartsRepo = Effect.gen(function*() {
     }
   ) => {
     const { fields, now } = change
-    return sql`with updated as (
+    return sql`/* prepared */ with updated as (
         update parts set title = ${fields.title}, summary = ${fields.summary}, content_type = ${fields.contentType},
           content = ${fields.content}, body_text = ${fields.bodyText}, front_matter = ${sql.json(fields.frontMatter)},
           tags = ${[...fields.tags]}::text[], entities = ${[...fields.entities]}::text[],
@@ -374,7 +374,7 @@ export const makePartsRepo = Effect.gen(function*() {
     })
     const fresh = after({ artifacts: sql`0`, bytes: sql`0` })
     const kept = after({ artifacts: sql`u.artifacts`, bytes: sql`u.bytes` })
-    return sql<{ artifacts: number }>`insert into dock_usage as u (dock_id, artifacts, bytes)
+    return sql<{ artifacts: number }>`/* prepared */ insert into dock_usage as u (dock_id, artifacts, bytes)
       select ${dockId}, ${fresh.artifacts}, ${fresh.bytes} where ${fresh.within}
       on conflict (dock_id) do update set artifacts = ${kept.artifacts}, bytes = ${kept.bytes} where ${kept.within}
       returning artifacts`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
