@@ -36,6 +36,15 @@ export class DatabasePool extends Context.Tag("@dock/domain/DatabasePool")<Datab
   readonly stats: () => DatabasePoolStats
 }>() {}
 
+/**
+ * What a start that made a fresh embedded database through initdb still owes: saving it as the template once the
+ * migrations have run (`applyMigrations` does; EmbeddedTemplate.ts). Nothing on every other start and on
+ * PostgreSQL.
+ */
+export class DatabaseTemplate extends Context.Tag("@dock/domain/DatabaseTemplate")<DatabaseTemplate, {
+  readonly saveMigrated: Effect.Effect<void>
+}>() {}
+
 const APPLICATION_NAME = "dock"
 const CONNECT_TIMEOUT = Duration.seconds(10)
 
@@ -151,12 +160,13 @@ const startPglite = (pgdata: string | null) =>
 
 /**
  * PGlite in `dataDir/pgdata`, or in memory: an existing database as it is; a new directory as a copy of the
- * template in `templateDir` when there is one, else through initdb, after which it becomes the template. A
- * template PGlite cannot start from is removed and replaced the same way.
+ * template in `templateDir` when there is one, else through initdb, and then `saveMigrated` makes it the template
+ * once it is migrated. A template PGlite cannot start from is removed and replaced the same way.
  */
 const openEmbedded = (dataDir: string | null, templateDir: string | undefined) =>
   Effect.gen(function*() {
-    if (dataDir === null) return yield* startPglite(null)
+    const nothingToSave = (db: PGlite) => ({ db, saveMigrated: Effect.void })
+    if (dataDir === null) return nothingToSave(yield* startPglite(null))
     yield* Effect.tryPromise({
       try: () => Fs.mkdir(dataDir, { recursive: true, mode: 0o700 }),
       catch: sqlError(`Could not create the data directory ${dataDir}`)
@@ -165,31 +175,30 @@ const openEmbedded = (dataDir: string | null, templateDir: string | undefined) =
     // Only a database directory that does not exist yet is made from the template; one that PGlite left half
     // made is left to PGlite, as before.
     const fresh = !(yield* Effect.promise(() => Fs.stat(pgdata).then(() => true, () => false)))
-    if (!fresh || templateDir === undefined) return yield* startPglite(pgdata)
+    if (!fresh || templateDir === undefined) return nothingToSave(yield* startPglite(pgdata))
     if (yield* copyTemplate(templateDir, pgdata)) {
       const started = yield* Effect.either(startPglite(pgdata))
-      if (Either.isRight(started)) return started.right
+      if (Either.isRight(started)) return nothingToSave(started.right)
       yield* Effect.logWarning("The embedded database template did not start: removed it, running initdb", started.left)
       yield* removeTemplate(templateDir)
       yield* Effect.promise(() => Fs.rm(pgdata, { recursive: true, force: true }))
     }
     const db = yield* startPglite(pgdata)
-    yield* saveTemplate(templateDir, pgdata, () => db.exec("checkpoint"))
-    return db
+    return { db, saveMigrated: saveTemplate(templateDir, pgdata, () => db.exec("checkpoint")) }
   })
 
 /** Starts PGlite and its socket server for the lifetime of the scope; returns the socket directory. */
 const embeddedServer = (dataDir: string | null, statementTimeoutMs: number, templateDir: string | undefined) =>
   Effect.gen(function*() {
-    const db = yield* Effect.acquireRelease(
-      Effect.tap(openEmbedded(dataDir, templateDir), (db) =>
+    const { db, saveMigrated } = yield* Effect.acquireRelease(
+      Effect.tap(openEmbedded(dataDir, templateDir), ({ db }) =>
         // PGlite is one session shared by the socket's one connection, so a session setting applies to every
         // query. (PGlite runs in WASM without timers: it shows the setting but cannot cancel a statement.)
         Effect.tryPromise({
           try: () => db.exec(`set statement_timeout = ${statementTimeoutMs}`),
           catch: sqlError("Could not configure the embedded database")
         })),
-      (db) => Effect.promise(() => db.close()).pipe(Effect.timeoutOption("5 seconds"))
+      ({ db }) => Effect.promise(() => db.close()).pipe(Effect.timeoutOption("5 seconds"))
     )
     // What a killed instance left behind (SocketDirs.ts); then a fresh 0700 directory of ours, which keeps the
     // socket unreachable for other local users.
@@ -213,7 +222,7 @@ const embeddedServer = (dataDir: string | null, statementTimeoutMs: number, temp
       }),
       (server) => Effect.promise(() => server.stop())
     )
-    return socketDir
+    return { socketDir, saveMigrated }
   })
 
 /**
@@ -223,23 +232,29 @@ const embeddedServer = (dataDir: string | null, statementTimeoutMs: number, temp
 const closedNotice = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.logInfo("Database closed")))
 
 /** SqlClient (and PgClient) for the chosen database, open for the lifetime of the layer. */
+/** What `layer` provides. */
+export type Database = PgClient.PgClient | SqlClient.SqlClient | DatabasePool | DatabaseTemplate
+
 export const layer = (
   options: DatabaseOptions,
   settings: DatabaseSettings = {}
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabasePool, SqlError.SqlError> =>
+): Layer.Layer<Database, SqlError.SqlError> =>
   Layer.provide(databaseLayer(options, settings), closedNotice)
 
 const databaseLayer = (
   options: DatabaseOptions,
   settings: DatabaseSettings
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabasePool, SqlError.SqlError> => {
+): Layer.Layer<Database, SqlError.SqlError> => {
   const statementTimeoutMs = Math.round(Duration.toMillis(settings.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT))
   switch (options._tag) {
     case "Postgres":
-      return poolLayer({
-        connectionString: Redacted.value(withSessionSettings(options.url, statementTimeoutMs)),
-        max: options.poolSize
-      })
+      return Layer.merge(
+        poolLayer({
+          connectionString: Redacted.value(withSessionSettings(options.url, statementTimeoutMs)),
+          max: options.poolSize
+        }),
+        Layer.succeed(DatabaseTemplate, { saveMigrated: Effect.void })
+      )
     case "Embedded":
     case "InMemory":
       return Layer.unwrapScoped(
@@ -249,15 +264,18 @@ const databaseLayer = (
             statementTimeoutMs,
             settings.templateDir
           ),
-          (socketDir) =>
-            poolLayer({
-              host: socketDir,
-              port: 5432,
-              user: "postgres",
-              database: "postgres",
-              max: 1,
-              idleTimeoutMillis: Duration.toMillis(Duration.hours(1))
-            })
+          ({ saveMigrated, socketDir }) =>
+            Layer.merge(
+              poolLayer({
+                host: socketDir,
+                port: 5432,
+                user: "postgres",
+                database: "postgres",
+                max: 1,
+                idleTimeoutMillis: Duration.toMillis(Duration.hours(1))
+              }),
+              Layer.succeed(DatabaseTemplate, { saveMigrated })
+            )
         )
       )
   }

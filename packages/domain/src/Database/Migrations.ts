@@ -1,11 +1,13 @@
 /**
- * Applies the SQL migrations of @dock/migrations. The whole run is one transaction holding a Postgres advisory
+ * Applies the SQL migrations of @dock/migrations; all of them applied to an embedded database this start made
+ * through initdb, that database becomes the template of later fresh ones (Database.ts `DatabaseTemplate`). The whole run is one transaction holding a Postgres advisory
  * lock, so servers starting together on one database queue up: the first applies each migration once, the
  * others then find nothing left to do. A failing migration rolls back completely.
  */
 import { type Migration, migrations } from "@dock/migrations"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Option } from "effect"
+import { DatabaseTemplate } from "./Database.ts"
 
 /** An arbitrary constant naming Dock's migration lock among other advisory locks. */
 const MIGRATION_LOCK = 736_110_001
@@ -34,7 +36,16 @@ export const applyMigrations = (list: ReadonlyArray<Migration> = migrations) =>
       }
       return pending.map((m) => m.id)
     }))
-  }).pipe(Effect.withSpan("Migrations.apply"))
+  }).pipe(
+    Effect.tap(() =>
+      list === migrations
+        ? Effect.serviceOption(DatabaseTemplate).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (template) => template.saveMigrated }))
+        )
+        : Effect.void
+    ),
+    Effect.withSpan("Migrations.apply")
+  )
 
 /** The highest applied migration id, or 0 when the database has never been migrated. */
 export const appliedMigrationId = Effect.gen(function*() {
