@@ -116,14 +116,22 @@ layer(NodeContext.layer)("dock without a server", (it) => {
 
   it.effect("migrate applies the migrations once to the embedded database", () =>
     Effect.gen(function*() {
-      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-cli-migrate-"))
-      const first = yield* dock(["migrate", "--json"], { DOCK_DATA_DIR: dir, DATABASE_URL: "" })
-      expect(first.code).toBe(0)
-      expect(JSON.parse(first.stdout.trim().split("\n").at(-1)!)).toEqual({
-        applied: migrations.map((m) => m.id),
-        latest: latestMigrationId
+      const fresh = (label: string) => Fs.mkdtempSync(Path.join(Os.tmpdir(), `dock-cli-migrate-${label}-`))
+      // A cache of its own, without a template: the first data directory runs initdb and every migration.
+      const cache = fresh("cache")
+      const env = (dataDir: string) => ({ DOCK_DATA_DIR: dataDir, DOCK_CACHE_DIR: cache, DATABASE_URL: "" })
+      const dir = fresh("data")
+      const migrate = (dataDir: string) =>
+        Effect.map(dock(["migrate", "--json"], env(dataDir)), (run) => ({
+          code: run.code,
+          answer: JSON.parse(run.stdout.trim().split("\n").at(-1)!)
+        }))
+      expect(yield* migrate(dir)).toEqual({
+        code: 0,
+        answer: { applied: migrations.map((m) => m.id), latest: latestMigrationId }
       })
-      const second = yield* dock(["migrate", "--json"], { DOCK_DATA_DIR: dir, DATABASE_URL: "" })
-      expect(JSON.parse(second.stdout.trim().split("\n").at(-1)!)).toEqual({ applied: [], latest: latestMigrationId })
+      expect(yield* migrate(dir)).toEqual({ code: 0, answer: { applied: [], latest: latestMigrationId } })
+      // Another fresh data directory starts from the template that first run saved: migrated already.
+      expect(yield* migrate(fresh("data"))).toEqual({ code: 0, answer: { applied: [], latest: latestMigrationId } })
     }), 120_000)
 })

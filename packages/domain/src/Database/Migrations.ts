@@ -1,8 +1,9 @@
 /**
- * Applies the SQL migrations of @dock/migrations; all of them applied to an embedded database this start made
- * through initdb, that database becomes the template of later fresh ones (Database.ts `DatabaseTemplate`). The whole run is one transaction holding a Postgres advisory
+ * Applies the SQL migrations of @dock/migrations. The whole run is one transaction holding a Postgres advisory
  * lock, so servers starting together on one database queue up: the first applies each migration once, the
- * others then find nothing left to do. A failing migration rolls back completely.
+ * others then find nothing left to do. A failing migration rolls back completely. Once all of them are applied to
+ * an embedded database this start made through initdb, that database becomes the template of later fresh ones
+ * (Database.ts `DatabaseTemplate`).
  */
 import { type Migration, migrations } from "@dock/migrations"
 import { SqlClient } from "@effect/sql"
