@@ -11,12 +11,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Database from "../src/Database/Database.ts"
 import { templatePath } from "../src/Database/EmbeddedTemplate.ts"
-import {
-  appliedMigrationId,
-  applyMigrations,
-  latestMigrationId,
-  MigrationsLive
-} from "../src/Database/Migrations.ts"
+import { appliedMigrationId, applyMigrations, latestMigrationId, MigrationsLive } from "../src/Database/Migrations.ts"
 
 const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "dock-template-test-"))
 afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
@@ -90,8 +85,13 @@ describe("the embedded database template", () => {
         expect(Fs.existsSync(Path.join(templateIn(cache), "postmaster.pid"))).toBe(false)
         // The template holds the migrated schema, and none of the data written after it was saved.
         expect(yield* onDatabase(dataDir, cache, writesAndReads)).toEqual(["ada"])
-        expect(yield* onCopyOf(cache, `select max(id) as latest, (select count(*)::int from users) as users
-          from dock_migrations`)).toEqual([{ latest: latestMigrationId, users: 0 }])
+        expect(
+          yield* onCopyOf(
+            cache,
+            `select max(id) as latest, (select count(*)::int from users) as users
+          from dock_migrations`
+          )
+        ).toEqual([{ latest: latestMigrationId, users: 0 }])
       }),
     240_000
   )

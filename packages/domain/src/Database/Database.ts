@@ -238,8 +238,7 @@ export type Database = PgClient.PgClient | SqlClient.SqlClient | DatabasePool | 
 export const layer = (
   options: DatabaseOptions,
   settings: DatabaseSettings = {}
-): Layer.Layer<Database, SqlError.SqlError> =>
-  Layer.provide(databaseLayer(options, settings), closedNotice)
+): Layer.Layer<Database, SqlError.SqlError> => Layer.provide(databaseLayer(options, settings), closedNotice)
 
 const databaseLayer = (
   options: DatabaseOptions,
