@@ -36,7 +36,10 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
   && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
+# MALLOC_TRIM_THRESHOLD_ fixed at glibc's own default keeps glibc from raising its trim and mmap thresholds after
+# large frees, which left an idle server ~40 MB larger for good (docs/decisions.md, issue 15's eighth pass).
 ENV NODE_ENV=production \
+    MALLOC_TRIM_THRESHOLD_=131072 \
     HOST=0.0.0.0 \
     PORT=8787 \
     DOCK_DATA_DIR=/data \

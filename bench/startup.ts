@@ -10,7 +10,8 @@
  * - PostgreSQL: an empty database (migrations run) and a migrated one, on a fresh database on
  *   DOCK_TEST_DATABASE_URL's server or postgres://postgres@127.0.0.1:5432 (dropped at the end).
  *
- * Idle memory is VmRSS one second after /readyz answered; CPU is the process's user + system time when it was
+ * The server runs with MALLOC_TRIM_THRESHOLD_ as `npm start` sets it (131072, or the bench's own value; `X` or any
+ * value glibc does not read to measure without it). Idle memory is VmRSS one second after /readyz answered; CPU is the process's user + system time when it was
  * ready (threads included, child processes not), a figure the machine's load changes far less than the wall time.
  * Each row runs BENCH_RUNS times (3; the start without a template once, as it makes the template) and prints the
  * median and the slowest. BENCH_SERVER: how the server runs (support/Bench.ts `runners`: `bundle`, as `npm start`
@@ -133,8 +134,16 @@ console.log("ready")
 setInterval(() => {}, 1000)
 `
 
+/** glibc's malloc setting as `npm start` and the container image give it (package.json, Dockerfile). */
+const mallocTrim = process.env["MALLOC_TRIM_THRESHOLD_"] ?? "131072"
+
 const serverStart = async (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Figure> => {
-  const server = await startServer(node, args, { DOCK_ADMIN_TOKEN: "dock_admin_bench", ...env }, 180_000)
+  const server = await startServer(
+    node,
+    args,
+    { DOCK_ADMIN_TOKEN: "dock_admin_bench", MALLOC_TRIM_THRESHOLD_: mallocTrim, ...env },
+    180_000
+  )
   const cpu = await cpuMs(server.child.pid!)
   await sleep(1000)
   const rss = await rssMiB(server.child.pid!)
@@ -154,7 +163,8 @@ const fresh = (label: string) => Fs.mkdtemp(Path.join(scratch, `${label}-`))
 console.log(machine())
 console.log(`load average before: ${loadAverage({ all: true })}`)
 console.log(
-  `server: ${checkout} (${serverCommands.map((c) => c.label).join(", ")}); ${runs} runs a row, median (max)\n`
+  `server: ${checkout} (${serverCommands.map((c) => c.label).join(", ")}), MALLOC_TRIM_THRESHOLD_=${mallocTrim}; ` +
+    `${runs} runs a row, median (max)\n`
 )
 
 row("reference: node -e 0 (spawn to exit)", await repeat(runs, () => exitTime(["-e", "0"])))
