@@ -11,8 +11,9 @@
  *   DOCK_TEST_DATABASE_URL's server or postgres://postgres@127.0.0.1:5432 (dropped at the end).
  *
  * The server runs with MALLOC_TRIM_THRESHOLD_ as `npm start` sets it (131072, or the bench's own value; `X` or any
- * value glibc does not read to measure without it). Idle memory is VmRSS one second after /readyz answered; CPU is the process's user + system time when it was
- * ready (threads included, child processes not), a figure the machine's load changes far less than the wall time.
+ * value glibc does not read to measure without it). Idle memory is VmRSS one second after /readyz answered; CPU
+ * is the process's user + system time when it was ready (threads included, child processes not), a figure the
+ * machine's load changes far less than the wall time.
  * Each row runs BENCH_RUNS times (3; the start without a template once, as it makes the template) and prints the
  * median and the slowest. BENCH_SERVER: how the server runs (support/Bench.ts `runners`: `bundle`, as `npm start`
  * runs it, by default; `dist`; `tsx`); with `bundle`, the check `npm start` runs first (scripts/bundle.mjs finding

@@ -85,13 +85,8 @@ describe("the embedded database template", () => {
         expect(Fs.existsSync(Path.join(templateIn(cache), "postmaster.pid"))).toBe(false)
         // The template holds the migrated schema, and none of the data written after it was saved.
         expect(yield* onDatabase(dataDir, cache, writesAndReads)).toEqual(["ada"])
-        expect(
-          yield* onCopyOf(
-            cache,
-            `select max(id) as latest, (select count(*)::int from users) as users
-          from dock_migrations`
-          )
-        ).toEqual([{ latest: latestMigrationId, users: 0 }])
+        const held = `select max(id) as latest, (select count(*)::int from users) as users from dock_migrations`
+        expect(yield* onCopyOf(cache, held)).toEqual([{ latest: latestMigrationId, users: 0 }])
       }),
     240_000
   )

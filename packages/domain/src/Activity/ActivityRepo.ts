@@ -27,8 +27,8 @@ export const makeActivityRepo = Effect.gen(function*() {
 
   /** Joins the caller's transaction, so an activity row exists exactly when its write committed. */
   const insert = (row: InsertActivity) =>
-    sql`/* prepared */ insert into activity (dock_id, user_id, token_id, agent_label, action, subject_type, subject_id, details,
-        created_at)
+    sql`/* prepared */ insert into activity (dock_id, user_id, token_id, agent_label, action, subject_type,
+        subject_id, details, created_at)
       values (${row.dockId}, ${row.userId}, ${row.tokenId}, ${row.agentLabel}, ${row.action}, ${row.subjectType},
         ${row.subjectId}, ${sql.json(row.details)}, ${row.createdAt})`.pipe(Effect.asVoid, Effect.orDie)
 

@@ -231,10 +231,10 @@ const embeddedServer = (dataDir: string | null, statementTimeoutMs: number, temp
  */
 const closedNotice = Layer.scopedDiscard(Effect.addFinalizer(() => Effect.logInfo("Database closed")))
 
-/** SqlClient (and PgClient) for the chosen database, open for the lifetime of the layer. */
 /** What `layer` provides. */
 export type Database = PgClient.PgClient | SqlClient.SqlClient | DatabasePool | DatabaseTemplate
 
+/** SqlClient (and PgClient) for the chosen database, open for the lifetime of the layer. */
 export const layer = (
   options: DatabaseOptions,
   settings: DatabaseSettings = {}

@@ -38,15 +38,16 @@ export const applyMigrations = (list: ReadonlyArray<Migration> = migrations) =>
       return pending.map((m) => m.id)
     }))
   }).pipe(
-    Effect.tap(() =>
-      list === migrations
-        ? Effect.serviceOption(DatabaseTemplate).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.void, onSome: (template) => template.saveMigrated }))
-        )
-        : Effect.void
-    ),
+    // Only after the whole list: a template's name says it holds every migration (EmbeddedTemplate.ts).
+    Effect.tap(() => list === migrations ? saveOwedTemplate : Effect.void),
     Effect.withSpan("Migrations.apply")
   )
+
+/** The embedded template's save this start owes, if any; a database layer without DatabaseTemplate owes none. */
+const saveOwedTemplate = Effect.flatMap(
+  Effect.serviceOption(DatabaseTemplate),
+  Option.match({ onNone: () => Effect.void, onSome: (template) => template.saveMigrated })
+)
 
 /** The highest applied migration id, or 0 when the database has never been migrated. */
 export const appliedMigrationId = Effect.gen(function*() {

@@ -159,13 +159,8 @@ export const makeDocksRepo = Effect.gen(function*() {
       ) c ${alongJoin(along, sql`c.id`, sql`c.chosen`)}
       order by c.tier`.pipe(
       Effect.flatMap((rows) =>
-        Effect.map(decodeRows(rows), (docks) =>
-          docks.map((dock, index) => ({
-            dock,
-            grant: rows[index]!.member_role ?? null,
-            tier: Number(rows[index]!.tier),
-            ...(along === undefined ? {} : { along: rows[index]! })
-          })))
+        Effect.map(decodeWithGrant(rows, along), (found) =>
+          found.map((candidate, index) => ({ ...candidate, tier: Number(rows[index]!.tier) })))
       )
     )
 
