@@ -7,7 +7,7 @@ import { FRONT_MATTER_MAX_BYTES, splitFrontMatter } from "../src/Content/FrontMa
 import { sanitizeHtml } from "../src/Content/HtmlSanitizer.ts"
 import { isSafeUrl, renderMarkdown } from "../src/Content/MarkdownRender.ts"
 import { FIELD_ITEM_MAX_CHARS, FIELD_LIST_MAX_ITEMS, pageFields } from "../src/Content/PageFields.ts"
-import { deriveSummary } from "../src/Content/Text.ts"
+import { collapseWhitespace, deriveSummary } from "../src/Content/Text.ts"
 import { wikilinkParts } from "../src/Pages/Links.ts"
 
 const split = (source: string, required = true) => splitFrontMatter(source, { required })
@@ -675,6 +675,28 @@ describe("isSafeUrl", () => {
     ] as const
   )("%j as %s → %s", (url, kind, safe) => {
     expect(isSafeUrl(url, kind)).toBe(safe)
+  })
+})
+
+describe("collapseWhitespace", () => {
+  // Every character JavaScript's \s matches, a few that it does not, and words.
+  const pieces = FastCheck.constantFrom(
+    ..." \t\n\v\f\r\u00a0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\ufeff\u200b\u180ex".split(""),
+    "word",
+    "  ",
+    "\r\n"
+  )
+
+  it("gives what replacing every run of \\s by one space gives", () => {
+    FastCheck.assert(
+      FastCheck.property(FastCheck.array(pieces, { maxLength: 24 }), (parts) => {
+        const text = parts.join("")
+        expect(collapseWhitespace(text)).toBe(text.replace(/\s+/g, " "))
+      }),
+      { numRuns: 5000 }
+    )
+    expect(collapseWhitespace(" a  b\n\tc\u00a0d ")).toBe(" a b c d ")
+    expect(collapseWhitespace("one two")).toBe("one two")
   })
 })
 

@@ -14,6 +14,7 @@
  * gives the same text.
  */
 import { createRequire } from "node:module"
+import { collapseWhitespace } from "./Text.ts"
 
 const postcss = createRequire(createRequire(import.meta.url).resolve("sanitize-html"))(
   "postcss"
@@ -243,7 +244,7 @@ const child = (node: CssNode, depth: number, fontFace: boolean, drop: (what: str
     }
     case "rule": {
       if (depth >= BLOCK_DEPTH_MAX) return void drop(`blocks nested deeper than ${BLOCK_DEPTH_MAX}`)
-      const selector = node.selector.replace(/\s+/g, " ").trim()
+      const selector = collapseWhitespace(node.selector).trim()
       const problem = textProblem(selector) ?? (/[{};]/.test(selector) ? "a brace" : undefined)
       if (selector === "" || problem !== undefined) return void drop(`rule (a selector with ${problem ?? "nothing"})`)
       const body = block(node, depth + 1, false, drop)
@@ -251,7 +252,7 @@ const child = (node: CssNode, depth: number, fontFace: boolean, drop: (what: str
     }
     case "atrule": {
       const name = node.name.toLowerCase()
-      const params = node.params.replace(/\s+/g, " ").trim()
+      const params = collapseWhitespace(node.params).trim()
       if (depth >= BLOCK_DEPTH_MAX) return void drop(`blocks nested deeper than ${BLOCK_DEPTH_MAX}`)
       if (name === "font-face") {
         if (node.nodes === undefined || params !== "") return void drop("@font-face")

@@ -6,6 +6,7 @@
 import { createRequire } from "node:module"
 import sanitize from "sanitize-html"
 import { sanitizeStyleAttribute, sanitizeStylesheet, STYLE_ELEMENTS_MAX } from "./CssSanitizer.ts"
+import { collapseWhitespace } from "./Text.ts"
 
 /** Elements nested deeper than this are dropped together with their content. */
 export const HTML_NESTING_LIMIT = 100
@@ -697,7 +698,7 @@ export const htmlToText = (html: string): string => {
         if (text !== "") write(text.replace(/\r\n?/g, "\n"))
         return
       }
-      const collapsed = text.replace(/\s+/g, " ")
+      const collapsed = collapseWhitespace(text)
       if (collapsed === " ") {
         pendingSpace = started && newlines === 0
         return
@@ -725,7 +726,7 @@ export const DERIVED_TITLE_MAX = 300
 const TITLE_SCAN_CHARS = 65_536
 
 const boundedTitle = (text: string): string | undefined => {
-  const collapsed = text.replace(/\s+/g, " ").trim()
+  const collapsed = collapseWhitespace(text).trim()
   if (collapsed === "") return undefined
   return [...collapsed].slice(0, DERIVED_TITLE_MAX).join("").trim()
 }

@@ -9,6 +9,7 @@ import { defaultHandlers, type Handlers, type State, toHast } from "mdast-util-t
 import { parseWithinBudget } from "./BoundedMarkdown.ts"
 import { htmlToText } from "./HtmlSanitizer.ts"
 import { scanMarkdown } from "./MarkdownChunks.ts"
+import { collapseWhitespace } from "./Text.ts"
 
 export interface Wikilink {
   readonly target: string
@@ -335,7 +336,7 @@ const plainTextBlocks = (tree: Root): Array<TextBlock> => {
   let current = ""
   let currentType = "paragraph"
   const flush = () => {
-    const text = current.replace(/\s+/g, " ").trim()
+    const text = collapseWhitespace(current).trim()
     if (text !== "") blocks.push({ type: currentType, text })
     current = ""
   }

@@ -21,7 +21,7 @@ import { type InvalidFrontMatter, ValidationError } from "../Errors.ts"
 import { EDIT_OPERATIONS_MAX, type EditFormat, type PageEdit, TEXT_EDIT_OPS } from "../Pages/Edit.ts"
 import { frontMatterSpan, frontMatterYamlOptions, readFrontMatter } from "./FrontMatter.ts"
 import { type HeadingLine, headingLines } from "./MarkdownParse.ts"
-import { contentTooLarge, FORBIDDEN_KEYS, PAGE_CONTENT_MAX_BYTES, utf8Bytes } from "./Text.ts"
+import { collapseWhitespace, contentTooLarge, FORBIDDEN_KEYS, PAGE_CONTENT_MAX_BYTES, utf8Bytes } from "./Text.ts"
 
 /** The text an error quotes: short enough to read, long enough to recognise. */
 const QUOTE_MAX = 80
@@ -132,7 +132,7 @@ const insertText = (index: number, state: State, edit: Extract<PageEdit, { op: "
 // ---------------------------------------------------------------------------------------------------------------
 
 /** A heading's name as a path compares it: leading `#`s dropped, whitespace collapsed, case folded. */
-const headingName = (text: string) => text.replace(/^\s*#{1,6}(?=\s|$)/, "").replace(/\s+/g, " ").trim().toLowerCase()
+const headingName = (text: string) => collapseWhitespace(text.replace(/^\s*#{1,6}(?=\s|$)/, "")).trim().toLowerCase()
 
 /** Where each line of `text` starts, lines ended as markdown-it ends them (`\r\n`, `\r` or `\n`). */
 const lineStarts = (text: string): Array<number> => {
@@ -162,7 +162,7 @@ const placeHeadings = (headings: ReadonlyArray<HeadingLine>): Array<PlacedHeadin
 
 const names = (heading: HeadingLine) => [headingName(heading.text), headingName(heading.source)]
 const pathOf = ({ ancestors, heading }: PlacedHeading) =>
-  [...ancestors, heading].map((each) => each.text.replace(/\s+/g, " ").trim()).join(" > ")
+  [...ancestors, heading].map((each) => collapseWhitespace(each.text).trim()).join(" > ")
 
 /** The path's last segment names the heading; the others name its ancestors in order (levels may be skipped). */
 const matchesPath = ({ ancestors, heading }: PlacedHeading, segments: ReadonlyArray<string>) => {
