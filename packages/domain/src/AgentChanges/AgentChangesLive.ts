@@ -16,7 +16,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer } from "effect"
 import { Activity } from "../Activity/Activity.ts"
 import { ContentWorkers } from "../Content/ContentWorkers.ts"
-import { lineCounts } from "../Content/LineDiff.ts"
+import { countChangedLines } from "../Content/Diffs.ts"
 import { transactional } from "../Database/Transactional.ts"
 import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
 import { Docks, type ResolvedDock } from "../Docks/Docks.ts"
@@ -283,6 +283,10 @@ export const AgentChangesLive = Layer.effect(
                 Effect.provideService(ContentWorkers, workers)
               )
               yield* parts.reserve(dock, { artifacts: 0, bytes: fields.sizeBytes })
+              // Under the Dock lock, as a revert is rare; a big diff is counted in a content worker (Diffs.ts).
+              const lines = yield* countChangedLines(row.content, fields.content).pipe(
+                Effect.provideService(ContentWorkers, workers)
+              )
               const written = yield* parts.newVersion(
                 page.page_id,
                 row.version + 1,
@@ -291,8 +295,7 @@ export const AgentChangesLive = Layer.effect(
                 "reverted",
                 at,
                 to,
-                // Under the Dock lock, as a revert is rare and the diff's work is capped (LineDiff).
-                lineCounts(row.content, fields.content)
+                lines
               )
               yield* activity.record({
                 dockId: dock.id,

@@ -11,6 +11,7 @@ import type { ContentJobNames } from "./ContentWorkers.ts"
 import { splitFrontMatter } from "./FrontMatter.ts"
 import { htmlTitle, htmlToText, sanitizeHtml } from "./HtmlSanitizer.ts"
 import { htmlWikilinks, linkWikilinks } from "./HtmlWikilinks.ts"
+import { lineDiff, type LineDiffOptions } from "./LineDiff.ts"
 import { readMarkdown, renderMarkdown, type Wikilink } from "./MarkdownRender.ts"
 import { applyPageEdits, hasFrontMatter, markdownSourceTitle } from "./PageEdits.ts"
 import { type PageFields, pageFields } from "./PageFields.ts"
@@ -139,7 +140,11 @@ export const contentJobs = {
       }
     })
     return sanitizeHtml(rendered.html).html
-  }
+  },
+
+  /** A line diff too big for the calling thread's budget (Diffs.ts), with the whole work budget of lineDiff. */
+  lineDiff: (input: { readonly from: string; readonly to: string; readonly options: LineDiffOptions }) =>
+    lineDiff(input.from, input.to, input.options)
   // The calling thread's list of the jobs names exactly these (a missing or an extra one fails to compile).
 } satisfies Record<ContentJobNames, (input: never) => unknown>
 

@@ -28,7 +28,8 @@ export const CONTENT_JOB_NAMES = [
   "sourceText",
   "renderMarkdown",
   "pageEdits",
-  "renderHtml"
+  "renderHtml",
+  "lineDiff"
 ] as const
 export type ContentJobNames = (typeof CONTENT_JOB_NAMES)[number]
 

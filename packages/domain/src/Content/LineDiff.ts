@@ -280,9 +280,3 @@ export const lineDiff = (from: string, to: string, options: LineDiffOptions = {}
     exact
   }
 }
-
-/** Only the counts of lineDiff (no diff text is built): what a new version records (part_versions.lines_*). */
-export const lineCounts = (from: string, to: string): { readonly added: number; readonly removed: number } => {
-  const { added, removed } = lineDiff(from, to, { maxBytes: 0 })
-  return { added, removed }
-}

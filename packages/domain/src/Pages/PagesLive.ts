@@ -8,7 +8,7 @@ import { Clock, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Activity } from "../Activity/Activity.ts"
 import { ContentWorkers, refusalError } from "../Content/ContentWorkers.ts"
-import { lineCounts, lineDiff } from "../Content/LineDiff.ts"
+import { countChangedLines, diffLines } from "../Content/Diffs.ts"
 import { escapeHtml } from "../Content/Text.ts"
 import { transactional } from "../Database/Transactional.ts"
 import { type DockTarget, targetRefs } from "../Docks/Dock.ts"
@@ -100,6 +100,9 @@ export const PagesLive = Layer.effect(
     const baseUrl = yield* artifactBaseUrl
     const links = makeLinks(repo, docks, baseUrl)
     const workers = yield* ContentWorkers
+    /** The lines `to` adds to and removes from `from`, a big diff counted in a content worker (Diffs.ts). */
+    const lineCounts = (from: string, to: string) =>
+      countChangedLines(from, to).pipe(Effect.provideService(ContentWorkers, workers))
     const rendered = makeRenderCache()
     const unrenderable = makeFailureMemory<ValidationError>()
 
@@ -129,7 +132,7 @@ export const PagesLive = Layer.effect(
         const linesBefore = before === undefined ? undefined : {
           id: before.id,
           version: before.version,
-          lines: lineCounts(before.content, fields.content)
+          lines: yield* lineCounts(before.content, fields.content)
         }
         const { action, row } = yield* transactional(
           sql,
@@ -175,7 +178,7 @@ export const PagesLive = Layer.effect(
             const version = existing.version + 1
             const lines = linesBefore?.id === existing.id && linesBefore.version === existing.version
               ? linesBefore.lines
-              : lineCounts(existing.content, fields.content)
+              : yield* lineCounts(existing.content, fields.content)
             const row = yield* parts.newVersion(existing.id, version, fields, author, "updated", now, undefined, lines)
             yield* activity.record({
               dockId: access.dockId,
@@ -221,24 +224,19 @@ export const PagesLive = Layer.effect(
             }
             const from = page_id === undefined ? undefined : yield* repo.versionContent(page_id, base_version)
             const to = page_id === undefined ? undefined : yield* repo.versionContent(page_id, current_version)
-            const diff = from === undefined || to === undefined ? null : compactDiff(
-              from.content,
-              to.content,
-              base_version,
-              current_version
-            )
+            const diff = from === undefined || to === undefined
+              ? null
+              : yield* compactDiff(from.content, to.content, base_version, current_version)
             return yield* new Conflict({ message: conflict.message, details: { current_version, base_version, diff } })
           })
       )
 
-    /** The diff of two versions' sources as the answers show it. */
-    const compactDiff = (from: string, to: string, fromVersion: number, toVersion: number) => {
-      const { added, diff, removed, truncated } = lineDiff(from, to, {
-        fromLabel: `version ${fromVersion}`,
-        toLabel: `version ${toVersion}`
-      })
-      return { diff, added, removed, truncated }
-    }
+    /** The diff of two versions' sources as the answers show it (a big one made in a content worker). */
+    const compactDiff = (from: string, to: string, fromVersion: number, toVersion: number) =>
+      diffLines(from, to, { fromLabel: `version ${fromVersion}`, toLabel: `version ${toVersion}` }).pipe(
+        Effect.map(({ added, diff, removed, truncated }) => ({ diff, added, removed, truncated })),
+        Effect.provideService(ContentWorkers, workers)
+      )
 
     const save = Effect.fn("Pages.save")(function*(dockId: DockId, input: PageContent) {
       return yield* saveIn(yield* docks.byId(dockId), input)
@@ -548,7 +546,7 @@ export const PagesLive = Layer.effect(
       return new PageDiff({
         from_version: fromVersion,
         to_version: to,
-        ...compactDiff(fromContent, toContent, fromVersion, to)
+        ...(yield* compactDiff(fromContent, toContent, fromVersion, to))
       })
     })
 
@@ -571,7 +569,7 @@ export const PagesLive = Layer.effect(
       const fields = yield* fieldsOfVersion(old, current).pipe(Effect.provideService(ContentWorkers, workers))
       const author = authorOf(principal)
       // Diffed against the current content read above (outside the Dock lock); again inside only after a race.
-      const linesBefore = { version: row.version, lines: lineCounts(current.content, fields.content) }
+      const linesBefore = { version: row.version, lines: yield* lineCounts(current.content, fields.content) }
       const restored = yield* transactional(
         sql,
         Effect.gen(function*() {
@@ -587,7 +585,7 @@ export const PagesLive = Layer.effect(
           yield* parts.reserve(contentDock(resolved), { artifacts: 0, bytes: fields.sizeBytes })
           const lines = linesBefore.version === current.version
             ? linesBefore.lines
-            : lineCounts(current.content, fields.content)
+            : yield* lineCounts(current.content, fields.content)
           const restored = yield* parts.newVersion(row.id, next, fields, author, "restored", now, number, lines)
           yield* activity.record({
             dockId: access.dockId,
