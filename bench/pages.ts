@@ -5,7 +5,8 @@
  *
  * 1. push_web_page of ~64 KiB Markdown (headings, lists, links, a table, wikilinks; every write a new page or a
  *    changed version, never "unchanged"): writes/s, p50/p95 with 1 writer and with 16 concurrent writers, each
- *    in its own Dock, and 16 writers sharing one Dock (writers of one Dock take turns on its row lock).
+ *    in its own Dock, then the same 16 rewriting their pages (each write another document, so that every line
+ *    changes), and 16 writers sharing one Dock (writers of one Dock take turns on its row lock).
  * 2. get_web_page with 10 concurrent readers on those pages (and on one 64 KiB HTML page, sanitized per read), and
  *    list_web_pages of 100 of them a call.
  * 3. search_web_pages over BENCH_PAGES pages in BENCH_DOCKS public, discoverable Docks of a few users, seeded
@@ -520,9 +521,13 @@ const main = async () => {
       /** Pages that exist now, as [bucket, page_slug]: what the readers read. */
       const written: Array<readonly [string, string]> = []
       let revision = 0
-      /** A write: a page of the writer's rotation (32 slugs), its content one of 8 documents with a new revision line. */
-      const push = async (client: Client, bucket: string, slugPrefix: string, n: number) => {
-        const content = documents[n % documents.length]!.replace(
+      /**
+       * A write: a page of the writer's rotation (32 slugs), its content one of 8 documents with a new revision line:
+       * each slug's own document (an edit of a line), or with `rewrite` the next document each time (every line).
+       */
+      const push = async (client: Client, bucket: string, slugPrefix: string, n: number, rewrite = false) => {
+        const document = rewrite ? n + Math.floor(n / 32) + 1 : n
+        const content = documents[document % documents.length]!.replace(
           "REVISION",
           `_Revision ${++revision} by ${slugPrefix} at ${new Date().toISOString()}._`
         )
@@ -557,6 +562,17 @@ const main = async () => {
           warmup,
           seconds,
           (w, n) => push(writeClients[w]!, writerDocks[w]!, `w${w}`, n)
+        )
+      )
+      // The same pages written again, each write another of the 8 documents: its version's line counts diff two
+      // unrelated 64 KiB documents (lineDiff's whole work budget; Content/Diffs.ts).
+      figures.push(
+        await drive(
+          `push_web_page, ${writers} writers, own Docks, rewrites`,
+          writers,
+          warmup,
+          seconds,
+          (w, n) => push(writeClients[w]!, writerDocks[w]!, `w${w}`, n, true)
         )
       )
       figures.push(

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { ContentWorkers, contentWorkersLayer, makeContentWorkers } from "../src/Content/ContentWorkers.ts"
-import { countChangedLines, diffLines, INLINE_DIFF_WORK } from "../src/Content/Diffs.ts"
+import { countChangedLines, diffLines, INLINE_DIFF_CHARS, INLINE_DIFF_WORK } from "../src/Content/Diffs.ts"
 import { lineDiff } from "../src/Content/LineDiff.ts"
 
 /** `lines` numbered lines, each ending in `tag`. */
@@ -46,6 +46,15 @@ describe("diffLines", () => {
       expect(diff.removed).toBe(300)
       expect(yield* countChangedLines(base, rewritten)).toEqual({ added: 300, removed: 300 })
       expect(yield* jobsRun).toBe(2)
+    }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(30) }))))
+
+  it.scoped("diffs texts too long for the calling thread in a content worker, even for one changed line", () =>
+    Effect.gen(function*() {
+      const long = document(30_000, "long")
+      expect(long.length * 2).toBeGreaterThan(INLINE_DIFF_CHARS)
+      const edited = long.replace("line 20000 long", "line 20000 edited")
+      expect(yield* countChangedLines(long, edited)).toEqual({ added: 1, removed: 1 })
+      expect(yield* jobsRun).toBe(1)
     }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(30) }))))
 
   it.effect("answers the coarse diff when no worker can take the job", () =>

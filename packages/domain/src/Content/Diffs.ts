@@ -1,11 +1,13 @@
 /**
- * Line diffs of page versions without holding the event loop: a diff is tried on the calling thread with a small
- * work budget, and only one that needs more goes to a content worker with lineDiff's whole budget.
+ * Line diffs of page versions without holding the event loop: a diff of two texts of at most INLINE_DIFF_CHARS is
+ * tried on the calling thread with a small work budget, and a bigger one, or one that needs more work, goes to a
+ * content worker with lineDiff's whole budget.
  *
- * lineDiff is bounded (LineDiff.ts), but its bound is tens of milliseconds: a push that rewrites a 64 KiB page held
- * the event loop ~25-60 ms just to count the lines it changed. A usual edit (a few lines; the common prefix and
- * suffix are cut off before any search) stays far under INLINE_DIFF_WORK and costs no more than before; a
- * rewrite costs the calling thread at most that budget, then a worker's round trip.
+ * lineDiff is bounded (LineDiff.ts), but its bound is tens of milliseconds of search, plus splitting and interning
+ * the lines, ~150 ms for two 1 MiB pages: a push that rewrote a 64 KiB page held the event loop ~25-60 ms just to
+ * count the lines it changed. A usual edit of a usual page (a few lines; the common prefix and suffix are cut off
+ * before any search) stays far under both bounds and costs what it did; anything bigger costs the calling thread
+ * at most those bounds, then a worker's round trip.
  */
 import { Effect } from "effect"
 import { ContentWorkers } from "./ContentWorkers.ts"
@@ -14,11 +16,14 @@ import { type LineDiff, lineDiff, type LineDiffOptions } from "./LineDiff.ts"
 /** The work (Myers' steps) a diff may take on the calling thread: about a millisecond. */
 export const INLINE_DIFF_WORK = 50_000
 
+/** The characters of both texts together a diff on the calling thread may read: two 128 KiB pages. */
+export const INLINE_DIFF_CHARS = 262_144
+
 /**
  * The line diff from `from` to `to`, as lineDiff gives it with its default work budget. When no worker can take
- * it (the queue full, the server stopping, the job past its deadline), the answer is the coarse diff the inline try
- * ended with: a correct diff, not the shortest (`exact` false, counts that are upper bounds), as lineDiff answers
- * past its budget.
+ * it (the queue full, the server stopping, the job past its deadline), the answer is lineDiff's within the inline
+ * budget: the coarse diff when that is not enough, a correct diff but not the shortest (`exact` false, counts that
+ * are upper bounds), as lineDiff answers past its own budget.
  */
 export const diffLines = (
   from: string,
@@ -26,10 +31,11 @@ export const diffLines = (
   options: Omit<LineDiffOptions, "maxWork"> = {}
 ): Effect.Effect<LineDiff, never, ContentWorkers> =>
   Effect.suspend(() => {
-    const inline = lineDiff(from, to, { ...options, maxWork: INLINE_DIFF_WORK })
-    if (inline.exact) return Effect.succeed(inline)
+    const withinInlineBudget = () => lineDiff(from, to, { ...options, maxWork: INLINE_DIFF_WORK })
+    const inline = from.length + to.length <= INLINE_DIFF_CHARS ? withinInlineBudget() : undefined
+    if (inline?.exact === true) return Effect.succeed(inline)
     return Effect.flatMap(ContentWorkers, (workers) => workers.run("lineDiff", { from, to, options })).pipe(
-      Effect.orElseSucceed(() => inline)
+      Effect.orElse(() => Effect.sync(() => inline ?? withinInlineBudget()))
     )
   })
 
