@@ -2,11 +2,12 @@
  * The process logger: logfmt in development, JSON lines in production, and in both anything shaped like a
  * Dock secret (MCP tokens, admin tokens, claim tokens, share links) replaced before it is written.
  *
- * The lines logged during one turn of the event loop are written together at its end (setImmediate), one
- * console.log of them all. Every request logs a line, and a write to stdout is a system call that wakes its
- * reader (a container's log collector, a terminal): under load, many requests finish in one turn and share one
- * write. No line waits past the turn it was logged in, and the lines of a turn still unwritten when the process
- * exits are written by its `exit` handler.
+ * The server (`serve`) writes the lines logged during one turn of the event loop together at its end
+ * (setImmediate), one console.log of them all. Every request logs a line, and a write to stdout is a system call
+ * that wakes its reader (a container's log collector, a terminal): under load, many requests finish in one turn and
+ * share one write. No line waits past the turn it was logged in, and the lines of a turn still unwritten when the
+ * process exits are written by its `exit` handler. A command that prints its own answer on stdout as well (`dock
+ * migrate --json`) writes each line as it is logged, so that its lines and its answer keep their order.
  */
 import { Layer, Logger } from "effect"
 import process from "node:process"
@@ -37,10 +38,13 @@ const writeAtTurnEnd = (line: string) => {
   if (unwritten.push(line) === 1) setImmediate(writeUnwritten)
 }
 
-export const loggerLayer = (env: DockEnv): Layer.Layer<never> =>
-  Logger.replace(
+/** How the lines reach stdout: each as it is logged, or a turn's lines in one write at the turn's end. */
+export type LogWrites = "each" | "per-turn"
+
+export const loggerLayer = (env: DockEnv, writes: LogWrites = "each"): Layer.Layer<never> => {
+  const redacted = (env === "production" ? Logger.jsonLogger : Logger.logfmtLogger).pipe(Logger.map(redactSecrets))
+  return Logger.replace(
     Logger.defaultLogger,
-    (env === "production" ? Logger.jsonLogger : Logger.logfmtLogger).pipe(
-      Logger.map((line) => writeAtTurnEnd(redactSecrets(line)))
-    )
+    writes === "each" ? Logger.withConsoleLog(redacted) : Logger.map(redacted, writeAtTurnEnd)
   )
+}

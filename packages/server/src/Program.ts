@@ -21,7 +21,7 @@ export const serve = (config: ServerConfig) =>
   Effect.gen(function*() {
     const resolved = yield* resolveSecrets(config)
     return yield* Layer.launch(ServerLive(resolved))
-  }).pipe(Effect.provide(Layer.merge(NodeContext.layer, loggerLayer(config.env))))
+  }).pipe(Effect.provide(Layer.merge(NodeContext.layer, loggerLayer(config.env, "per-turn"))))
 
 /** The whole program: configuration errors end the process with exit code 1 and one line on stderr. */
 export const program = configuration.pipe(

@@ -1,16 +1,21 @@
 // What the process logger writes: logfmt in development, one JSON object per line in production, never a Dock
-// secret in either, and a turn's lines together in one write at the end of the turn (or at exit).
+// secret in either; each line as it is logged, or (the server) a turn's lines in one write at the turn's end or at
+// exit.
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { setImmediate } from "node:timers"
-import { loggerLayer } from "../src/Logging.ts"
+import { loggerLayer, type LogWrites } from "../src/Logging.ts"
 
 /** Everything console.log was given, as the writes it was asked for, once the turn that logged has ended. */
-const captureWrites = async (env: "development" | "production", effect: Effect.Effect<void>) => {
+const captureWrites = async (
+  env: "development" | "production",
+  effect: Effect.Effect<void>,
+  mode: LogWrites = "each"
+) => {
   const writes: Array<string> = []
   vi.spyOn(console, "log").mockImplementation((text: unknown) => void writes.push(String(text)))
-  Effect.runSync(effect.pipe(Effect.provide(loggerLayer(env))))
+  Effect.runSync(effect.pipe(Effect.provide(loggerLayer(env, mode))))
   const duringTurn = writes.length
   await new Promise((resolve) => setImmediate(resolve))
   return { duringTurn, writes }
@@ -45,21 +50,28 @@ describe("the process logger", () => {
     expect(writes[0]).not.toContain("Zz9-_secret")
   })
 
-  it("writes the lines of one turn together, in order, when the turn ends", async () => {
-    const { duringTurn, writes } = await captureWrites(
-      "production",
-      Effect.forEach(["first", "second", "third"], (message) => Effect.logInfo(message), { discard: true })
-    )
+  const threeLines = Effect.forEach(["first", "second", "third"], (message) => Effect.logInfo(message), {
+    discard: true
+  })
+
+  it("writes each line as it is logged by default", async () => {
+    const { duringTurn, writes } = await captureWrites("production", threeLines)
+    expect(duringTurn).toBe(3)
+    expect(writes.map((line) => JSON.parse(line).message)).toEqual(["first", "second", "third"])
+  })
+
+  it("per turn (the server), writes the lines of one turn together, in order, when the turn ends", async () => {
+    const { duringTurn, writes } = await captureWrites("production", threeLines, "per-turn")
     expect(duringTurn).toBe(0)
     expect(writes).toHaveLength(1)
     expect(writes[0]!.split("\n").map((line) => JSON.parse(line).message)).toEqual(["first", "second", "third"])
   })
 
-  it("writes a turn's lines before the process exits, even when it exits within that turn", () => {
+  it("per turn, writes a turn's lines before the process exits, even when it exits within that turn", () => {
     const script = [
       `const { Effect } = await import("effect")`,
       `const { loggerLayer } = await import(${JSON.stringify(new URL("../src/Logging.ts", import.meta.url).href)})`,
-      `Effect.runSync(Effect.logInfo("before exit").pipe(Effect.provide(loggerLayer("production"))))`,
+      `Effect.runSync(Effect.logInfo("before exit").pipe(Effect.provide(loggerLayer("production", "per-turn"))))`,
       `process.exit(3)`
     ].join("\n")
     let output = ""
