@@ -4,7 +4,7 @@
  * content worker with lineDiff's whole budget.
  *
  * lineDiff is bounded (LineDiff.ts), but its bound is tens of milliseconds of search, plus splitting and interning
- * the lines, ~150 ms for two 1 MiB pages: a push that rewrote a 64 KiB page held the event loop ~25-60 ms just to
+ * the lines, ~150 ms for two 1 MiB pages: a push that rewrote a 64 KiB page held the event loop 9-64 ms just to
  * count the lines it changed. A usual edit of a usual page (a few lines; the common prefix and suffix are cut off
  * before any search) stays far under both bounds and costs what it did; anything bigger costs the calling thread
  * at most those bounds, then a worker's round trip.
@@ -13,8 +13,8 @@ import { Effect } from "effect"
 import { ContentWorkers } from "./ContentWorkers.ts"
 import { type LineDiff, lineDiff, type LineDiffOptions } from "./LineDiff.ts"
 
-/** The work (Myers' steps) a diff may take on the calling thread: about a millisecond. */
-export const INLINE_DIFF_WORK = 50_000
+/** The work (Myers' steps) a diff may take on the calling thread: under a millisecond (a usual edit needs far less). */
+export const INLINE_DIFF_WORK = 20_000
 
 /** The characters of both texts together a diff on the calling thread may read: two 128 KiB pages. */
 export const INLINE_DIFF_CHARS = 262_144
