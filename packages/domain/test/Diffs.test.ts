@@ -16,6 +16,9 @@ const rewrite = (base: string) =>
 const base = document(600, "a")
 const rewritten = rewrite(base)
 
+/** A pool of one content worker, closed when the test ends. */
+const oneWorker = contentWorkersLayer({ workers: 1, deadline: Duration.seconds(30) })
+
 const jobsRun = Effect.map(
   Effect.flatMap(ContentWorkers, (workers) => workers.stats),
   (stats) => stats.started["lineDiff"] ?? 0
@@ -35,7 +38,7 @@ describe("diffLines", () => {
       expect(diff.added).toBe(1)
       expect(yield* countChangedLines(base, edited)).toEqual({ added: 1, removed: 1 })
       expect(yield* jobsRun).toBe(0)
-    }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(30) }))))
+    }).pipe(Effect.provide(oneWorker)))
 
   it.scoped("makes a big diff in a content worker, exactly as lineDiff with its whole budget", () =>
     Effect.gen(function*() {
@@ -46,7 +49,7 @@ describe("diffLines", () => {
       expect(diff.removed).toBe(300)
       expect(yield* countChangedLines(base, rewritten)).toEqual({ added: 300, removed: 300 })
       expect(yield* jobsRun).toBe(2)
-    }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(30) }))))
+    }).pipe(Effect.provide(oneWorker)))
 
   it.scoped("diffs texts too long for the calling thread in a content worker, even for one changed line", () =>
     Effect.gen(function*() {
@@ -55,7 +58,7 @@ describe("diffLines", () => {
       const edited = long.replace("line 20000 long", "line 20000 edited")
       expect(yield* countChangedLines(long, edited)).toEqual({ added: 1, removed: 1 })
       expect(yield* jobsRun).toBe(1)
-    }).pipe(Effect.provide(contentWorkersLayer({ workers: 1, deadline: Duration.seconds(30) }))))
+    }).pipe(Effect.provide(oneWorker)))
 
   it.effect("answers the coarse diff when no worker can take the job", () =>
     Effect.gen(function*() {

@@ -102,9 +102,10 @@ export const copyTemplate = (cacheDir: string, pgdata: string) =>
 
 /**
  * Saves a copy of `pgdata`, a freshly initialised data directory with every migration applied, as the template
- * in `cacheDir`, after `checkpoint` (which leaves nothing in it to replay). Copied beside it and renamed, so a reader never sees half a
- * template, and of starters racing to save theirs (equal ones) one wins and the others drop their copy. Never
- * fails: without a template, the next fresh start runs initdb, as every start did before templates.
+ * in `cacheDir`, after `checkpoint` (which leaves nothing in it to replay). Copied beside it and renamed, so a
+ * reader never sees half a template, and of starters racing to save theirs (equal ones) one wins and the others
+ * drop their copy. Never fails: without a template, the next fresh start runs initdb, as every start did before
+ * templates.
  */
 export const saveTemplate = (cacheDir: string, pgdata: string, checkpoint: () => Promise<unknown>) =>
   Effect.gen(function*() {
