@@ -405,7 +405,29 @@ layer(DomainTest)("MicroDb cells", (it) => {
           }],
           limit: 100,
           offset: 0
-        }
+        },
+        // walks of w that meet HASH_AFTER rows before the page is full: from there the first narrow filter (n's
+        // 960 cells here) is tested against a hash of its cells, the others looked up
+        {
+          filter: [{ column: "n", op: "gte", value: 50 }, { column: "n", op: "lt", value: 60 }, {
+            column: "tag",
+            op: "eq",
+            value: "x"
+          }],
+          sort: [{ column: "w", direction: "asc" }],
+          limit: 50,
+          offset: 0
+        },
+        // the first filter matches more than HASH_CELLS cells (10,197 of "x" or "y"): the next one (n's 600) is hashed
+        {
+          filter: [{ column: "tag", op: "in", value: ["x", "y"] }, { column: "n", op: "gte", value: 100 }],
+          sort: [{ column: "w", direction: "desc" }, { column: "n", direction: "asc" }],
+          limit: 30,
+          offset: 20
+        },
+        // no filter, insertion order: a deep offset, and one past the end
+        { filter: [], sort: [], limit: 50, offset: 6_000 },
+        { filter: [], sort: [], limit: 50, offset: 10_300 }
       ]
       for (const each of cases) {
         const expected = reference(rows, each.filter, each.sort)
