@@ -743,9 +743,10 @@ const main = async () => {
     const member = `(d.owner_id = '${searcherId}' or d.id = any('{}'::uuid[]))`
     const firstWindow = (query: string, end: string) => `
       select p.id from parts p join docks d on d.id = p.dock_id
-      where p.search @@ websearch_to_tsquery('english', ${literal(query)}) and d.hidden_at is null
-        and (${member} or (d.visibility = 'public' and d.discoverable))
+      where d.hidden_at is null and (${member} or (d.visibility = 'public' and d.discoverable))
         and (p.visibility is distinct from 'private' or ${member}) and p.updated_at >= '${end}'::timestamptz
+        and exists (select from parts s where s.ctid = p.ctid and s.dock_id::text = d.id::text
+          and s.search @@ websearch_to_tsquery('english', ${literal(query)}))
       order by p.updated_at desc, p.id
       limit 100`
     const slow = kinds.filter((_, i) => searchFigures[i]!.p95 > slowMs)

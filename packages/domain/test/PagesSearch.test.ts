@@ -20,6 +20,7 @@ import {
 import {
   makePagesRepo,
   matchesByDock,
+  matchesNewestFirst,
   rankedMatches,
   SEARCH_DOCK_BY_DOCK,
   SEARCH_RANK_CANDIDATES,
@@ -330,6 +331,59 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock", (it) =
       const plan = yield* planOf(sql, walk)
       expect(plan.match(/parts_dock_updated_idx/g), plan).toHaveLength(21)
       expect(plan).not.toContain("parts_updated_idx")
+    }))
+})
+
+layer(DomainTest, { timeout: 120_000 })("search_web_pages, window by window", (it) => {
+  it.effect("a window's walk tests the match only on pages the caller may read, the newest unreadable ones skipped", () =>
+    Effect.gen(function*() {
+      // 400 newest pages in another user's private Dock, then 600 older ones in 40 public, discoverable Docks, every
+      // page with the word: the walk through the newest pages (more readable Docks than SEARCH_DOCK_BY_DOCK) must
+      // test the word (read the page's vector) on the 100 readable pages it keeps, not on the 400 it passes over
+      const owner = yield* newUser("search-private")
+      const closed = yield* createDock(owner, { title: "Private work" })
+      const open = yield* Effect.forEach(
+        Array.from({ length: 40 }, (_, i) => i),
+        (i) => createDock(owner, { title: `Open work ${i}`, visibility: "public", discoverable: true })
+      )
+      const sql = yield* PgClient.PgClient
+      const text = `lorem ipsum ${word("windowed")}`
+      yield* sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+          content, body_text, size_bytes, created_at, updated_at)
+        select case when g <= 400 then ${closed.id}::uuid else (${open.map((dock) => dock.id)}::uuid[])[1 + g % 40] end,
+          ${owner.id}, 'window-' || g, ${`window-${unique()}-`} || g, 'Window ' || g, '', 'html', 'web_page',
+          ${text}, ${text}, 16, now() + interval '1 hour' - g * interval '1 second',
+          now() + interval '1 hour' - g * interval '1 second'
+        from generate_series(1, 1000) g`
+      yield* sql`analyze parts`
+      const window = matchesNewestFirst(sql, {
+        tsquery: sql`websearch_to_tsquery('english', ${text})`,
+        // what PagesRepo's readableBy gives a caller who owns and belongs to no Dock
+        readable: sql`d.hidden_at is null and d.visibility = 'public' and d.discoverable
+          and p.visibility is distinct from 'private'`,
+        from: null,
+        before: null,
+        wanted: SEARCH_RANK_CANDIDATES
+      })
+      const [plan, found] = yield* sql.withTransaction(Effect.gen(function*() {
+        // the transaction's settings of PagesRepo.search; and no sort, so that the planner walks the newest pages
+        // here as it does over many readable Docks' pages (on so few, it reads each readable Dock's and sorts them)
+        yield* sql`select set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+          set_config('enable_mergejoin', 'off', true), set_config('enable_sort', 'off', true)`
+        return [yield* planOf(sql, window, "(analyze, costs off, timing off)"), yield* window] as const
+      }))
+      expect(found).toHaveLength(SEARCH_RANK_CANDIDATES)
+      // every plan node that tests the word: the rows it tested (each loop's rows kept and removed)
+      const lines = plan.split("\n")
+      const tested = lines.flatMap((line, i) => {
+        if (!/Filter: .*@@/.test(line)) return []
+        const node = lines.slice(0, i).reverse().find((above) => above.includes("(actual rows="))!
+        const [, rows, loops] = /actual rows=([\d.]+) loops=(\d+)/.exec(node)!
+        const removed = /Rows Removed by Filter: (\d+)/.exec(lines[i + 1] ?? "")?.[1] ?? "0"
+        return [Number(loops) * (Number(rows) + Number(removed))]
+      })
+      expect(tested.length, plan).toBeGreaterThan(0)
+      expect(tested.reduce((sum, n) => sum + n, 0), plan).toBeLessThanOrEqual(SEARCH_RANK_CANDIDATES)
     }))
 })
 

@@ -47,6 +47,36 @@ export const matchesByDock = (
     limit ${SEARCH_RANK_CANDIDATES}`
 
 /**
+ * Up to `wanted` matches of `tsquery` among the pages `p` (in Docks `d`) that `readable` admits, updated in [from,
+ * before), newest first: a window of PagesRepo.search. The match is tested on the same row again (`s`, by its
+ * ctid) and tied to its Dock, so that a walk through the newest pages tests it after the Dock: a page the caller
+ * may not read is passed over without its vector read. Tested on `p` itself, PostgreSQL tested it first (it prices
+ * `@@` as one operator, not as the read of a TOASTed vector), and the newest pages of Docks the caller cannot read
+ * cost a vector each: 1,000 private 64 KiB pages, 22–290 ms a window (docs/decisions.md "Search reads the Dock
+ * first"). The tie compares the ids as text, which no index answers: as `s.dock_id = d.id`, PostgreSQL 18 (the
+ * embedded database) found `s` through the Dock's index and tested the match on each page of that Dock. A rare word
+ * still comes from the GIN index: `s` first, then its row and Dock.
+ */
+export const matchesNewestFirst = (
+  sql: PgClient.PgClient,
+  window: {
+    readonly tsquery: Statement.Fragment
+    readonly readable: Statement.Fragment
+    readonly from: string | null
+    readonly before: string | null
+    readonly wanted: number
+  }
+) =>
+  sql<{ readonly id: string }>`select p.id from parts p join docks d on d.id = p.dock_id
+    where ${window.readable}
+      ${window.from === null ? sql`` : sql`and p.updated_at >= ${window.from}::timestamptz`}
+      ${window.before === null ? sql`` : sql`and p.updated_at < ${window.before}::timestamptz`}
+      and exists (select from parts s where s.ctid = p.ctid and s.dock_id::text = d.id::text
+        and s.search @@ ${window.tsquery})
+    order by p.updated_at desc, p.id
+    limit ${window.wanted}`
+
+/**
  * The best `limit` of the candidates `ids` for the query `written` (websearch_to_tsquery's text form), with their
  * Dock and a snippet: steps 2 and 3 of `search`. Prepared (one shape whatever the query), so PostgreSQL runs it on a
  * generic plan, which folds nothing that depends on a parameter. So the query arrives as a tsquery parameter (parsed
@@ -372,12 +402,13 @@ export const makePagesRepo = Effect.gen(function*() {
       before: string | null,
       wanted: number
     ) =>
-      sql<{ readonly id: string }>`select p.id from parts p join docks d on d.id = p.dock_id
-        where p.search @@ ${tsquery} and ${readableBy(principal, { ...findable, memberDocks })} ${byDock} ${byOwner}
-          ${from === null ? sql`` : sql`and p.updated_at >= ${from}::timestamptz`}
-          ${before === null ? sql`` : sql`and p.updated_at < ${before}::timestamptz`}
-        order by p.updated_at desc, p.id
-        limit ${wanted}`
+      matchesNewestFirst(sql, {
+        tsquery,
+        readable: sql`${readableBy(principal, { ...findable, memberDocks })} ${byDock} ${byOwner}`,
+        from,
+        before,
+        wanted
+      })
     // One snapshot for the three steps: a candidate is still a readable match when it is ranked.
     return snapshot(Effect.gen(function*() {
       // For this transaction only: no sequential scan, because the planner prices `@@` there far too low (it
