@@ -363,9 +363,7 @@ export const makePagesRepo = Effect.gen(function*() {
    */
   const searchStart = (principal: Principal, query: string, options: SearchScope) => {
     const filters = searchFilters(query, options)
-    return sql`/* prepared */ select
-        set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
-        set_config('enable_mergejoin', 'off', true), ${filters.tsquery}::text as written,
+    return sql`/* prepared */ select ${searchPlannerSettings(sql)}, ${filters.tsquery}::text as written,
         ${windowEnd(SEARCH_WINDOWS[0]!)} as end, ${docksSearched(principal, filters)} as docks,
         array(select dock_id from dock_members where user_id = ${principal.userId}) as member_docks`
   }
@@ -412,8 +410,12 @@ export const makePagesRepo = Effect.gen(function*() {
     // One snapshot for the three steps: a candidate is still a readable match when it is ranked.
     return snapshot(Effect.gen(function*() {
       // For this transaction only: no sequential scan, because the planner prices `@@` there far too low (it
-      // reads every page's whole TOASTed vector where the GIN index answers without them); and joins by nested
-      // loop, which keep the walk through the newest pages in order, so it stops at the last candidate needed.
+      // reads every page's whole TOASTed vector where the GIN index answers without them); joins by nested loop,
+      // which keep the walk through the newest pages in order, so it stops at the last candidate needed; and a
+      // random page read priced as what it is on a server whose pages are cached (1.1 sequential reads, not 4), so
+      // that a Dock's pages are walked through its own index even when the statistics predate a burst of newer
+      // pages elsewhere: at 4, a Dock's walk went through every newer page of all, testing each one's vector
+      // before its Dock (docs/decisions.md "Search reads the Dock first").
       const [first] = yield* sql<{
         readonly written: string
         readonly end: string | null
@@ -574,6 +576,14 @@ export const makePagesRepo = Effect.gen(function*() {
     versionContent
   } as const
 })
+
+/**
+ * The planner settings of a search's transaction, as select-list items that set them (`search` says why): no
+ * sequential scan, joins by nested loop only, and a random page read priced at 1.1 sequential ones rather than 4.
+ */
+export const searchPlannerSettings = (sql: PgClient.PgClient) =>
+  sql`set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+    set_config('enable_mergejoin', 'off', true), set_config('random_page_cost', '1.1', true)`
 
 /**
  * How many of the most recently updated readable matches are ranked (all of them when fewer match): ranking
