@@ -3,7 +3,7 @@
 // word, exclusion, OR) gives the same pages in the same order as the single statement search used before the
 // windows (kept below as the reference), for the owner, a member, an outsider, an anonymous reader and a
 // sandbox token, across Docks and within one; and never a page the caller cannot read.
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -108,6 +108,24 @@ const seed = (
         'amet') as body) text`)
 
 const word = (name: string) => `${name}${unique().replace(/[0-9]/g, "")}`
+
+/**
+ * Pages g = from…to of `owner`, each with `text` as its content, in the Dock `dockOf` gives and updated at `at`
+ * (SQL over g): the plain pages the plan tests below seed in bulk.
+ */
+const insertPages = (sql: PgClient.PgClient, pages: {
+  readonly owner: User
+  readonly dockOf: Statement.Fragment
+  readonly text: string
+  readonly from: number
+  readonly to: number
+  readonly at: Statement.Fragment
+}) =>
+  sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
+      content, body_text, size_bytes, created_at, updated_at)
+    select ${pages.dockOf}, ${pages.owner.id}, 'bulk-' || g, ${`bulk-${unique()}-`} || g, 'Bulk ' || g, '', 'html',
+      'web_page', ${pages.text}, ${pages.text}, ${pages.text.length}, ${pages.at}, ${pages.at}
+    from generate_series(${pages.from}::int, ${pages.to}::int) g`
 
 layer(DomainTest, { timeout: 120_000 })("search_web_pages candidates, Dock by Dock and window by window", (it) => {
   it.effect(
@@ -316,12 +334,14 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock", (it) =
         (i) => createDock(owner, { title: `Walk ${i}`, visibility: "public" })
       )
       const sql = yield* PgClient.PgClient
-      yield* sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
-          content, body_text, size_bytes, created_at, updated_at)
-        select (${docks.map((dock) => dock.id)}::uuid[])[case when g > 2000 then 21 else 1 + g % 20 end],
-          ${owner.id}, 'walk-' || g, ${`walk-${unique()}-`} || g, 'Walk ' || g, '', 'html', 'web_page',
-          'lorem ipsum data', 'lorem ipsum data', 16, now() - g * interval '1 second', now() - g * interval '1 second'
-        from generate_series(1, 2100) g`
+      yield* insertPages(sql, {
+        owner,
+        dockOf: sql`(${docks.map((dock) => dock.id)}::uuid[])[case when g > 2000 then 21 else 1 + g % 20 end]`,
+        text: "lorem ipsum data",
+        from: 1,
+        to: 2100,
+        at: sql`now() - g * interval '1 second'`
+      })
       yield* sql`analyze parts`
       // PagesRepo.search's merged walk of these Docks, for a caller who is a member of none
       const walk = matchesByDock(
@@ -351,13 +371,14 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock among ma
       const sql = yield* PgClient.PgClient
       const text = `lorem ipsum ${word("busy")}`
       const insert = (from: number, to: number) =>
-        sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
-            content, body_text, size_bytes, created_at, updated_at)
-          select (${docks.map((dock) => dock.id)}::uuid[])[case when g <= 360 then 1 + g % 6 else 7 + g % 16 end],
-            ${owner.id}, 'busy-' || g, ${`busy-${unique()}-`} || g, 'Busy ' || g, '', 'html', 'web_page',
-            ${text}, ${text}, 16, now() + interval '2 hours' + g * interval '1 second',
-            now() + interval '2 hours' + g * interval '1 second'
-          from generate_series(${from}::int, ${to}::int) g`
+        insertPages(sql, {
+          owner,
+          dockOf: sql`(${docks.map((dock) => dock.id)}::uuid[])[case when g <= 360 then 1 + g % 6 else 7 + g % 16 end]`,
+          text,
+          from,
+          to,
+          at: sql`now() + interval '2 hours' + g * interval '1 second'`
+        })
       yield* insert(1, 360)
       yield* sql`analyze parts`
       yield* insert(361, 1360)
@@ -389,13 +410,15 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, window by window", (i
       )
       const sql = yield* PgClient.PgClient
       const text = `lorem ipsum ${word("windowed")}`
-      yield* sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
-          content, body_text, size_bytes, created_at, updated_at)
-        select case when g <= 400 then ${closed.id}::uuid else (${open.map((dock) => dock.id)}::uuid[])[1 + g % 40] end,
-          ${owner.id}, 'window-' || g, ${`window-${unique()}-`} || g, 'Window ' || g, '', 'html', 'web_page',
-          ${text}, ${text}, 16, now() + interval '1 hour' - g * interval '1 second',
-          now() + interval '1 hour' - g * interval '1 second'
-        from generate_series(1, 1000) g`
+      yield* insertPages(sql, {
+        owner,
+        dockOf: sql`case when g <= 400 then ${closed.id}::uuid
+          else (${open.map((dock) => dock.id)}::uuid[])[1 + g % 40] end`,
+        text,
+        from: 1,
+        to: 1000,
+        at: sql`now() + interval '1 hour' - g * interval '1 second'`
+      })
       yield* sql`analyze parts`
       const window = matchesNewestFirst(sql, {
         tsquery: sql`websearch_to_tsquery('english', ${text})`,
