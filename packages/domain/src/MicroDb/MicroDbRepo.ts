@@ -434,19 +434,14 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       sql`exists (select from ${cellsOf(group, "c")} and c.row_seq = k.row_seq offset 0)`
     const hashable = others.length > 0 && others.length <= HASH_FILTERS_MAX && hashAfter(want) < walkLength(want)
     const cap = sql.literal(String(HASH_CELLS))
-    const sizes = hashable
-      ? sql`${
-        sql.csv(others.map((group, index) =>
-          sql`${sql(`size${index}`)} as materialized (select count(*) as n from (select from ${
-            cellsOf(group, "h")
-          } limit ${sql.literal(String(HASH_CELLS + 1))}) h)`
+    // Which filter is hashed, chosen once, when the walk first needs it: a CASE counts a filter's cells only when
+    // the filters before it matched too many.
+    const hashed = hashable
+      ? sql`hashed as materialized (select case ${
+        sql.join(" ", false)(others.map((group, index) =>
+          sql`when (select count(*) from (select from ${cellsOf(group, "h")}
+            limit ${sql.literal(String(HASH_CELLS + 1))}) h) <= ${cap} then ${sql.literal(String(index))}`
         ))
-      }, hashed as materialized (select case ${
-        sql.join(" ", false)(
-          others.map((_, index) =>
-            sql`when (select n from ${sql(`size${index}`)}) <= ${cap} then ${sql.literal(String(index))}`
-          )
-        )
       } end as filter),`
       : sql``
     const allLookedUp = and(others.map(lookedUp))
@@ -474,7 +469,7 @@ export const makeMicroDbRepo = Effect.gen(function*() {
       ? sql`cross join lateral (select * from micro_db_rows r where r.table_id = ${tableId} and r.seq = k.row_seq
           limit 1) r`
       : sql``
-    const walk = sql`${sizes} v as materialized (
+    const walk = sql`${hashed} v as materialized (
         select k.row_seq as seq, row_number() over (order by ${order}) as place
         from ${cellChecked} ${withRow}
         where ${and(onRows)}
