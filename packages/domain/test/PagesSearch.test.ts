@@ -127,6 +127,23 @@ const insertPages = (sql: PgClient.PgClient, pages: {
       'web_page', ${pages.text}, ${pages.text}, ${pages.text.length}, ${pages.at}, ${pages.at}
     from generate_series(${pages.from}::int, ${pages.to}::int) g`
 
+/** `count` public Docks of `owner`, titled `title` and their number. */
+const publicDocks = (owner: User, title: string, count: number, options: { readonly discoverable?: boolean } = {}) =>
+  Effect.forEach(
+    Array.from({ length: count }, (_, i) => i),
+    (i) => createDock(owner, { title: `${title} ${i}`, visibility: "public", ...options })
+  )
+
+/** PagesRepo.search's merged walk of `docks` for `text`, for a caller who is a member of none. */
+const walkOf = (sql: PgClient.PgClient, text: string, docks: ReadonlyArray<Dock>) =>
+  matchesByDock(sql, sql`websearch_to_tsquery('english', ${text})`, docks.map((dock) => [dock.id, false]))
+
+/** Each of `count` Docks is walked through its own index (migration 18), none through the newest pages of all. */
+const expectOwnIndexes = (plan: string, count: number) => {
+  expect(plan.match(/parts_dock_updated_idx/g), plan).toHaveLength(count)
+  expect(plan).not.toContain("parts_updated_idx")
+}
+
 layer(DomainTest, { timeout: 120_000 })("search_web_pages candidates, Dock by Dock and window by window", (it) => {
   it.effect(
     "every query shape gives the reference's pages in the reference's order, for every kind of caller",
@@ -329,10 +346,7 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock", (it) =
       // Dock's first page, which is what the planner chose for the old Dock while its Dock's index left the ties
       // to a sort (migration 18)
       const owner = yield* newUser("search-walk")
-      const docks = yield* Effect.forEach(
-        Array.from({ length: 21 }, (_, i) => i),
-        (i) => createDock(owner, { title: `Walk ${i}`, visibility: "public" })
-      )
+      const docks = yield* publicDocks(owner, "Walk", 21)
       const sql = yield* PgClient.PgClient
       yield* insertPages(sql, {
         owner,
@@ -343,19 +357,9 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock", (it) =
         at: sql`now() - g * interval '1 second'`
       })
       yield* sql`analyze parts`
-      // PagesRepo.search's merged walk of these Docks, for a caller who is a member of none
-      const walk = matchesByDock(
-        sql,
-        sql`websearch_to_tsquery('english', 'data')`,
-        docks.map((dock) => [dock.id, false])
-      )
-      const plan = yield* planOf(sql, walk)
-      expect(plan.match(/parts_dock_updated_idx/g), plan).toHaveLength(21)
-      expect(plan).not.toContain("parts_updated_idx")
+      expectOwnIndexes(yield* planOf(sql, walkOf(sql, "data", docks)), 21)
     }))
-})
 
-layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock among many newer pages", (it) => {
   it.effect("under the search's settings each Dock's walk reads its own index, not every newer page of others", () =>
     Effect.gen(function*() {
       // 6 Docks of 60 pages, analyzed; then 1,000 newer pages in 16 other Docks, not yet analyzed (bench:pages leaves
@@ -364,10 +368,7 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock among ma
       // the global parts_updated_idx for each of the 6 and tested every newer page's vector before its Dock: ~98 ms
       // a search on bench:pages' database, against ~1.3 ms through each Dock's own index
       const owner = yield* newUser("search-busy")
-      const docks = yield* Effect.forEach(
-        Array.from({ length: 22 }, (_, i) => i),
-        (i) => createDock(owner, { title: `Busy ${i}`, visibility: "public" })
-      )
+      const docks = yield* publicDocks(owner, "Busy", 22)
       const sql = yield* PgClient.PgClient
       const text = `lorem ipsum ${word("busy")}`
       const insert = (from: number, to: number) =>
@@ -382,17 +383,11 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, Dock by Dock among ma
       yield* insert(1, 360)
       yield* sql`analyze parts`
       yield* insert(361, 1360)
-      const walk = matchesByDock(
-        sql,
-        sql`websearch_to_tsquery('english', ${text})`,
-        docks.slice(0, 6).map((dock) => [dock.id, false])
-      )
       const plan = yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`select ${searchPlannerSettings(sql)}`
-        return yield* planOf(sql, walk)
+        return yield* planOf(sql, walkOf(sql, text, docks.slice(0, 6)))
       }))
-      expect(plan.match(/parts_dock_updated_idx/g), plan).toHaveLength(6)
-      expect(plan).not.toContain("parts_updated_idx")
+      expectOwnIndexes(plan, 6)
     }))
 })
 
@@ -404,10 +399,7 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, window by window", (i
       // test the word (read the page's vector) on the 100 readable pages it keeps, not on the 400 it passes over
       const owner = yield* newUser("search-private")
       const closed = yield* createDock(owner, { title: "Private work" })
-      const open = yield* Effect.forEach(
-        Array.from({ length: 40 }, (_, i) => i),
-        (i) => createDock(owner, { title: `Open work ${i}`, visibility: "public", discoverable: true })
-      )
+      const open = yield* publicDocks(owner, "Open work", 40, { discoverable: true })
       const sql = yield* PgClient.PgClient
       const text = `lorem ipsum ${word("windowed")}`
       yield* insertPages(sql, {
@@ -460,11 +452,14 @@ layer(DomainTest, { timeout: 120_000 })("search_web_pages, the opening statement
       const owner = yield* newUser("search-start")
       const dock = yield* createDock(owner, { title: "Many pages", visibility: "public" })
       const sql = yield* PgClient.PgClient
-      yield* sql`insert into parts (dock_id, owner_id, slug, public_slug, title, summary, content_type, page_kind,
-          content, body_text, size_bytes, created_at, updated_at)
-        select ${dock.id}, ${owner.id}, 'start-' || g, ${`start-${unique()}-`} || g, 'Start ' || g, '', 'html',
-          'web_page', '', '', 0, now(), now() - g * interval '1 second'
-        from generate_series(1, ${SEARCH_WINDOWS[0]! * 12}) g`
+      yield* insertPages(sql, {
+        owner,
+        dockOf: sql`${dock.id}::uuid`,
+        text: "",
+        from: 1,
+        to: SEARCH_WINDOWS[0]! * 12,
+        at: sql`now() - g * interval '1 second'`
+      })
       yield* sql`analyze parts`
       const repo = yield* makePagesRepo
       const [statement, params] = repo.searchStart(userPrincipal(owner), "release schedule", {
