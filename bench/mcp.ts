@@ -16,7 +16,8 @@
  *
  * BENCH_SECONDS (measured per tool, default 10), BENCH_WARMUP_SECONDS (per tool, default 2), BENCH_CLIENTS
  * (default 10), BENCH_ROUNDS (slices per tool, default 5), BENCH_TOOLS (the Dock tools measured, comma-separated:
- * get_web_page, list_buckets, get_bucket; default all), BENCH_ERA (`legacy`: the client's default 2025
+ * get_web_page, ping, list_buckets, get_bucket; default all: `ping` is an MCP ping, the floor of any call: the
+ * HTTP layer, the bearer check with its count and the SDK, no tool), BENCH_ERA (`legacy`: the client's default 2025
  * handshake, served statelessly; `modern`: pinned to 2026-07-28), BENCH_KEEP_DATABASE=1 (keep the database for
  * experiments with psql; its name is printed), BENCH_SERVER (`bundle`: the Dock server as npm start runs it; default
  * the sources through tsx) and BENCH_SERVER_NODE_ARGS (extra Node options for it, e.g. "--cpu-prof
@@ -128,7 +129,10 @@ const slice = async (target: Target, ms: number, record: boolean) => {
   await Promise.all(target.clients.map(async (client, index) => {
     for (let call = 0; performance.now() < deadline; call++) {
       const before = performance.now()
-      const result = await client.callTool({ name: target.name, arguments: target.args(index, call) })
+      // `ping`: the request without a tool (the HTTP layer, the bearer check with its count, the SDK).
+      const result = target.name === "ping"
+        ? await client.ping().then(() => ({ isError: false, structuredContent: undefined, content: undefined }))
+        : await client.callTool({ name: target.name, arguments: target.args(index, call) })
       const after = performance.now()
       if (!record) continue
       if (result.isError === true) {
@@ -243,6 +247,7 @@ const main = async () => {
         bucket: pagesBucket,
         page_slug: `page-${(c * 20 + n) % PAGES}`
       }), psql),
+      await target("ping (Dock, no tool)", dock.child.pid, `${dock.baseUrl}/mcp`, token, "ping", () => ({}), psql),
       await target(
         "list_buckets (Dock)",
         dock.child.pid,
