@@ -7,7 +7,7 @@ import { fromMarkdown } from "mdast-util-from-markdown"
 import { gfmFromMarkdown } from "mdast-util-gfm"
 import { toHast } from "mdast-util-to-hast"
 import { gfm } from "micromark-extension-gfm"
-import { MARKDOWN_CHUNK_CHARS, MARKDOWN_MAX_PARAGRAPH_WEIGHT } from "../src/Content/MarkdownChunks.ts"
+import { MARKDOWN_CHUNK_CHARS, MARKDOWN_MAX_PARAGRAPH_WEIGHT, scanMarkdown } from "../src/Content/MarkdownChunks.ts"
 import { renderMarkdown } from "../src/Content/MarkdownRender.ts"
 import { ordinary } from "../src/Content/MarkdownSamples.ts"
 
@@ -192,6 +192,22 @@ describe("renderMarkdown: ordinary Markdown is unaffected", () => {
     const { html } = render(body)
     expect(html).toBe(wholeParse(body))
     expect(html.endsWith("<p>after</p>")).toBe(true)
+  })
+
+  it("cuts no chunk inside an HTML block or fenced code whose lines start with letters", () => {
+    // The chunk size is reached inside each block, at a blank line followed by a line of letters (the lines the scan
+    // reads fastest): a cut there would parse the rest of the block as paragraphs.
+    const paragraphs: Array<string> = []
+    while (paragraphs.join("\n\n").length < MARKDOWN_CHUNK_CHARS - 100) paragraphs.push(`Filler ${paragraphs.length}.`)
+    const filler = paragraphs.join("\n\n")
+    const inside = Array.from({ length: 20 }, (_, i) => `letters ${i} of the block`).join("\n\n")
+    for (const [open, close] of [["<!--", "-->"], ["<pre>", "</pre>"], ["```", "```"]] as const) {
+      const body = [filler, "", open, inside, close, "", "after"].join("\n")
+      const start = body.indexOf(`\n${open}\n`)
+      const end = body.indexOf(`\n${close}\n`, start + open.length + 2)
+      expect(scanMarkdown(body).chunks.filter((chunk) => chunk.start > start && chunk.start <= end)).toEqual([])
+      expect(render(body).html).toBe(wholeParse(body))
+    }
   })
 
   it("renders 1 MiB of ordinary Markdown in full", () => {

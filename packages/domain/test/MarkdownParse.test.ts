@@ -24,6 +24,13 @@ const documents: Record<string, string> = {
   "strikethrough with one and two tildes": "~~gone~~ kept ~one~ ~~~three~~~ ~a~~ ~~b~",
   "autolink literals": "See www.example.com, https://example.org/x?y=1. and (https://a.com/b_(c)) me@example.com " +
     "https://ex.com/a_b_",
+  // Each pattern runs only on text holding what it needs (`://`, `www.`, `@`): every case, in one text and alone.
+  "autolink literals of every kind and case, alone and together":
+    "Write to ME@Example.com, see HTTPS://EXAMPLE.ORG/A " +
+    "and WWW.Example.com.\n\nOr Www.x.org/p alone.\n\nOr HTTP://X.ORG alone.\n\nDots. Alone. Here.",
+  // Lines starting with a letter skip the scan's block tests: such lines inside and after HTML, code and tables.
+  "lines of letters inside and after blocks": "<div>\nletters here\n</div>\n\n```\nletters in code\n```\n\n" +
+    "| a | b |\n|---|---|\nletters end the table\n\nword [x]: not a definition\n\n[x]: /def\n\n<!--\nnote\n-->\ntext",
   "references, defined before and after": "[a][ref] [ref] [c][] ![i][ref]\n\n[ref]: /r 'R'\n[c]: </u v> \"C\"",
   "lists tight and loose": "- a\n- b\n\n- c\n\n1. x\n\n   y\n2. z\n\n5. five\n6. six",
   "code": "```js title=x\ncode\n\n```\n\n    indented\n\n\n    more\n\n~~~\nopen fence",

@@ -17,6 +17,17 @@ describe("jsonTextBounds (the body, before parsing)", () => {
     expect(jsonTextBounds(`{"s":"${",".repeat(50_000)}"}`)).toBeUndefined()
   })
 
+  it("ends a string at a quote after an even run of backslashes, and only there", () => {
+    const deep = "[".repeat(JSON_DEPTH_MAX + 1)
+    // The string ends at its quote after an escaped backslash: the brackets after it are counted.
+    expect(jsonTextBounds(`["a\\\\",${deep}`)).toEqual({ _tag: "TooDeep" })
+    expect(jsonTextBounds(`["\\\\\\\\",${deep}`)).toEqual({ _tag: "TooDeep" })
+    // Quotes after an odd run are escaped: the brackets between them are text.
+    expect(jsonTextBounds(`["a\\"${deep}\\\\\\"${deep}"]`)).toBeUndefined()
+    // An unterminated string ends the scan (JSON.parse refuses the body).
+    expect(jsonTextBounds(`["${deep}`)).toBeUndefined()
+  })
+
   it("refuses nesting past the depth bound", () => {
     expect(jsonTextBounds("[".repeat(JSON_DEPTH_MAX) + "]".repeat(JSON_DEPTH_MAX))).toBeUndefined()
     expect(jsonTextBounds("[".repeat(JSON_DEPTH_MAX + 1))).toEqual({ _tag: "TooDeep" })

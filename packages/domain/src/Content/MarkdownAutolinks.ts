@@ -88,19 +88,34 @@ const findMailto: Replace = ([, atext, label]) => {
 const findEmail: Replace = ([, atext, label]) =>
   /[\d\-_]$/.test(label!) ? undefined : [link(`mailto:${atext}@${label}`, `${atext}@${label}`)]
 
-/** Each pattern runs over all text (outside links) before the next, as mdast-util-find-and-replace runs them. */
-const PATTERNS: ReadonlyArray<readonly [RegExp, Replace]> = [
-  [/(?<![\da-z])(https?:\/\/|www(?=\.))([\w-]*\.[\w\-.]*)([^\t\n\r ]*)/gi, findUrl],
-  [/(?<![\w+\-.@])xmpp:([\w+\-.]+)@([\w-]+(?:\.[\w-]+)+)(\/(?:[\w\-/]|\.(?=[\dA-Za-z]))*)?/g, findXmpp],
-  [/(?<![\w+\-.@])mailto:([\w+\-.]+)@([\w-]+(?:\.[\w-]+)+)/g, findMailto],
-  [/(?<![\w+\-.]|(?:^|[^\d@A-Za-z])(?:mailto|xmpp):)([\w+\-.]+)@([\w-]+(?:\.[\w-]+)+)/g, findEmail]
+/**
+ * The patterns in mdast-util-find-and-replace's order, each with what any text it matches must contain. Prose has
+ * a `.` in nearly every text node: running every pattern over all of it was a tenth of a Markdown push's parsing.
+ */
+const PATTERNS: ReadonlyArray<readonly [RegExp, Replace, (text: string) => boolean]> = [
+  [
+    /(?<![\da-z])(https?:\/\/|www(?=\.))([\w-]*\.[\w\-.]*)([^\t\n\r ]*)/gi,
+    findUrl,
+    (text) => text.includes("://") || WWW.test(text)
+  ],
+  [
+    /(?<![\w+\-.@])xmpp:([\w+\-.]+)@([\w-]+(?:\.[\w-]+)+)(\/(?:[\w\-/]|\.(?=[\dA-Za-z]))*)?/g,
+    findXmpp,
+    (text) => text.includes("xmpp:")
+  ],
+  [/(?<![\w+\-.@])mailto:([\w+\-.]+)@([\w-]+(?:\.[\w-]+)+)/g, findMailto, (text) => text.includes("mailto:")],
+  [
+    /(?<![\w+\-.]|(?:^|[^\d@A-Za-z])(?:mailto|xmpp):)([\w+\-.]+)@([\w-]+(?:\.[\w-]+)+)/g,
+    findEmail,
+    (text) => text.includes("@")
+  ]
 ]
+const WWW = /www\./i
 
-/** Quick test for text that could hold a literal at all. */
-const CANDIDATE = /[.@]/
+/** What text holding any literal contains (every pattern's needs at once: an address has its `@`). */
+const CANDIDATE = /@|:\/\/|www\./i
 
-const replaceIn = (node: Text, pattern: RegExp, replace: Replace): ReadonlyArray<PhrasingContent> | undefined => {
-  const value = node.value
+const replaceIn = (value: string, pattern: RegExp, replace: Replace): Array<PhrasingContent> | undefined => {
   pattern.lastIndex = 0
   let result: Array<PhrasingContent> | undefined
   let start = 0
@@ -122,23 +137,43 @@ const replaceIn = (node: Text, pattern: RegExp, replace: Replace): ReadonlyArray
   return result
 }
 
-const visit = (parent: Parent, pattern: RegExp, replace: Replace): void => {
+/**
+ * A text node's literals: each pattern in turn over the text the ones before it left (what find-and-replace gives
+ * running each pattern over the whole tree before the next, as no pattern looks past its text node).
+ */
+const literalsIn = (node: Text): ReadonlyArray<PhrasingContent> | undefined => {
+  let pieces: Array<PhrasingContent> | undefined
+  for (const [pattern, replace, candidate] of PATTERNS) {
+    const current: ReadonlyArray<PhrasingContent> = pieces ?? [node]
+    let next: Array<PhrasingContent> | undefined
+    for (let i = 0; i < current.length; i++) {
+      const piece = current[i]!
+      const replacement = piece.type === "text" && candidate(piece.value)
+        ? replaceIn(piece.value, pattern, replace)
+        : undefined
+      if (replacement !== undefined) (next ??= current.slice(0, i)).push(...replacement)
+      else next?.push(piece)
+    }
+    if (next !== undefined) pieces = next
+  }
+  return pieces
+}
+
+const visit = (parent: Parent): void => {
   const children = parent.children as Array<Nodes>
   for (let i = 0; i < children.length; i++) {
     const child = children[i]!
     if (child.type === "text") {
       if (!CANDIDATE.test(child.value)) continue
-      const replacement = replaceIn(child, pattern, replace)
+      const replacement = literalsIn(child)
       if (replacement === undefined) continue
       children.splice(i, 1, ...replacement)
       i += replacement.length - 1
     } else if (child.type !== "link" && child.type !== "linkReference" && "children" in child) {
-      visit(child, pattern, replace)
+      visit(child)
     }
   }
 }
 
 /** Turns autolink literals in the tree's text into links, in place. */
-export const autolinkLiterals = (tree: Root): void => {
-  for (const [pattern, replace] of PATTERNS) visit(tree, pattern, replace)
-}
+export const autolinkLiterals = (tree: Root): void => visit(tree)

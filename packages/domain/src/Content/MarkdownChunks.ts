@@ -187,10 +187,13 @@ export const scanMarkdown = (body: string): Scan => {
     const next = lineBreak === null ? body.length + 1 : end + lineBreak[0].length
     const line = body.slice(position, end)
     lineNumber += 1
-    const blank = BLANK.test(line)
+    // A line that starts with an ASCII letter (most lines of prose) opens no container, list item, heading, fence,
+    // table row, definition or HTML block, and is not blank: the tests for those are skipped for it.
+    const first = line.charCodeAt(0)
+    const plain = (first | 32) >= 97 && (first | 32) <= 122
+    const blank = !plain && BLANK.test(line)
     if (previousBlank && !blank && fence === undefined && htmlEnd === undefined && position > segment.start) {
-      const first = line.charCodeAt(0)
-      if (first !== 32 && first !== 9 && !LIST_ITEM_START.test(line)) {
+      if (first !== 32 && first !== 9 && (plain || !LIST_ITEM_START.test(line))) {
         endUnit()
         cut(position)
         segment = newChunk(position, lineNumber)
@@ -199,7 +202,7 @@ export const scanMarkdown = (body: string): Scan => {
     segment.lines += 1
     if (!blank) segment.lastLine = lineNumber
     segment.chars += next - position
-    const prefix = CONTAINER_PREFIX.exec(line)![0]
+    const prefix = plain ? "" : CONTAINER_PREFIX.exec(line)![0]
     if (prefix.length > deepestPrefix) deepestPrefix = prefix.length
     let quoteMarks = 0
     let containers = 0
@@ -221,27 +224,31 @@ export const scanMarkdown = (body: string): Scan => {
     if (!blank) previousLevel = level
     // A run of `*`, `_`, `~` or `` ` `` is one delimiter for the parser; every other marker is one on its own.
     // Code spans, HTML and autolinks (`` ` ``, `<`) and link destinations (`](`) look ahead for their end.
+    // One pass over the line's characters for its markers, autolink starts (`@`, `www.`) and table pipes.
     let markers = 0
     let scanners = 0
     for (let i = 0; i < line.length; i++) {
       const code = line.charCodeAt(i)
-      if (code < 128 && INLINE_MARKER[code] !== 0 && (INLINE_MARKER[code] === 1 || line.charCodeAt(i - 1) !== code)) {
+      if (code >= 128) continue
+      if (INLINE_MARKER[code] !== 0 && (INLINE_MARKER[code] === 1 || line.charCodeAt(i - 1) !== code)) {
         markers += 1
         if (code === 93) {
           segment.brackets += 1
           if (line.charCodeAt(i + 1) === 40) scanners += 1
         } else if (code === 96 || code === 60) scanners += 1
+      } else if (code === 64) {
+        segment.autolinks += 1
+      } else if (
+        // `www.`, in either case (`| 32` lowers an ASCII letter).
+        code === 46 && (line.charCodeAt(i - 1) | 32) === 119 && (line.charCodeAt(i - 2) | 32) === 119 &&
+        (line.charCodeAt(i - 3) | 32) === 119
+      ) {
+        segment.autolinks += 1
+      } else if (code === 124) {
+        segment.pipes += 1
       }
     }
-    for (let at = line.indexOf("@"); at !== -1; at = line.indexOf("@", at + 1)) segment.autolinks += 1
-    for (let at = line.indexOf("."); at !== -1; at = line.indexOf(".", at + 1)) {
-      // `www.`, in either case (`| 32` lowers an ASCII letter).
-      const www = (line.charCodeAt(at - 1) | 32) === 119 && (line.charCodeAt(at - 2) | 32) === 119 &&
-        (line.charCodeAt(at - 3) | 32) === 119
-      if (www) segment.autolinks += 1
-    }
-    segment.pipes += countPipes(line)
-    if (line.includes("]:")) {
+    if (!plain && line.includes("]:")) {
       const label = DEFINITION.exec(line.slice(prefix.length))?.[1]
       if (label !== undefined) {
         segment.brackets += 1
@@ -252,7 +259,7 @@ export const scanMarkdown = (body: string): Scan => {
     }
 
     // Inline units, and blocks.
-    const quotes = QUOTES.exec(line)![0]
+    const quotes = plain ? "" : QUOTES.exec(line)![0]
     const depth = countQuotes(quotes)
     let rest = line.slice(quotes.length)
     let indent = 0
@@ -269,7 +276,7 @@ export const scanMarkdown = (body: string): Scan => {
       let boundary = previousBlank || unitOneLine || depth > unitQuotes
       let oneLine = false
       let item = false
-      if (!tab && indent <= 3) {
+      if (!plain && !tab && indent <= 3) {
         const ordered = ORDERED_ITEM.exec(rest)
         item = ordered !== null || BULLET_ITEM.test(rest)
         if (item) {
@@ -299,7 +306,7 @@ export const scanMarkdown = (body: string): Scan => {
         unitItemIndent = item ? indent + 2 : -1
         unitQuotes = depth
         segment.blocks += 1
-      } else if (quoteMarks > 0 || LIST_ITEM_START.test(rest)) {
+      } else if (quoteMarks > 0 || (!plain && LIST_ITEM_START.test(rest))) {
         segment.blocks += 1
       }
       if (unit === 0) unitLine = lineNumber
@@ -309,15 +316,15 @@ export const scanMarkdown = (body: string): Scan => {
       unitOneLine = oneLine
       // A table starts with a header row right after a blank line; any other line ends a table.
       if (table?.header !== -1 || rest.charCodeAt(0) !== 124 || depth > 0 || indent > 0) table = undefined
-      if (previousBlank && depth === 0 && indent === 0 && !tab && TABLE_ROW.test(rest)) {
+      if (!plain && previousBlank && depth === 0 && indent === 0 && !tab && TABLE_ROW.test(rest)) {
         table = { header: countPipes(rest) }
       }
     }
 
     // Fenced code and HTML blocks (for cutting chunks; sure fences also for the inline units).
-    const fenceLike = FENCE_LIKE.test(line.slice(prefix.length))
+    const fenceLike = !plain && FENCE_LIKE.test(line.slice(prefix.length))
     if (fence !== undefined) {
-      const close = FENCE_CLOSE.exec(line)
+      const close = plain ? null : FENCE_CLOSE.exec(line)
       if (close !== null && close[1]![0] === fence.marker && close[1]!.length >= fence.length) {
         fence = undefined
       } else if (fenceLike && !fence.sure) {
@@ -326,7 +333,7 @@ export const scanMarkdown = (body: string): Scan => {
     } else if (htmlEnd !== undefined) {
       if (htmlEnd.test(line)) htmlEnd = undefined
       if (fenceLike) fencesTrusted = false
-    } else {
+    } else if (!plain) {
       const open = fenceOpening(line)
       if (open !== undefined) {
         const sure = previousBlank && line.charCodeAt(0) !== 32
