@@ -81,10 +81,20 @@ const HTML_BLOCKS: ReadonlyArray<readonly [RegExp, RegExp]> = [
   [/^ {0,3}<![A-Za-z]/, />/],
   [/^ {0,3}<!\[CDATA\[/, /\]\]>/]
 ]
-/** 2: counted once per run of the same character; 1: counted each. */
-const INLINE_MARKER = new Uint8Array(128)
-for (const marker of "[]!<&\\") INLINE_MARKER[marker.charCodeAt(0)] = 1
-for (const marker of "*_~`") INLINE_MARKER[marker.charCodeAt(0)] = 2
+/** What an ASCII character counts for in the scan (0: nothing). */
+const CHARACTER_KIND = new Uint8Array(128)
+/** An inline marker counted each time. */
+const MARKER = 1
+/** An inline marker counted once per run of the same character. */
+const RUN_MARKER = 2
+const AT = 3
+const DOT = 4
+const PIPE = 5
+for (const marker of "[]!<&\\") CHARACTER_KIND[marker.charCodeAt(0)] = MARKER
+for (const marker of "*_~`") CHARACTER_KIND[marker.charCodeAt(0)] = RUN_MARKER
+CHARACTER_KIND[64] = AT
+CHARACTER_KIND[46] = DOT
+CHARACTER_KIND[124] = PIPE
 
 const newChunk = (start: number, firstLine: number): Chunk => ({
   start,
@@ -224,27 +234,29 @@ export const scanMarkdown = (body: string): Scan => {
     if (!blank) previousLevel = level
     // A run of `*`, `_`, `~` or `` ` `` is one delimiter for the parser; every other marker is one on its own.
     // Code spans, HTML and autolinks (`` ` ``, `<`) and link destinations (`](`) look ahead for their end.
-    // One pass over the line's characters for its markers, autolink starts (`@`, `www.`) and table pipes.
+    // One pass over the line's characters for its markers, autolink starts (`@`, `www.`) and table pipes, read from
+    // the body (a character of a slice costs an indirection; a character before or after the line is a line break).
     let markers = 0
     let scanners = 0
-    for (let i = 0; i < line.length; i++) {
-      const code = line.charCodeAt(i)
-      if (code >= 128) continue
-      if (INLINE_MARKER[code] !== 0 && (INLINE_MARKER[code] === 1 || line.charCodeAt(i - 1) !== code)) {
+    for (let i = position; i < end; i++) {
+      const code = body.charCodeAt(i)
+      const kind = code < 128 ? CHARACTER_KIND[code]! : 0
+      if (kind === 0) continue
+      if (kind === MARKER || (kind === RUN_MARKER && body.charCodeAt(i - 1) !== code)) {
         markers += 1
         if (code === 93) {
           segment.brackets += 1
-          if (line.charCodeAt(i + 1) === 40) scanners += 1
+          if (body.charCodeAt(i + 1) === 40) scanners += 1
         } else if (code === 96 || code === 60) scanners += 1
-      } else if (code === 64) {
+      } else if (kind === AT) {
         segment.autolinks += 1
       } else if (
         // `www.`, in either case (`| 32` lowers an ASCII letter).
-        code === 46 && (line.charCodeAt(i - 1) | 32) === 119 && (line.charCodeAt(i - 2) | 32) === 119 &&
-        (line.charCodeAt(i - 3) | 32) === 119
+        kind === DOT && (body.charCodeAt(i - 1) | 32) === 119 && (body.charCodeAt(i - 2) | 32) === 119 &&
+        (body.charCodeAt(i - 3) | 32) === 119
       ) {
         segment.autolinks += 1
-      } else if (code === 124) {
+      } else if (kind === PIPE) {
         segment.pipes += 1
       }
     }

@@ -53,8 +53,12 @@ export interface StandIns {
 }
 
 type ParseEnv = {
-  /** markdown-it's reference table: every label defined here or elsewhere, each pointing to a late-bound href. */
-  references: Record<string, { readonly href: string; readonly title: string }>
+  /**
+   * markdown-it's reference table: every label defined here or elsewhere, each pointing to a late-bound href. Left
+   * out while there is none: markdown-it then takes no `[label]` for a reference without normalizing the label
+   * first (a document of wikilinks and no definitions normalized every one of them).
+   */
+  references?: Record<string, { readonly href: string; readonly title: string }> | undefined
   /** Footnote labels defined (normalizeLabel). */
   readonly footnotes: Set<string>
 }
@@ -94,10 +98,10 @@ md.block.ruler.at("reference", (state: StateBlock, startLine: number, endLine: n
     env.references = known
   }
   if (!parsed) return false
-  const [label, definition] = Object.entries(found)[0]!
+  const [label, definition] = Object.entries(found!)[0]!
   const token = state.push("reference_definition", "", 0)
   token.meta = { label, url: definition.href, title: definition.title === "" ? null : definition.title }
-  known[label] ??= lateBound(label)
+  ;(env.references ??= {})[label] ??= lateBound(label)
   return true
 })
 
@@ -273,10 +277,10 @@ md.inline.ruler.before("link", "footnote_call", (state: StateInline, silent: boo
  * elsewhere in the same document.
  */
 export const parseMarkdown = (text: string, standIns?: StandIns): Array<RootContent> => {
-  const env: ParseEnv = { references: {}, footnotes: new Set(standIns?.footnotes) }
+  const env: ParseEnv = { footnotes: new Set(standIns?.footnotes) }
   for (const label of standIns?.references ?? []) {
     const key = md.utils.normalizeReference(label)
-    if (key !== "") env.references[key] = lateBound(key)
+    if (key !== "") (env.references ??= {})[key] = lateBound(key)
   }
   const root: Root = { type: "root", children: blocks(md.parse(text, env)) }
   autolinkLiterals(root)
@@ -302,7 +306,7 @@ export interface HeadingLine {
  * `\n` each end one).
  */
 export const headingLines = (text: string): Array<HeadingLine> => {
-  const env: ParseEnv = { references: {}, footnotes: new Set() }
+  const env: ParseEnv = { footnotes: new Set() }
   const tokens = md.parse(text, env)
   const headings: Array<HeadingLine> = []
   for (let index = 0; index < tokens.length; index++) {
