@@ -112,14 +112,33 @@ interface Target {
   databaseCpu: number
   /** Runs SQL on the target's database, whose backends' CPU is read (the Dock's targets). */
   readonly psql: ((sql: string) => Promise<string>) | undefined
+  /** What is called (a tool's name, or `ping`), for error lines. */
   readonly name: string
-  readonly args: (client: number, call: number) => Record<string, unknown>
+  /** One call by the target's client number `client`, its `call`th. */
+  readonly call: (mcp: Client, client: number, call: number) => Promise<CallOutcome>
   readonly clients: ReadonlyArray<Client>
   readonly latencies: Array<number>
   /** Milliseconds measured: each slice from its start until its last call returned. */
   elapsed: number
   errors: number
 }
+
+interface CallOutcome {
+  readonly isError?: unknown
+  readonly structuredContent?: unknown
+  readonly content?: unknown
+}
+
+type Calls = Pick<Target, "name" | "call">
+
+/** Calls of the tool `name` with the arguments `args` gives for each client and call. */
+const tool = (name: string, args: (client: number, call: number) => Record<string, unknown>): Calls => ({
+  name,
+  call: (mcp, client, call) => mcp.callTool({ name, arguments: args(client, call) })
+})
+
+/** MCP pings: the request without a tool (the HTTP layer, the bearer check with its count, the SDK). */
+const ping: Calls = { name: "ping", call: (mcp) => mcp.ping().then(() => ({})) }
 
 /** Every client of the target calls its tool in a loop until `ms` have passed; with `record`, every call counts. */
 const slice = async (target: Target, ms: number, record: boolean) => {
@@ -129,10 +148,7 @@ const slice = async (target: Target, ms: number, record: boolean) => {
   await Promise.all(target.clients.map(async (client, index) => {
     for (let call = 0; performance.now() < deadline; call++) {
       const before = performance.now()
-      // `ping`: the request without a tool (the HTTP layer, the bearer check with its count, the SDK).
-      const result = target.name === "ping"
-        ? await client.ping().then(() => ({ isError: false, structuredContent: undefined, content: undefined }))
-        : await client.callTool({ name: target.name, arguments: target.args(index, call) })
+      const result = await target.call(client, index, call)
       const after = performance.now()
       if (!record) continue
       if (result.isError === true) {
@@ -166,8 +182,7 @@ const main = async () => {
     pid: number | undefined,
     url: string,
     token: string | undefined,
-    name: string,
-    args: Target["args"],
+    calls: Calls,
     psql?: Target["psql"]
   ): Promise<Target> => ({
     label,
@@ -175,8 +190,7 @@ const main = async () => {
     cpu: 0,
     databaseCpu: 0,
     psql,
-    name,
-    args,
+    ...calls,
     clients: await Promise.all(Array.from({ length: clients }, () => connect(url, token))),
     latencies: [],
     elapsed: 0,
@@ -240,26 +254,38 @@ const main = async () => {
     const only = process.env["BENCH_TOOLS"]?.split(",").map((tool) => tool.trim())
     const measured = (label: string) => only === undefined || only.some((tool) => label.startsWith(`${tool} `))
     const targets = [
-      await target("echo (bare SDK, node:http)", echo.child.pid, `${echo.baseUrl}/mcp`, undefined, "echo", (c, n) => ({
-        text: `hello ${c}.${n}`
-      })),
-      await target("get_web_page (Dock)", dock.child.pid, `${dock.baseUrl}/mcp`, token, "get_web_page", (c, n) => ({
-        bucket: pagesBucket,
-        page_slug: `page-${(c * 20 + n) % PAGES}`
-      }), psql),
-      await target("ping (Dock, no tool)", dock.child.pid, `${dock.baseUrl}/mcp`, token, "ping", () => ({}), psql),
+      await target(
+        "echo (bare SDK, node:http)",
+        echo.child.pid,
+        `${echo.baseUrl}/mcp`,
+        undefined,
+        tool("echo", (c, n) => ({ text: `hello ${c}.${n}` }))
+      ),
+      await target(
+        "get_web_page (Dock)",
+        dock.child.pid,
+        `${dock.baseUrl}/mcp`,
+        token,
+        tool("get_web_page", (c, n) => ({ bucket: pagesBucket, page_slug: `page-${(c * 20 + n) % PAGES}` })),
+        psql
+      ),
+      await target("ping (Dock, no tool)", dock.child.pid, `${dock.baseUrl}/mcp`, token, ping, psql),
       await target(
         "list_buckets (Dock)",
         dock.child.pid,
         `${dock.baseUrl}/mcp`,
         token,
-        "list_buckets",
-        () => ({}),
+        tool("list_buckets", () => ({})),
         psql
       ),
-      await target("get_bucket (Dock)", dock.child.pid, `${dock.baseUrl}/mcp`, token, "get_bucket", (c, n) => ({
-        bucket: slugs[(c + n) % slugs.length]!
-      }), psql)
+      await target(
+        "get_bucket (Dock)",
+        dock.child.pid,
+        `${dock.baseUrl}/mcp`,
+        token,
+        tool("get_bucket", (c, n) => ({ bucket: slugs[(c + n) % slugs.length]! })),
+        psql
+      )
     ].filter((t, index) => index === 0 || measured(t.label))
     defer(() => Promise.all(targets.flatMap((t) => t.clients.map((client) => client.close()))))
     const loadBefore = loadAverage()

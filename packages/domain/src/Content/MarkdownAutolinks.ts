@@ -142,21 +142,19 @@ const replaceIn = (value: string, pattern: RegExp, replace: Replace): Array<Phra
  * running each pattern over the whole tree before the next, as no pattern looks past its text node).
  */
 const literalsIn = (node: Text): ReadonlyArray<PhrasingContent> | undefined => {
-  let pieces: Array<PhrasingContent> | undefined
+  let pieces: Array<PhrasingContent> = [node]
+  let found = false
   for (const [pattern, replace, candidate] of PATTERNS) {
-    const current: ReadonlyArray<PhrasingContent> = pieces ?? [node]
-    let next: Array<PhrasingContent> | undefined
-    for (let i = 0; i < current.length; i++) {
-      const piece = current[i]!
+    pieces = pieces.flatMap((piece) => {
       const replacement = piece.type === "text" && candidate(piece.value)
         ? replaceIn(piece.value, pattern, replace)
         : undefined
-      if (replacement !== undefined) (next ??= current.slice(0, i)).push(...replacement)
-      else next?.push(piece)
-    }
-    if (next !== undefined) pieces = next
+      if (replacement === undefined) return [piece]
+      found = true
+      return replacement
+    })
   }
-  return pieces
+  return found ? pieces : undefined
 }
 
 const visit = (parent: Parent): void => {
