@@ -14,19 +14,25 @@
  * is refused): the count is part of every call's cost. The 200 pages are HTML of ~2 KB, each read once before
  * the warm-up (the first native read of stored HTML sanitizes it again; later reads take it from the render cache).
  *
+ * Two more references run on the echo's server: `echo_pg1` and `echo_pg2`, the echo after one or two trivial
+ * statements in turn (a prepared `select $1` on a node-postgres pool of the Dock server's size, on the bench's
+ * database): the cost of PostgreSQL round trips alone, which get_web_page (a bearer check, then the Dock with the
+ * page) cannot go below however it is built. The gap between echo_pg2 and get_web_page is the Dock server's own.
+ *
  * BENCH_SECONDS (measured per tool, default 10), BENCH_WARMUP_SECONDS (per tool, default 2), BENCH_CLIENTS
- * (default 10), BENCH_ROUNDS (slices per tool, default 5), BENCH_TOOLS (the Dock tools measured, comma-separated:
- * get_web_page, ping, list_buckets, get_bucket; default all: `ping` is an MCP ping, the floor of any call: the
- * HTTP layer, the bearer check with its count and the SDK, no tool), BENCH_ERA (`legacy`: the client's default 2025
- * handshake, served statelessly; `modern`: pinned to 2026-07-28), BENCH_KEEP_DATABASE=1 (keep the database for
- * experiments with psql; its name is printed), BENCH_SERVER (`bundle`: the Dock server as npm start runs it; default
- * the sources through tsx) and BENCH_SERVER_NODE_ARGS (extra Node options for it, e.g. "--cpu-prof
- * --cpu-prof-dir=/tmp/prof").
+ * (default 10), BENCH_ROUNDS (slices per tool, default 5), BENCH_TOOLS (the targets measured beside the echo,
+ * comma-separated: get_web_page, echo_pg1, echo_pg2, ping, list_buckets, get_bucket; default all: `ping` is an MCP
+ * ping, the floor of any call: the HTTP layer, the bearer check with its count and the SDK, no tool), BENCH_ERA
+ * (`legacy`: the client's default 2025 handshake, served statelessly; `modern`: pinned to 2026-07-28),
+ * BENCH_KEEP_DATABASE=1 (keep the database for experiments with psql; its name is printed), BENCH_SERVER (`bundle`:
+ * the Dock server as npm start runs it; default the sources through tsx) and BENCH_SERVER_NODE_ARGS (extra Node
+ * options for it, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
 import type { Client } from "@modelcontextprotocol/client"
 import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotocol/server"
 import * as Http from "node:http"
 import { Readable } from "node:stream"
+import Pg from "pg"
 import { startServer, stopServer } from "../scripts/support.ts"
 import {
   connectMcp,
@@ -52,6 +58,17 @@ const serveEcho = () => {
     properties: { text: { type: "string" } },
     required: ["text"]
   })
+  // The round-trip floor: the echo after `round_trips` trivial statements in turn, each a prepared `select $1` on a
+  // node-postgres pool of the Dock server's default size (10) on the bench's database. A tool that must ask
+  // PostgreSQL that often per call costs at least this much of the machine, however it is built.
+  const pool = process.env.BENCH_DATABASE_URL === undefined
+    ? undefined
+    : new Pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL, max: 10 })
+  const roundTripSchema = fromJsonSchema<{ text: string; round_trips: number }>({
+    type: "object",
+    properties: { text: { type: "string" }, round_trips: { type: "integer", minimum: 1, maximum: 4 } },
+    required: ["text", "round_trips"]
+  })
   const handler = createMcpHandler(() => {
     const server = new McpServer({ name: "echo", version: "1.0.0" }, { capabilities: { tools: {} } })
     server.registerTool(
@@ -59,6 +76,24 @@ const serveEcho = () => {
       { description: "Returns its text", inputSchema },
       async ({ text }) => ({ content: [{ type: "text", text }] })
     )
+    if (pool !== undefined) {
+      server.registerTool(
+        "echo_after_round_trips",
+        { description: "Returns its text after round_trips trivial statements", inputSchema: roundTripSchema },
+        async ({ round_trips, text }) => {
+          let answer = text
+          for (let n = 0; n < round_trips; n++) {
+            const result = await pool.query<{ text: string }>({
+              name: "echo",
+              text: "select $1::text as text",
+              values: [answer]
+            })
+            answer = result.rows[0]!.text
+          }
+          return { content: [{ type: "text", text: answer }] }
+        }
+      )
+    }
     return server
   })
   const port = Number(process.env.PORT)
@@ -200,8 +235,11 @@ const main = async () => {
   // Counted, never refused: the request rate is part of what a call costs.
   const env = { DOCK_TOKEN_REQUESTS_PER_MINUTE: "100000000" }
   const nodeArgs = (process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== "")
-  await withFreshServer("mcp", { env, nodeArgs }, async ({ dock, summary, admin, defer, psql }) => {
-    const echo = await startServer(process.execPath, [...sourceArgs, import.meta.filename], { BENCH_ROLE: "echo" })
+  await withFreshServer("mcp", { env, nodeArgs }, async ({ admin, database, defer, dock, psql, summary }) => {
+    const echo = await startServer(process.execPath, [...sourceArgs, import.meta.filename], {
+      BENCH_ROLE: "echo",
+      BENCH_DATABASE_URL: database.url
+    })
     defer(() => stopServer(echo.child))
 
     const user = await admin("/admin/users", { email: "bench@example.com" })
@@ -250,7 +288,7 @@ const main = async () => {
         `${era === "legacy" ? " (2025 handshake, stateless)" : " (2026-07-28)"}\n`
     )
 
-    // BENCH_TOOLS: the Dock tools measured (all three by default); the echo always is.
+    // BENCH_TOOLS: the targets measured (all by default); the echo always is.
     const only = process.env["BENCH_TOOLS"]?.split(",").map((tool) => tool.trim())
     const measured = (label: string) => only === undefined || only.some((tool) => label.startsWith(`${tool} `))
     const targets = [
@@ -269,6 +307,16 @@ const main = async () => {
         tool("get_web_page", (c, n) => ({ bucket: pagesBucket, page_slug: `page-${(c * 20 + n) % PAGES}` })),
         psql
       ),
+      ...await Promise.all([1, 2].map((roundTrips) =>
+        target(
+          `echo_pg${roundTrips} (bare SDK + ${roundTrips} pg)`,
+          echo.child.pid,
+          `${echo.baseUrl}/mcp`,
+          undefined,
+          tool("echo_after_round_trips", (c, n) => ({ text: `hello ${c}.${n}`, round_trips: roundTrips })),
+          psql
+        )
+      )),
       await target("ping (Dock, no tool)", dock.child.pid, `${dock.baseUrl}/mcp`, token, ping, psql),
       await target(
         "list_buckets (Dock)",
@@ -339,7 +387,7 @@ const main = async () => {
       ])
     }
     console.log(
-      "\nratios: each Dock tool against the echo baseline (calls/s: higher is better; p50, p99: lower is better)"
+      "\nratios: each target against the echo baseline (calls/s: higher is better; p50, p99: lower is better)"
     )
     console.log("CPU ms/call: the server process's own CPU time (user + system) per measured call; PG CPU ms/call:")
     console.log("its database's backends' (the bench's few psql readings of them included)")

@@ -45,11 +45,17 @@ export interface Along<A> {
   readonly decode: (row: Readonly<Record<string, unknown>>) => Effect.Effect<A>
 }
 
-/** The columns of an `along` row named `<prefix>…` (its own, beside the Dock's), each with the prefix taken off. */
-export const alongColumns = (row: Readonly<Record<string, unknown>>, prefix: string): Record<string, unknown> =>
-  Object.fromEntries(
-    Object.entries(row).flatMap(([key, value]) => key.startsWith(prefix) ? [[key.slice(prefix.length), value]] : [])
-  )
+/**
+ * The columns of an `along` row named `<prefix>…` (its own, beside the Dock's), each with the prefix taken off. A
+ * loop rather than entries → filter → fromEntries: it runs on every get_web_page, over some forty columns.
+ */
+export const alongColumns = (row: Readonly<Record<string, unknown>>, prefix: string): Record<string, unknown> => {
+  const columns: Record<string, unknown> = {}
+  for (const key in row) {
+    if (key.startsWith(prefix)) columns[key.slice(prefix.length)] = row[key]
+  }
+  return columns
+}
 
 /** A resolution of `target` that also reads what `along` reads beside the Dock. */
 export type ResolveAlong = <A>(

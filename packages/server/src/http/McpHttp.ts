@@ -12,7 +12,6 @@ import {
   mcpMessageLimit,
   type Principal,
   RateLimits,
-  type Tokens,
   ValidationError
 } from "@dock/domain"
 import {
@@ -216,7 +215,6 @@ export const mcpRoutes = (config: ServerConfig, metrics: ServerMetrics) =>
   HttpLayerRouter.use((router) =>
     Effect.gen(function*() {
       const runtime = yield* Effect.runtime<CatalogueServices>()
-      const authContext = yield* Effect.context<Tokens | RateLimits | Limits>()
       const info = { name: "dock", version: "0.1.0" }
       // Every write tool takes an idempotency_key, kept in the database (the domain's Idempotency).
       const idempotency = yield* Idempotency
@@ -239,8 +237,8 @@ export const mcpRoutes = (config: ServerConfig, metrics: ServerMetrics) =>
       yield* router.add("OPTIONS", "/mcp", preflight(config))
       yield* router.add("OPTIONS", "/mcp/public", preflight(config))
       for (const method of ["POST", "GET", "DELETE"] as const) {
-        yield* router.add(method, "/mcp", Effect.provide(bridge(authenticated, config, true), authContext))
-        yield* router.add(method, "/mcp/public", Effect.provide(bridge(anonymous, config, false), authContext))
+        yield* router.add(method, "/mcp", bridge(authenticated, config, true))
+        yield* router.add(method, "/mcp/public", bridge(anonymous, config, false))
       }
     })
   )

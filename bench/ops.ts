@@ -1,0 +1,179 @@
+/**
+ * bench/ops: the operations of Effect's fiber runtime, and the fibers, that one request costs the server: the
+ * figure behind most of an MCP call's CPU beyond the bare SDK's (docs/decisions.md, "Where a call's time goes"),
+ * and one that the machine's other load does not move: the same code gives the same count on any day, so a change's
+ * before and after can be compared where CPU time, on a shared 2-core machine, varies by ±15% from run to run.
+ *
+ * The whole server (ServerLive, as the tests start it) runs in this process on a fresh database (PostgreSQL on
+ * DOCK_TEST_DATABASE_URL, else the embedded one), with op supervision on: a Supervisor is told of every operation
+ * any fiber of the server runs. Requests are sent one at a time (raw HTTP, keep-alive), each kind BENCH_WARMUP (20)
+ * times unrecorded and BENCH_RUNS (200) times recorded; the count between the first recorded request's start and
+ * the last one's answer, divided by the runs, is the figure (what a request leaves running after its answer, such
+ * as the response's finalizers, lands in the next one: over many runs the total is the same). Content workers and
+ * the SQL driver run outside the fiber runtime and count nothing.
+ *
+ * Printed per request: ops and fibers a request, the SQL statements it sends are in bench:statements. With
+ * `--verbose`, each request's BENCH_TOP (25) most frequent operations: the primitive (`OnSuccess`, `Sync`, …) and the start of
+ * the code it runs, which is how a hot spot is found (a `Commit (restore) => flatMap(acquire …` per `Effect.locally`
+ * or `provideService`, a `WithRuntime (fiber) => { const span …` per span). Asserts nothing.
+ */
+import { Effect, Layer, RuntimeFlags, Supervisor } from "effect"
+import { startTestServer } from "../packages/server/test/support/TestServer.ts"
+import { loadAverage, machine } from "./support/Bench.ts"
+
+const verbose = process.argv.includes("--verbose")
+const positive = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number above 0`)
+  return value
+}
+
+/** Counts the operations and fibers started while `counting`; with `verbose`, the operations by what they run. */
+class OpCounter extends Supervisor.AbstractSupervisor<void> {
+  counting = false
+  ops = 0
+  fibers = 0
+  readonly kinds = new Map<string, number>()
+  /** A closure's label, made once per closure (toString is slow). */
+  private readonly labels = new WeakMap<object, string>()
+
+  get value() {
+    return Effect.void
+  }
+
+  override onStart() {
+    if (this.counting) this.fibers++
+  }
+
+  override onEffect(_fiber: unknown, effect: unknown) {
+    if (!this.counting) return
+    this.ops++
+    if (verbose) {
+      const kind = this.kindOf(effect as Record<string, unknown>)
+      this.kinds.set(kind, (this.kinds.get(kind) ?? 0) + 1)
+    }
+  }
+
+  reset() {
+    this.ops = 0
+    this.fibers = 0
+    this.kinds.clear()
+  }
+
+  private kindOf(effect: Record<string, unknown>) {
+    const op = String(effect["_op"])
+    const code = [effect["effect_instruction_i0"], effect["effect_instruction_i1"], effect["effect_instruction_i2"]]
+      .find((value) => typeof value === "function") as object | undefined
+    if (code === undefined) return op
+    let label = this.labels.get(code)
+    if (label === undefined) {
+      label = `${op} ${String(code).replace(/\s+/g, " ").slice(0, 110)}`
+      this.labels.set(code, label)
+    }
+    return label
+  }
+}
+
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
+
+const main = Effect.gen(function*() {
+  const warmup = positive("BENCH_WARMUP", 20)
+  const runs = positive("BENCH_RUNS", 200)
+  const counter = new OpCounter()
+  const server = yield* startTestServer({
+    // Counted, never refused: the count is part of every call, as in production.
+    DOCK_TOKEN_REQUESTS_PER_MINUTE: "100000000",
+    DOCK_TOKEN_WRITES_PER_MINUTE: "100000000"
+  }).pipe(Effect.provide(Layer.mergeAll(RuntimeFlags.enableOpSupervision, Supervisor.addSupervisor(counter))))
+
+  const post = (path: string, body: unknown, headers: Record<string, string>) =>
+    Effect.promise(async () => {
+      const response = await fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body)
+      })
+      return { status: response.status, text: await response.text() }
+    })
+  const admin = (path: string, body: unknown) =>
+    Effect.map(post(path, body, { authorization: `Bearer ${server.adminToken}` }), (reply) => JSON.parse(reply.text))
+  const user = yield* admin("/admin/users", { email: "ops@example.com" })
+  const { token } = yield* admin("/admin/tokens", { user: user.email, scopes: ["mcp:write"] })
+  const mcp = { ...MCP_HEADERS, authorization: `Bearer ${token}` }
+  const rpc = (method: string, params: unknown) => ({ jsonrpc: "2.0", id: 1, method, params })
+  const toolCall = (name: string, args: Record<string, unknown>) =>
+    Effect.map(post("/mcp", rpc("tools/call", { name, arguments: args }), mcp), (reply) => {
+      if (reply.status !== 200 || reply.text.includes("\"isError\":true")) {
+        throw new Error(`${name}: ${reply.status} ${reply.text.slice(0, 300)}`)
+      }
+      return reply
+    })
+
+  const dock = JSON.parse(
+    /data: (.*)/.exec((yield* toolCall("create_bucket", { title: "Ops bench", slug: "ops-bench" })).text)?.[1] ?? "{}"
+  ).result.structuredContent.bucket
+  const bucket = `${dock.owner.username}/${dock.slug}`
+  const html = `<h1>Page</h1>\n${
+    Array.from({ length: 12 }, (_, i) =>
+      `<p>Paragraph ${i}: some <strong>text</strong> with a <a href="https://example.com/${i}">link</a>.</p>`)
+      .join("\n")
+  }`
+  yield* toolCall("push_web_page", { bucket, content_type: "html", page_slug: "page", page_content: html })
+  let version = 0
+  const markdown = () =>
+    `# Notes ${++version}\n\n${
+      Array.from(
+        { length: 40 },
+        (_, i) => `- item ${i} of version ${version}, see [[page]] and https://example.com/${i}`
+      )
+        .join("\n")
+    }\n`
+
+  const requests: ReadonlyArray<{ readonly label: string; readonly send: Effect.Effect<unknown> }> = [
+    {
+      label: "GET /healthz",
+      send: Effect.promise(() => fetch(`${server.url}/healthz`).then((response) => response.text()))
+    },
+    { label: "MCP ping", send: post("/mcp", rpc("ping", {}), mcp) },
+    { label: "get_web_page", send: toolCall("get_web_page", { bucket, page_slug: "page" }) },
+    { label: "get_bucket", send: toolCall("get_bucket", { bucket }) },
+    { label: "list_web_pages", send: toolCall("list_web_pages", { bucket }) },
+    {
+      label: "push_web_page (Markdown, 4 KB)",
+      send: Effect.suspend(() =>
+        toolCall("push_web_page", { bucket, content_type: "markdown", page_slug: "notes", page_content: markdown() })
+      )
+    }
+  ]
+
+  console.log(machine())
+  console.log(`${warmup} unrecorded and ${runs} recorded requests of each kind, one at a time\n`)
+  console.log(`${"request".padEnd(32)} ${"ops".padStart(8)} ${"fibers".padStart(8)}`)
+  const figures: Array<{ label: string; ops: number; fibers: number; kinds: Array<[string, number]> }> = []
+  for (const request of requests) {
+    for (let i = 0; i < warmup; i++) yield* request.send
+    counter.reset()
+    counter.counting = true
+    for (let i = 0; i < runs; i++) yield* request.send
+    counter.counting = false
+    const figure = {
+      label: request.label,
+      ops: counter.ops / runs,
+      fibers: counter.fibers / runs,
+      kinds: [...counter.kinds].sort((a, b) => b[1] - a[1]).slice(0, positive("BENCH_TOP", 25))
+    }
+    figures.push(figure)
+    console.log(
+      `${figure.label.padEnd(32)} ${figure.ops.toFixed(0).padStart(8)} ${figure.fibers.toFixed(1).padStart(8)}`
+    )
+  }
+  if (verbose) {
+    for (const figure of figures) {
+      console.log(`\n${figure.label}: the most frequent operations a request`)
+      for (const [kind, n] of figure.kinds) console.log(`${(n / runs).toFixed(1).padStart(7)}  ${kind}`)
+    }
+  }
+  console.log(`\n1-minute load average ${loadAverage()} (the counts do not depend on it)`)
+})
+
+await Effect.runPromise(Effect.scoped(main))
