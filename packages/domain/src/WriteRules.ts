@@ -8,6 +8,7 @@ import type { RateLimited } from "./Errors.ts"
 import { Limits } from "./Limits.ts"
 import type { Principal } from "./Principal.ts"
 import { RateLimits } from "./RateLimits/RateLimits.ts"
+import { traced } from "./Spans.ts"
 
 export class WriteRules extends Context.Tag("@dock/domain/WriteRules")<WriteRules, {
   /** Counts one write against the token's per-minute allowance. */
@@ -20,7 +21,7 @@ export const WriteRulesLive = Layer.effect(
     const limits = yield* Limits
     const rateLimits = yield* RateLimits
 
-    const admitWrite = Effect.fn("WriteRules.admitWrite")(function*(principal: Principal) {
+    const admitWrite = traced("WriteRules.admitWrite")(function*(principal: Principal) {
       if (principal.tokenId === null) return
       yield* rateLimits.hit({
         key: `token-writes:${principal.tokenId}`,

@@ -19,6 +19,7 @@ import {
   PermissionDenied,
   type Principal,
   RateLimited,
+  spanned,
   statementTimeoutError,
   Unauthorized,
   ValidationError
@@ -208,7 +209,7 @@ export const makeMcpHandler = <R>(
         return yield* keyed(entry.entry.name, key, rest ?? {}, principal, write)
       }).pipe(
         Effect.provideService(CurrentPrincipal, principal),
-        Effect.withSpan(
+        spanned(
           `mcp.${entry.entry.name}`,
           request.parentSpan === undefined ? {} : { parent: request.parentSpan }
         ),

@@ -50,7 +50,7 @@ import { workingTogetherRoute } from "./http/WorkingTogetherHttp.ts"
 import { idempotencySweepJob, oauthSweepJob, sandboxSweepJob, sessionSweepJob, trashSweepJob } from "./Jobs.ts"
 import { mailerLayer } from "./mail/Mailers.ts"
 import { makeServerMetrics } from "./Metrics.ts"
-import { tracingLayer } from "./Tracing.ts"
+import { tracingLayer, withRequestSpans } from "./Tracing.ts"
 import { webBodyLimit, webKit } from "./web/WebKit.tsx"
 import { webRoutes } from "./web/WebRoutes.tsx"
 
@@ -166,7 +166,8 @@ export const ServerLive = (config: ServerConfig, options: ServerOptions = {}) =>
   ).pipe(Layer.provide(requestMiddleware(config, bodyLimits, metrics)))
   const nodeServer = Http.createServer()
   const serving = HttpLayerRouter.serve(routes, { disableLogger: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host }))
+    Layer.provideMerge(NodeHttpServer.layer(() => nodeServer, { port: config.port, host: config.host })),
+    withRequestSpans(config)
   )
   // HttpServer stays in the output so callers (tests, benchmarks) can read the bound address.
   return gracefulShutdown(nodeServer, config.shutdownGrace).pipe(

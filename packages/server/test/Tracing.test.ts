@@ -1,16 +1,33 @@
 /**
  * Issue 19, item 6: with OTEL_EXPORTER_OTLP_ENDPOINT set, the spans the code opens are exported over OTLP/HTTP to
  * a real receiver on an ephemeral port: a tool call's `mcp.<tool>` span arrives, under the service name, as the
- * child of its HTTP request's span in the same trace, with the statements it ran beneath it.
+ * child of its HTTP request's span in the same trace, with the statements and service methods it ran beneath it.
+ * Without the variable the tracer is off, and neither the HTTP server nor the domain builds spans.
  */
+import { HttpMiddleware, type HttpServerRequest } from "@effect/platform"
 import { expect, it, layer } from "@effect/vitest"
-import { Duration, Effect, Either, FiberRef, Layer, Option } from "effect"
-import { tracingLayer } from "../src/Tracing.ts"
+import { Duration, Effect, Either, FiberRef, Layer, Option, type Predicate } from "effect"
+import type { ServerConfig } from "../src/Config.ts"
+import { tracingLayer, withRequestSpans } from "../src/Tracing.ts"
 import { bearer } from "./support/Http.ts"
 import { UUID } from "./support/Identity.ts"
 import { actor, call, ok, rawToolCall } from "./support/McpTools.ts"
 import { OtlpReceiver, OtlpReceiverLive } from "./support/OtlpReceiver.ts"
 import { configFrom, startTestServer, TestServer } from "./support/TestServer.ts"
+
+/** Whether the HTTP server built under `withRequestSpans(config)` skips a request's span (the platform's switch). */
+const requestSpansDisabledWhen = (config: ServerConfig) =>
+  Effect.scoped(Effect.gen(function*() {
+    let disabledWhen: Predicate.Predicate<HttpServerRequest.HttpServerRequest> | undefined
+    yield* Layer.build(
+      withRequestSpans(config)(Layer.effectDiscard(
+        Effect.map(FiberRef.get(HttpMiddleware.currentTracerDisabledWhen), (predicate) => {
+          disabledWhen = predicate
+        })
+      ))
+    )
+    return disabledWhen!
+  }))
 
 const TracedServer = Layer.scoped(
   TestServer,
@@ -52,6 +69,11 @@ layer(TracedServer, { excludeTestServices: true, timeout: 60_000 })("OpenTelemet
         span.traceId === toolSpan.traceId && span.name === "sql.execute"
       )
       expect(statement.traceId).toBe(toolSpan.traceId)
+      // So are the domain's service methods (`traced`), made while the tracer records them.
+      const method = yield* receiver.waitFor((span) =>
+        span.traceId === toolSpan.traceId && span.name.startsWith("Docks.")
+      )
+      expect(method.parentSpanId).toMatch(/^[0-9a-f]{16}$/)
 
       // Another call is another trace.
       const raw = yield* rawToolCall("/mcp", "get_bucket", { bucket: "no-such-dock" }, bearer(token))
@@ -67,6 +89,11 @@ it.effect("without OTEL_EXPORTER_OTLP_ENDPOINT there is no exporter and the trac
     const plain = yield* configFrom({})
     expect(Option.isNone(plain.tracing)).toBe(true)
     expect(yield* FiberRef.get(FiberRef.currentTracerEnabled).pipe(Effect.provide(tracingLayer(plain)))).toBe(false)
+    // Nor does the HTTP server build request spans then; with an endpoint it does.
+    const exporting = yield* configFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })
+    const request = {} as HttpServerRequest.HttpServerRequest
+    expect((yield* requestSpansDisabledWhen(plain))(request)).toBe(true)
+    expect((yield* requestSpansDisabledWhen(exporting))(request)).toBe(false)
 
     const traced = yield* configFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })
     expect(Option.map(traced.tracing, (tracing) => [tracing.tracesUrl, tracing.serviceName])).toEqual(

@@ -6,6 +6,7 @@ import { Docks } from "../Docks/Docks.ts"
 import { Conflict, NotFound, ValidationError } from "../Errors.ts"
 import { UserId } from "../Ids.ts"
 import { isSlug, slugify } from "../Slug.ts"
+import { traced } from "../Spans.ts"
 import { Accounts, type NewUser } from "./Accounts.ts"
 import { makeAccountsRepo } from "./AccountsRepo.ts"
 import { normalizeEmail, USERNAME_MAX } from "./User.ts"
@@ -63,7 +64,7 @@ export const AccountsLive = Layer.effect(
         Effect.catchTag("ValidationError", Effect.die) // the default Dock's slug is the username: always free
       )
 
-    const create = Effect.fn("Accounts.create")(function*(input: NewUser) {
+    const create = traced("Accounts.create")(function*(input: NewUser) {
       const email = input.email === null ? null : yield* normalizeEmail(input.email)
       const requested = input.username === undefined ? undefined : yield* checkUsername(input.username.trim())
       const derived = slugify(email?.split("@")[0] ?? "agent", USERNAME_MAX - 5) || "user"
@@ -87,20 +88,20 @@ export const AccountsLive = Layer.effect(
 
     const notFound = () => new NotFound({ message: "User not found" })
 
-    const findById = Effect.fn("Accounts.findById")(function*(id: UserId) {
+    const findById = traced("Accounts.findById")(function*(id: UserId) {
       if (!Schema.is(UserId)(id)) return yield* notFound()
       return yield* repo.findById(id).pipe(
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound()), onSome: Effect.succeed }))
       )
     })
 
-    const findByIdentifier = Effect.fn("Accounts.findByIdentifier")(function*(identifier: string) {
+    const findByIdentifier = traced("Accounts.findByIdentifier")(function*(identifier: string) {
       return yield* repo.findByIdentifier(identifier.trim()).pipe(
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound()), onSome: Effect.succeed }))
       )
     })
 
-    const list = Effect.fn("Accounts.list")(
+    const list = traced("Accounts.list")(
       function*(options?: { readonly limit?: number | undefined; readonly offset?: number | undefined }) {
         const limit = Math.min(Math.max(options?.limit ?? 100, 1), 1000)
         return yield* repo.list(limit, Math.max(options?.offset ?? 0, 0))

@@ -2,6 +2,7 @@
 import { Clock, Effect, Layer } from "effect"
 import type { DockId } from "../Ids.ts"
 import { CurrentPrincipal } from "../Principal.ts"
+import { traced } from "../Spans.ts"
 import { Activity, ActivityEntry, type NewActivity } from "./Activity.ts"
 import { makeActivityRepo } from "./ActivityRepo.ts"
 
@@ -10,7 +11,7 @@ export const ActivityLive = Layer.effect(
   Effect.gen(function*() {
     const repo = yield* makeActivityRepo
 
-    const record = Effect.fn("Activity.record")(function*(entry: NewActivity) {
+    const record = traced("Activity.record")(function*(entry: NewActivity) {
       const principal = yield* CurrentPrincipal
       yield* repo.insert({
         dockId: entry.dockId,
@@ -25,7 +26,7 @@ export const ActivityLive = Layer.effect(
       })
     })
 
-    const recent = Effect.fn("Activity.recent")(function*(dockId: DockId, limit: number) {
+    const recent = traced("Activity.recent")(function*(dockId: DockId, limit: number) {
       const rows = yield* repo.recentOfDock(dockId, limit)
       return rows.map((row) => new ActivityEntry({ ...row, created_at: row.created_at.toISOString() }))
     })

@@ -30,6 +30,7 @@ import { Parts } from "../Parts/Parts.ts"
 import { canRead, checkOwner, roleOf } from "../Policy.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { operatorPrincipal } from "../Sources/SourcesLive.ts"
+import { spanned, traced } from "../Spans.ts"
 import {
   AgentChangeList,
   ChangedPage,
@@ -225,7 +226,7 @@ export const AgentChangesLive = Layer.effect(
         })
       })
 
-    const list = Effect.fn("AgentChanges.list")(function*(target: DockTarget | undefined, query: AgentQuery) {
+    const list = traced("AgentChanges.list")(function*(target: DockTarget | undefined, query: AgentQuery) {
       const { since, tokenId } = yield* checked(query)
       const covered = yield* ownedDocks(target, tokenId, since, false)
       const buckets = yield* Effect.forEach(covered, (dock) => changesIn(dock, tokenId, since))
@@ -566,7 +567,7 @@ export const AgentChangesLive = Layer.effect(
           })
       )
 
-    const revert = Effect.fn("AgentChanges.revert")(function*(
+    const revert = traced("AgentChanges.revert")(function*(
       target: DockTarget | undefined,
       query: AgentQuery & { readonly dryRun: boolean }
     ) {
@@ -576,7 +577,7 @@ export const AgentChangesLive = Layer.effect(
       return yield* revertAll(covered, { tokenId, since, dryRun: query.dryRun }, principal)
     })
 
-    const revertAsOperator = Effect.fn("AgentChanges.revertAsOperator")(function*(
+    const revertAsOperator = traced("AgentChanges.revertAsOperator")(function*(
       name: string | undefined,
       query: AgentQuery & { readonly dryRun: boolean }
     ) {
@@ -596,7 +597,7 @@ export const AgentChangesLive = Layer.effect(
       const pages = yield* parts.purgeTrash(before)
       const rowChanges = yield* rows.purgeChanges(before)
       return { pages, rowChanges }
-    }).pipe(Effect.withSpan("AgentChanges.sweep"))
+    }).pipe(spanned("AgentChanges.sweep"))
 
     return AgentChanges.of({ list, revert, revertAsOperator, sweep })
   })

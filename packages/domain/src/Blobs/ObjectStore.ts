@@ -9,6 +9,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { DockId } from "../Ids.ts"
+import { traced } from "../Spans.ts"
 
 export interface StoredObject {
   readonly data: Uint8Array
@@ -32,7 +33,7 @@ export const PostgresObjectStore = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
 
-    const put = Effect.fn("ObjectStore.put")(function*(
+    const put = traced("ObjectStore.put")(function*(
       key: string,
       data: Uint8Array,
       meta: { readonly dockId: DockId; readonly contentType: string }
@@ -45,14 +46,14 @@ export const PostgresObjectStore = Layer.effect(
           size_bytes = excluded.size_bytes, data = excluded.data`.pipe(Effect.orDie)
     })
 
-    const get = Effect.fn("ObjectStore.get")(function*(key: string) {
+    const get = traced("ObjectStore.get")(function*(key: string) {
       const rows = yield* sql<{ data: Uint8Array; content_type: string }>`select data, content_type from blobs
         where key = ${key}`.pipe(Effect.orDie)
       const row = rows[0]
       return row === undefined ? Option.none() : Option.some({ data: row.data, contentType: row.content_type })
     })
 
-    const remove = Effect.fn("ObjectStore.delete")(function*(key: string) {
+    const remove = traced("ObjectStore.delete")(function*(key: string) {
       yield* sql`delete from blobs where key = ${key}`.pipe(Effect.orDie)
     })
 

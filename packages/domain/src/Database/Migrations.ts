@@ -8,6 +8,7 @@
 import { type Migration, migrations } from "@dock/migrations"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
+import { spanned } from "../Spans.ts"
 import { DatabaseTemplate } from "./Database.ts"
 
 /** An arbitrary constant naming Dock's migration lock among other advisory locks. */
@@ -40,7 +41,7 @@ export const applyMigrations = (list: ReadonlyArray<Migration> = migrations) =>
   }).pipe(
     // Only after the whole list: a template's name says it holds every migration (EmbeddedTemplate.ts).
     Effect.tap(() => list === migrations ? saveOwedTemplate : Effect.void),
-    Effect.withSpan("Migrations.apply")
+    spanned("Migrations.apply")
   )
 
 /** The embedded template's save this start owes, if any; a database layer without DatabaseTemplate owes none. */

@@ -21,6 +21,7 @@ import {
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
 import { PublicBaseUrl } from "../Settings.ts"
 import { slugify, validateSlug } from "../Slug.ts"
+import { spanned, traced } from "../Spans.ts"
 import { WriteRules } from "../WriteRules.ts"
 import {
   ActivityItem,
@@ -230,7 +231,7 @@ export const DocksLive = Layer.effect(
      * How the operator names a Dock: its id or `owner/slug`. A bare slug is refused, since an operator acts for
      * no user whose Docks it could mean. Hidden Docks are not found.
      */
-    const forOperator = Effect.fn("Docks.forOperator")(function*(name: string) {
+    const forOperator = traced("Docks.forOperator")(function*(name: string) {
       const ref = dockRefOf(name)
       if (ref._tag === "BySlug") {
         return yield* new ValidationError({
@@ -351,13 +352,13 @@ export const DocksLive = Layer.effect(
 
     const byIdFound = (id: DockId) => readable({ _tag: "ById", id }).pipe(Effect.catchTag("BadRequest", notFound))
 
-    const find = Effect.fn("Docks.find")(function*(target: DockTarget) {
+    const find = traced("Docks.find")(function*(target: DockTarget) {
       return Option.map(yield* findTarget(target), ({ resolved }) => resolved)
     })
-    const named = Effect.fn("Docks.named")(function*(target: DockTarget) {
+    const named = traced("Docks.named")(function*(target: DockTarget) {
       return (yield* namedTarget(target)).resolved
     })
-    const forRead = Effect.fn("Docks.forRead")(function*(target: DockTarget) {
+    const forRead = traced("Docks.forRead")(function*(target: DockTarget) {
       return (yield* readTarget(target)).resolved
     })
     /** What `along` reads beside the Dock `found` resolved to, decoded once the policy has let the caller read it. */
@@ -369,16 +370,16 @@ export const DocksLive = Layer.effect(
       })
     const forReadAlong = <A>(target: DockTarget, along: Along<A>) =>
       Effect.flatMap(readTarget(target, along.from), (found) => withAlong(found, along)).pipe(
-        Effect.withSpan("Docks.forReadAlong")
+        spanned("Docks.forReadAlong")
       )
     const namedAlong = <A>(target: DockTarget, along: Along<A>) =>
       Effect.flatMap(namedTarget(target, along.from), (found) => withAlong(found, along)).pipe(
-        Effect.withSpan("Docks.namedAlong")
+        spanned("Docks.namedAlong")
       )
-    const forWrite = Effect.fn("Docks.forWrite")(function*(target: DockTarget) {
+    const forWrite = traced("Docks.forWrite")(function*(target: DockTarget) {
       return (yield* writeTarget(target)).resolved
     })
-    const byId = Effect.fn("Docks.byId")(function*(id: DockId) {
+    const byId = traced("Docks.byId")(function*(id: DockId) {
       return (yield* byIdFound(id)).resolved
     })
 
@@ -387,7 +388,7 @@ export const DocksLive = Layer.effect(
      * rank (own, else collaborations, else public), as `named({ bucket: slug })` weighs them. One is the Dock it
      * resolves to; several are the ambiguity it answers `bad_request` for; none is `not_found`.
      */
-    const candidates = Effect.fn("Docks.candidates")(function*(slug: string) {
+    const candidates = traced("Docks.candidates")(function*(slug: string) {
       const principal = yield* CurrentPrincipal
       const matches = yield* repo.findBySlugForCaller(
         principal.userId,
@@ -402,7 +403,7 @@ export const DocksLive = Layer.effect(
         })
     })
 
-    const readableAt = Effect.fn("Docks.readableAt")(function*(paths: ReadonlyArray<string>) {
+    const readableAt = traced("Docks.readableAt")(function*(paths: ReadonlyArray<string>) {
       const principal = yield* CurrentPrincipal
       const found = new Map<string, ResolvedDock>()
       // As the one resolver reads `bucket: owner/slug`: the owner case-insensitively, the slug as written.
@@ -418,7 +419,7 @@ export const DocksLive = Layer.effect(
       return found
     })
 
-    const create = Effect.fn("Docks.create")(function*(input: NewDock) {
+    const create = traced("Docks.create")(function*(input: NewDock) {
       const principal = yield* CurrentPrincipal
       yield* checkCreateDock(principal)
       yield* writeRules.admitWrite(principal)
@@ -453,7 +454,7 @@ export const DocksLive = Layer.effect(
       return toDock(row, baseUrl)
     })
 
-    const listWritable = Effect.fn("Docks.listWritable")(function*(filter: WritableFilter) {
+    const listWritable = traced("Docks.listWritable")(function*(filter: WritableFilter) {
       const principal = yield* CurrentPrincipal
       if (principal.userId === null) {
         return yield* new Unauthorized({ message: "Listing your Docks needs a bearer token" })
@@ -466,7 +467,7 @@ export const DocksLive = Layer.effect(
         .map((row) => toDock(row, baseUrl))
     })
 
-    const update = Effect.fn("Docks.update")(function*(resolved: ResolvedDock, patch: DockPatch) {
+    const update = traced("Docks.update")(function*(resolved: ResolvedDock, patch: DockPatch) {
       const principal = yield* CurrentPrincipal
       const { access, dock } = resolved
       yield* checkPublish(principal, access, { visibility: patch.visibility })
@@ -501,7 +502,7 @@ export const DocksLive = Layer.effect(
       return toDock(written, baseUrl)
     })
 
-    const remove = Effect.fn("Docks.remove")(function*({ access, dock }: ResolvedDock) {
+    const remove = traced("Docks.remove")(function*({ access, dock }: ResolvedDock) {
       const principal = yield* CurrentPrincipal
       yield* checkDeleteDock(principal, access)
       yield* writeRules.admitWrite(principal)
@@ -513,7 +514,7 @@ export const DocksLive = Layer.effect(
       principal: { readonly sandbox: boolean; readonly allowedBucketIds: ReadonlyArray<DockId> | null }
     ) => principal.sandbox ? principal.allowedBucketIds ?? [] : null
 
-    const search = Effect.fn("Docks.search")(function*(query: string, limit: number) {
+    const search = traced("Docks.search")(function*(query: string, limit: number) {
       const principal = yield* CurrentPrincipal
       const text = query.trim()
       if (text.length === 0) return yield* invalid("query", "query must not be empty")
@@ -521,7 +522,7 @@ export const DocksLive = Layer.effect(
       return rows.map((row) => toDock(row, baseUrl))
     })
 
-    const list = Effect.fn("Docks.list")(function*(filter: DockListFilter) {
+    const list = traced("Docks.list")(function*(filter: DockListFilter) {
       const principal = yield* CurrentPrincipal
       const visibility = filter.visibility ?? "all"
       const ownedByMe = filter.ownedByMe ?? false
@@ -532,7 +533,7 @@ export const DocksLive = Layer.effect(
       return rows.map((row) => toDock(row, baseUrl))
     })
 
-    const details = Effect.fn("Docks.details")(function*(target: DockTarget) {
+    const details = traced("Docks.details")(function*(target: DockTarget) {
       const { resolved: { role }, row } = yield* readTarget(target)
       const member = role !== null
       const { activity, concepts, cover, entities, ...counts } = yield* detailsRepo.details(
@@ -585,7 +586,7 @@ export const DocksLive = Layer.effect(
       }, true)
     })
 
-    const fork = Effect.fn("Docks.fork")(function*(upstream: DockTarget, options: ForkOptions) {
+    const fork = traced("Docks.fork")(function*(upstream: DockTarget, options: ForkOptions) {
       const principal = yield* CurrentPrincipal
       yield* checkSandboxExposure(principal, { fork: true })
       yield* checkCreateDock(principal)
@@ -632,7 +633,7 @@ export const DocksLive = Layer.effect(
       return toDock(yield* repo.findById(id).pipe(Effect.map(Option.getOrThrow)), baseUrl)
     })
 
-    const updateMetadata = Effect.fn("Docks.updateMetadata")(function*(resolved: ResolvedDock, patch: MetadataPatch) {
+    const updateMetadata = traced("Docks.updateMetadata")(function*(resolved: ResolvedDock, patch: MetadataPatch) {
       const principal = yield* CurrentPrincipal
       const { access, dock } = resolved
       yield* checkPublish(principal, access, {
@@ -684,7 +685,7 @@ export const DocksLive = Layer.effect(
       return toDock(written, baseUrl)
     })
 
-    const setCover = Effect.fn("Docks.setCover")(function*(resolved: ResolvedDock, page: string) {
+    const setCover = traced("Docks.setCover")(function*(resolved: ResolvedDock, page: string) {
       const principal = yield* CurrentPrincipal
       const { access, dock } = resolved
       yield* checkOwner(principal, access)
@@ -713,7 +714,7 @@ export const DocksLive = Layer.effect(
       return toDock(written, baseUrl)
     })
 
-    const setGrounding = Effect.fn("Docks.setGrounding")(function*({ dock }: ResolvedDock) {
+    const setGrounding = traced("Docks.setGrounding")(function*({ dock }: ResolvedDock) {
       const principal = yield* CurrentPrincipal
       if (principal.tokenId === null) {
         return yield* new Unauthorized({

@@ -5,6 +5,7 @@
  */
 import { Clock, Duration, Effect, Layer } from "effect"
 import { Conflict } from "../Errors.ts"
+import { spanned, traced } from "../Spans.ts"
 import {
   Idempotency,
   IDEMPOTENCY_CLAIM_STALE,
@@ -75,9 +76,9 @@ export const IdempotencyLive = Layer.effect(
           Effect.tap((answer) => repo.complete(call, claim, JSON.stringify(answer))),
           Effect.onError(() => repo.release(call, claim))
         )
-      }).pipe(Effect.withSpan("Idempotency.once"))
+      }).pipe(spanned("Idempotency.once"))
 
-    const sweep = Effect.fn("Idempotency.sweep")(function*(ttl: Duration.Duration = IDEMPOTENCY_TTL) {
+    const sweep = traced("Idempotency.sweep")(function*(ttl: Duration.Duration = IDEMPOTENCY_TTL) {
       return yield* repo.deleteCreatedBefore(new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(ttl)))
     })
 

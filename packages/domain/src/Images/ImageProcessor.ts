@@ -12,6 +12,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { ValidationError } from "../Errors.ts"
+import { traced } from "../Spans.ts"
 import { type ImageFormat, MAX_IMAGE_PIXELS } from "./Image.ts"
 
 /** A processed image: the bytes to store and what they are. */
@@ -81,7 +82,7 @@ export const ImageProcessorLive = Layer.effect(
     )
     const permits = yield* Effect.makeSemaphore(IMAGE_CONCURRENCY)
 
-    const process = Effect.fn("ImageProcessor.process")(function*(bytes: Uint8Array) {
+    const process = traced("ImageProcessor.process")(function*(bytes: Uint8Array) {
       const sniffed = sniffFormat(bytes)
       if (sniffed === undefined) return yield* refused(NOT_AN_IMAGE)
       const sharp = yield* loadSharp

@@ -17,6 +17,7 @@ import { contentDock } from "../Parts/PartRow.ts"
 import { Parts } from "../Parts/Parts.ts"
 import { checkWrite } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
+import { traced } from "../Spans.ts"
 import { WriteRules } from "../WriteRules.ts"
 import {
   ALT_TEXT_MAX,
@@ -64,7 +65,7 @@ export const ImagesLive = Layer.effect(
     const store = yield* ObjectStore
     const baseUrl = yield* artifactBaseUrl
 
-    const push = Effect.fn("Images.push")(function*(target: DockTarget, input: ImageInput) {
+    const push = traced("Images.push")(function*(target: DockTarget, input: ImageInput) {
       const principal = yield* CurrentPrincipal
       const resolved = yield* docks.forWrite(target)
       const { access } = resolved
@@ -126,7 +127,7 @@ export const ImagesLive = Layer.effect(
       })
     })
 
-    const view = Effect.fn("Images.view")(function*(ref: { readonly id: string; readonly extension: string }) {
+    const view = traced("Images.view")(function*(ref: { readonly id: string; readonly extension: string }) {
       // Built only when it is the answer (an error captures its stack): most views find their image.
       const missing = () => new NotFound({ message: "No such image, or it is not visible to you" })
       if (!isUuid(ref.id)) return yield* missing()
@@ -145,7 +146,7 @@ export const ImagesLive = Layer.effect(
       } satisfies ImageFile
     })
 
-    const list = Effect.fn("Images.list")(function*(resolved: ResolvedDock, limit: number) {
+    const list = traced("Images.list")(function*(resolved: ResolvedDock, limit: number) {
       const rows = yield* repo.listInDock(resolved.dock.id, limit)
       return rows.map((row): ImageSummary => ({
         id: row.id,

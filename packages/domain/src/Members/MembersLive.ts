@@ -10,6 +10,7 @@ import { NotFound, PermissionDenied, ValidationError } from "../Errors.ts"
 import type { UserId } from "../Ids.ts"
 import { checkOwner, checkPublish } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
+import { traced } from "../Spans.ts"
 import { grantedRole, Member, type Role } from "./Member.ts"
 import { Members } from "./Members.ts"
 import { makeMembersRepo } from "./MembersRepo.ts"
@@ -40,7 +41,7 @@ export const MembersLive = Layer.effect(
     const findPerson = (name: string) =>
       accounts.findByIdentifier(name.trim()).pipe(Effect.mapError(() => noSuchUser(name, true)))
 
-    const upsert = Effect.fn("Members.upsert")(
+    const upsert = traced("Members.upsert")(
       function*(dock: Dock, userName: string, role: Role, byOperator: boolean) {
         // The wire schema refuses other roles; this holds for every caller, whatever it passes.
         if (role !== "editor" && role !== "viewer") {
@@ -74,7 +75,7 @@ export const MembersLive = Layer.effect(
         (rows) => rows.map((row) => new Member({ bucket_id: dock.id, ...row, role: grantedRole(row.role) }, true))
       )
 
-    const removeFrom = Effect.fn("Members.removeFrom")(function*(dock: Dock, userName: string, byOperator: boolean) {
+    const removeFrom = traced("Members.removeFrom")(function*(dock: Dock, userName: string, byOperator: boolean) {
       const user = yield* (byOperator ? findUser(userName) : findPerson(userName))
       const removed = yield* repo.remove(dock.id, user.id)
       if (removed === undefined) {
@@ -86,15 +87,15 @@ export const MembersLive = Layer.effect(
       )
     })
 
-    const add = Effect.fn("Members.add")(function*(dockName: string, userName: string, role: Role) {
+    const add = traced("Members.add")(function*(dockName: string, userName: string, role: Role) {
       return yield* upsert(yield* docks.forOperator(dockName), userName, role, true)
     })
 
-    const list = Effect.fn("Members.list")(function*(dockName: string) {
+    const list = traced("Members.list")(function*(dockName: string) {
       return yield* listOf(yield* docks.forOperator(dockName))
     })
 
-    const remove = Effect.fn("Members.remove")(function*(dockName: string, userName: string) {
+    const remove = traced("Members.remove")(function*(dockName: string, userName: string) {
       return yield* removeFrom(yield* docks.forOperator(dockName), userName, true)
     })
 
@@ -111,22 +112,22 @@ export const MembersLive = Layer.effect(
         }
       })
 
-    const grant = Effect.fn("Members.grant")(function*(resolved: ResolvedDock, userName: string, role: Role) {
+    const grant = traced("Members.grant")(function*(resolved: ResolvedDock, userName: string, role: Role) {
       yield* checkGrant(resolved)
       return yield* upsert(resolved.dock, userName, role, false)
     })
 
-    const revoke = Effect.fn("Members.revoke")(function*(resolved: ResolvedDock, userName: string) {
+    const revoke = traced("Members.revoke")(function*(resolved: ResolvedDock, userName: string) {
       yield* checkGrant(resolved)
       return yield* removeFrom(resolved.dock, userName, false)
     })
 
-    const members = Effect.fn("Members.members")(function*(resolved: ResolvedDock) {
+    const members = traced("Members.members")(function*(resolved: ResolvedDock) {
       yield* checkOwner(yield* CurrentPrincipal, resolved.access)
       return yield* listOf(resolved.dock)
     })
 
-    const sharedWithMe = Effect.fn("Members.sharedWithMe")(function*(limit: number) {
+    const sharedWithMe = traced("Members.sharedWithMe")(function*(limit: number) {
       const principal = yield* CurrentPrincipal
       if (principal.userId === null) return []
       const grants = yield* repo.grantsOf(principal.userId, limit)

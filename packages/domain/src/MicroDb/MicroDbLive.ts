@@ -20,6 +20,7 @@ import { Parts } from "../Parts/Parts.ts"
 import { checkPublish, checkWrite, type DockAccess, roleOf, setsPublishing } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { isSlug, SLUG_MAX, slugify } from "../Slug.ts"
+import { traced } from "../Spans.ts"
 import { WriteRules } from "../WriteRules.ts"
 import {
   checkRow,
@@ -335,7 +336,7 @@ export const MicroDbLive = Layer.effect(
         return { shell: shell!, table }
       })
 
-    const push = Effect.fn("MicroDb.push")(function*(target: DockTarget, input: ShellInput) {
+    const push = traced("MicroDb.push")(function*(target: DockTarget, input: ShellInput) {
       const principal = yield* CurrentPrincipal
       const resolved = yield* docks.forWrite(target)
       const { access } = resolved
@@ -364,7 +365,7 @@ export const MicroDbLive = Layer.effect(
       return toPart(written, baseUrl)
     })
 
-    const snapshot = Effect.fn("MicroDb.snapshot")(function*(target: DockTarget) {
+    const snapshot = traced("MicroDb.snapshot")(function*(target: DockTarget) {
       const access = yield* writable(target)
       return yield* transaction(Effect.gen(function*() {
         const { bytes, snapshot } = yield* takeSnapshot(access.dockId, yield* lockedShell(access.dockId))
@@ -375,16 +376,16 @@ export const MicroDbLive = Layer.effect(
 
     // ---- tables ----
 
-    const tables = Effect.fn("MicroDb.tables")(function*(target: DockTarget) {
+    const tables = traced("MicroDb.tables")(function*(target: DockTarget) {
       const { access } = yield* readable(target)
       return (yield* repo.tables(access.dockId)).map((table) => toTable(table))
     })
 
-    const table = Effect.fn("MicroDb.table")(function*(target: DockTarget, ref: string) {
+    const table = traced("MicroDb.table")(function*(target: DockTarget, ref: string) {
       return toTable(yield* readableTable(target, ref))
     })
 
-    const createTable = Effect.fn("MicroDb.createTable")(function*(target: DockTarget, input: TableInput) {
+    const createTable = traced("MicroDb.createTable")(function*(target: DockTarget, input: TableInput) {
       const access = yield* writable(target)
       const name = input.name.trim()
       const slug = input.slug?.trim() ?? (slugify(name, SLUG_MAX) || "table")
@@ -434,7 +435,7 @@ export const MicroDbLive = Layer.effect(
       return toTable(created)
     })
 
-    const updateTable = Effect.fn("MicroDb.updateTable")(function*(target: DockTarget, ref: string, patch: TablePatch) {
+    const updateTable = traced("MicroDb.updateTable")(function*(target: DockTarget, ref: string, patch: TablePatch) {
       const access = yield* writable(target)
       const errors = [
         ...(patch.name === undefined ? [] : checkText("name", patch.name, TABLE_NAME_MAX, true)),
@@ -460,7 +461,7 @@ export const MicroDbLive = Layer.effect(
       return toTable(updated)
     })
 
-    const deleteTable = Effect.fn("MicroDb.deleteTable")(function*(target: DockTarget, ref: string) {
+    const deleteTable = traced("MicroDb.deleteTable")(function*(target: DockTarget, ref: string) {
       const access = yield* writable(target)
       return yield* transaction(Effect.gen(function*() {
         const { shell, table } = yield* lockedForSnapshot(access.dockId, ref)
@@ -498,7 +499,7 @@ export const MicroDbLive = Layer.effect(
         })
       })
 
-    const addColumn = Effect.fn("MicroDb.addColumn")(function*(target: DockTarget, ref: string, def: ColumnDef) {
+    const addColumn = traced("MicroDb.addColumn")(function*(target: DockTarget, ref: string, def: ColumnDef) {
       const access = yield* writable(target)
       return yield* transaction(Effect.gen(function*() {
         const table = yield* tableIn(access.dockId, ref, true)
@@ -531,7 +532,7 @@ export const MicroDbLive = Layer.effect(
       }))
     })
 
-    const updateColumn = Effect.fn("MicroDb.updateColumn")(function*(
+    const updateColumn = traced("MicroDb.updateColumn")(function*(
       target: DockTarget,
       ref: string,
       slug: string,
@@ -632,7 +633,7 @@ export const MicroDbLive = Layer.effect(
       }))
     })
 
-    const deleteColumn = Effect.fn("MicroDb.deleteColumn")(function*(target: DockTarget, ref: string, slug: string) {
+    const deleteColumn = traced("MicroDb.deleteColumn")(function*(target: DockTarget, ref: string, slug: string) {
       const access = yield* writable(target)
       return yield* transaction(Effect.gen(function*() {
         const { shell, table } = yield* lockedForSnapshot(access.dockId, ref)
@@ -692,7 +693,7 @@ export const MicroDbLive = Layer.effect(
         return problems.sort((a, b) => (a.row ?? 0) - (b.row ?? 0))
       })
 
-    const insertRows = Effect.fn("MicroDb.insertRows")(
+    const insertRows = traced("MicroDb.insertRows")(
       function*(target: DockTarget, ref: string, input: ReadonlyArray<RowData>) {
         const access = yield* writable(target)
         if (input.length === 0) {
@@ -764,7 +765,7 @@ export const MicroDbLive = Layer.effect(
         details: { current_version: row.version, base_version: baseVersion, row: toRow(row) }
       })
 
-    const updateRow = Effect.fn("MicroDb.updateRow")(
+    const updateRow = traced("MicroDb.updateRow")(
       function*(target: DockTarget, ref: string, rowId: string, data: RowData, baseVersion?: number) {
         const access = yield* writable(target)
         return yield* transaction(Effect.gen(function*() {
@@ -790,7 +791,7 @@ export const MicroDbLive = Layer.effect(
       }
     )
 
-    const deleteRow = Effect.fn("MicroDb.deleteRow")(function*(
+    const deleteRow = traced("MicroDb.deleteRow")(function*(
       target: DockTarget,
       ref: string,
       rowId: string,
@@ -810,11 +811,11 @@ export const MicroDbLive = Layer.effect(
       }))
     })
 
-    const row = Effect.fn("MicroDb.row")(function*(target: DockTarget, ref: string, rowId: string) {
+    const row = traced("MicroDb.row")(function*(target: DockTarget, ref: string, rowId: string) {
       return toRow(yield* rowIn(yield* readableTable(target, ref), rowId))
     })
 
-    const query = Effect.fn("MicroDb.query")(function*(target: DockTarget, ref: string, query: RowsQuery) {
+    const query = traced("MicroDb.query")(function*(target: DockTarget, ref: string, query: RowsQuery) {
       const table = yield* readableTable(target, ref)
       const filters = compileFilters(pg, table.columns, query.filter ?? [])
       const sort = compileSort(pg, table.columns, query.sort ?? [])

@@ -20,6 +20,7 @@ import {
   REFRESH_TOKEN_PREFIX,
   sha256
 } from "../Secrets.ts"
+import { spanned, traced } from "../Spans.ts"
 import { LABEL_MAX } from "../Tokens/Token.ts"
 import { Tokens } from "../Tokens/Tokens.ts"
 import {
@@ -148,7 +149,7 @@ export const OAuthLive = Layer.effect(
         return uri
       })
 
-    const register = Effect.fn("OAuth.register")(function*(registration: ClientRegistration) {
+    const register = traced("OAuth.register")(function*(registration: ClientRegistration) {
       yield* rateLimits.hit({
         key: `oauth-register:${registration.requesterIp}`,
         limit: limits.oauthRegistrationsPerIpPerHour,
@@ -164,7 +165,7 @@ export const OAuthLive = Layer.effect(
       return { clientId: id, kind: "registered", clientName, clientUri, redirectUris, createdAt: at } as OAuthClient
     })
 
-    const client = Effect.fn("OAuth.client")(function*(clientId: string, requesterIp: string) {
+    const client = traced("OAuth.client")(function*(clientId: string, requesterIp: string) {
       const isUrl = clientId.startsWith("https://") || clientId.startsWith("http://")
       const stored = yield* repo.client(clientId)
       if (!isUrl) return Option.map(stored, toClient)
@@ -205,7 +206,7 @@ export const OAuthLive = Layer.effect(
       })
     })
 
-    const authorize = Effect.fn("OAuth.authorize")(function*(authorization: Authorization) {
+    const authorize = traced("OAuth.authorize")(function*(authorization: Authorization) {
       const at = yield* now
       const code = randomBase62(32)
       yield* transactional(
@@ -276,7 +277,7 @@ export const OAuthLive = Layer.effect(
 
     // The spend and its verdict commit together; a replay's revocation must commit even though the answer is an
     // error, so the error is carried out of the transaction as a value.
-    const exchangeCode = Effect.fn("OAuth.exchangeCode")(function*(request: {
+    const exchangeCode = traced("OAuth.exchangeCode")(function*(request: {
       readonly code: string
       readonly clientId: string
       readonly redirectUri: string
@@ -330,7 +331,7 @@ export const OAuthLive = Layer.effect(
 
     const badRefresh = () => invalid("invalid_grant", "The refresh token is invalid, expired, revoked or already used")
 
-    const refresh = Effect.fn("OAuth.refresh")(function*(request: {
+    const refresh = traced("OAuth.refresh")(function*(request: {
       readonly refreshToken: string
       readonly clientId: string
       readonly scope: string | undefined
@@ -362,7 +363,7 @@ export const OAuthLive = Layer.effect(
       return yield* outcome
     })
 
-    const revokeToken = Effect.fn("OAuth.revokeToken")(function*(token: string, clientId: string | undefined) {
+    const revokeToken = traced("OAuth.revokeToken")(function*(token: string, clientId: string | undefined) {
       const at = yield* now
       if (isWellFormedSecret(token, ACCESS_TOKEN_PREFIX)) {
         return yield* repo.revokeAccessToken(sha256(token), at, clientId)
@@ -375,11 +376,11 @@ export const OAuthLive = Layer.effect(
       yield* transactional(sql, repo.revokeGrant(grantId.value, at))
     })
 
-    const grants = Effect.fn("OAuth.grants")(function*(userId: UserId) {
+    const grants = traced("OAuth.grants")(function*(userId: UserId) {
       return (yield* repo.grantsOf(userId)).map(toGrant)
     })
 
-    const revokeGrant = Effect.fn("OAuth.revokeGrant")(function*(userId: UserId, grantId: string) {
+    const revokeGrant = traced("OAuth.revokeGrant")(function*(userId: UserId, grantId: string) {
       const notFound = () => new NotFound({ message: "No such connected app" })
       if (!UUID.test(grantId)) return yield* notFound()
       const grant = yield* repo.grant(grantId)
@@ -397,7 +398,7 @@ export const OAuthLive = Layer.effect(
         unusedClientsBefore: new Date(at - Duration.toMillis(UNUSED_CLIENT_TTL)),
         metadataFetchedBefore: new Date(at - Duration.toMillis(CLIENT_METADATA_TTL))
       })
-    }).pipe(Effect.withSpan("OAuth.sweep"))
+    }).pipe(spanned("OAuth.sweep"))
 
     return { register, client, authorize, exchangeCode, refresh, revokeToken, grants, revokeGrant, sweep }
   })

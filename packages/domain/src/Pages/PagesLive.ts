@@ -20,6 +20,7 @@ import { Parts } from "../Parts/Parts.ts"
 import { checkCreateDock, checkWrite, type DockAccess, roleOf } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
 import { slugify, validateSlug } from "../Slug.ts"
+import { traced } from "../Spans.ts"
 import { WriteRules } from "../WriteRules.ts"
 import { type EditKind, type PageEdit, TEXT_EDIT_OPS } from "./Edit.ts"
 import { linkDockOf, makeLinks, WIKILINKS_MAX } from "./Links.ts"
@@ -238,11 +239,11 @@ export const PagesLive = Layer.effect(
         Effect.provideService(ContentWorkers, workers)
       )
 
-    const save = Effect.fn("Pages.save")(function*(dockId: DockId, input: PageContent) {
+    const save = traced("Pages.save")(function*(dockId: DockId, input: PageContent) {
       return yield* saveIn(yield* docks.byId(dockId), input)
     })
 
-    const push = Effect.fn("Pages.push")(function*(
+    const push = traced("Pages.push")(function*(
       kind: PushKind,
       target: DockTarget,
       input: PushInput & { readonly contentType?: "markdown" | "html" | undefined }
@@ -316,7 +317,7 @@ export const PagesLive = Layer.effect(
      * one makes the push a `conflict` rather than lose it. The slug never changes; the title stays unless it was
      * the document's own (front matter `title` or first heading), which the edited document then gives again.
      */
-    const edit = Effect.fn("Pages.edit")(function*(
+    const edit = traced("Pages.edit")(function*(
       kind: EditKind,
       target: DockTarget,
       page: string,
@@ -439,14 +440,14 @@ export const PagesLive = Layer.effect(
       )
     }
 
-    const read = Effect.fn("Pages.read")(function*(target: DockTarget, page: string | PageNames) {
+    const read = traced("Pages.read")(function*(target: DockTarget, page: string | PageNames) {
       const { record, ...row } = yield* pageWithRecord(target, page)
       // Native reads sanitize stored HTML again: a stricter configuration applies to old content too.
       const content = row.content_type === "html" ? yield* sanitizedHtml(row) : row.content
       return { part: toPart({ ...row, content } as PartRow, baseUrl, true), record }
     })
 
-    const list = Effect.fn("Pages.list")(function*(
+    const list = traced("Pages.list")(function*(
       target: DockTarget,
       options: {
         readonly limit: number
@@ -485,7 +486,7 @@ export const PagesLive = Layer.effect(
       }
     })
 
-    const versions = Effect.fn("Pages.versions")(function*(target: DockTarget, page: string | PageNames) {
+    const versions = traced("Pages.versions")(function*(target: DockTarget, page: string | PageNames) {
       const { access, row } = yield* readablePage(target, page)
       const rows = yield* repo.versions(row.id)
       // Members see which token wrote each version (to name an agent to revert_agent_changes); outsiders do not.
@@ -513,7 +514,7 @@ export const PagesLive = Layer.effect(
       )
     })
 
-    const version = Effect.fn("Pages.version")(function*(target: DockTarget, page: string | PageNames, number: number) {
+    const version = traced("Pages.version")(function*(target: DockTarget, page: string | PageNames, number: number) {
       const { row } = yield* readablePage(target, page)
       const found = yield* repo.versionContent(row.id, number)
       if (found === undefined) {
@@ -525,7 +526,7 @@ export const PagesLive = Layer.effect(
       return { version: number, content }
     })
 
-    const diff = Effect.fn("Pages.diff")(function*(
+    const diff = traced("Pages.diff")(function*(
       target: DockTarget,
       page: string | PageNames,
       fromVersion: number,
@@ -550,7 +551,7 @@ export const PagesLive = Layer.effect(
       })
     })
 
-    const restore = Effect.fn("Pages.restore")(function*(
+    const restore = traced("Pages.restore")(function*(
       target: DockTarget,
       page: string | PageNames,
       number: number,
@@ -616,7 +617,7 @@ export const PagesLive = Layer.effect(
         return yield* docks.byId(found.dock_id).pipe(Effect.catchTag("NotFound", () => Effect.fail(missing())))
       })
 
-    const remove = Effect.fn("Pages.remove")(function*(
+    const remove = traced("Pages.remove")(function*(
       target: DockTarget,
       page: string | PageNames,
       baseVersion?: number
@@ -657,7 +658,7 @@ export const PagesLive = Layer.effect(
       ).pipe(withConflictDiff)
     })
 
-    const search = Effect.fn("Pages.search")(function*(
+    const search = traced("Pages.search")(function*(
       query: string,
       options: { readonly target: DockTarget; readonly limit: number }
     ) {
@@ -693,7 +694,7 @@ export const PagesLive = Layer.effect(
       )
     })
 
-    const pageLinks = Effect.fn("Pages.links")(function*(target: DockTarget, page: string) {
+    const pageLinks = traced("Pages.links")(function*(target: DockTarget, page: string) {
       const resolved = yield* docks.forRead(target)
       const row = yield* pageIn(resolved.access, page, parts.findInDock)
       const source = yield* linkDockOf(resolved)
@@ -701,7 +702,7 @@ export const PagesLive = Layer.effect(
       return { outbound: yield* links.outbound(source, targets), inbound: yield* links.inbound(source, row) }
     })
 
-    const view = Effect.fn("Pages.view")(function*(ref: ViewRef) {
+    const view = traced("Pages.view")(function*(ref: ViewRef) {
       // Built only when it is the answer (an error captures its stack): most views find their page.
       const missing = () => new NotFound({ message: "No such artifact, or it is not public" })
       if (

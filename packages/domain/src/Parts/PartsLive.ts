@@ -4,6 +4,7 @@ import { countLines } from "../Content/LineDiff.ts"
 import { TierLimitExceeded } from "../Errors.ts"
 import type { DockId, UserId } from "../Ids.ts"
 import { Limits } from "../Limits.ts"
+import { spanned, traced } from "../Spans.ts"
 import type { ContentChange, ContentDock } from "./PartRow.ts"
 import { Parts } from "./Parts.ts"
 import { makePartsRepo } from "./PartsRepo.ts"
@@ -14,7 +15,7 @@ export const PartsLive = Layer.effect(
     const repo = yield* makePartsRepo
     const limits = yield* Limits
 
-    const reserve = Effect.fn("Parts.reserve")(function*(target: ContentDock | DockId, change: ContentChange) {
+    const reserve = traced("Parts.reserve")(function*(target: ContentDock | DockId, change: ContentChange) {
       const dock = typeof target === "string" ? { id: target, sandbox: yield* repo.sandboxOf(target) } : target
       const sandbox = dock.sandbox
       const maxArtifacts = sandbox
@@ -49,7 +50,7 @@ export const PartsLive = Layer.effect(
     return Parts.of({
       lockDock: repo.lockDock,
       reserve,
-      create: Effect.fn("Parts.create")(function*(dock, part) {
+      create: traced("Parts.create")(function*(dock, part) {
         if (dock === null) yield* reserveStandalone(part.ownerId, part.fields.sizeBytes)
         else yield* reserve(dock, { artifacts: 1, bytes: part.fields.sizeBytes })
         const dockId = dock === null ? null : typeof dock === "string" ? dock : dock.id
@@ -65,21 +66,21 @@ export const PartsLive = Layer.effect(
       }),
       newVersion: (id, version, fields, author, reason, now, restoredFrom, lines) =>
         repo.update(id, version, { fields, author, reason, now, restoredFrom: restoredFrom ?? null, lines }).pipe(
-          Effect.withSpan("Parts.newVersion")
+          spanned("Parts.newVersion")
         ),
-      remove: Effect.fn("Parts.remove")(function*(dock, id, deleter) {
+      remove: traced("Parts.remove")(function*(dock, id, deleter) {
         const stored = yield* repo.remove(id, deleter)
         // A release never passes a cap.
         yield* reserve(dock, { artifacts: -1, bytes: -stored }).pipe(Effect.orDie)
       }),
-      untrash: Effect.fn("Parts.untrash")(function*(dock, id) {
+      untrash: traced("Parts.untrash")(function*(dock, id) {
         const back = yield* repo.untrash(id)
         if (back === undefined) return undefined
         yield* reserve(dock, { artifacts: 1, bytes: back.bytes })
         return back.row
       }),
       purgeTrash: repo.purgeTrash,
-      copyForFork: Effect.fn("Parts.copyForFork")(function*(from, to, ownerId, author, now) {
+      copyForFork: traced("Parts.copyForFork")(function*(from, to, ownerId, author, now) {
         const copied = yield* repo.copyDock(from, to.id, ownerId, author, now)
         yield* reserve(to, { artifacts: copied.pages, bytes: copied.bytes })
         return { pages: copied.pages }

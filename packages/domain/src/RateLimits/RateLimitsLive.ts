@@ -6,6 +6,7 @@
  * as exact, without a WAL flush per hit (docs/decisions.md, "The MCP hot path").
  */
 import { Clock, Duration, Effect, Layer } from "effect"
+import { traced } from "../Spans.ts"
 import { type RateLimit, RateLimits, refusalOf, windowStartOf } from "./RateLimits.ts"
 import { makeRateLimitsRepo } from "./RateLimitsRepo.ts"
 
@@ -14,7 +15,7 @@ export const RateLimitsLive = Layer.effect(
   Effect.gen(function*() {
     const repo = yield* makeRateLimitsRepo
 
-    const hit = Effect.fn("RateLimits.hit")(function*(limit: RateLimit) {
+    const hit = traced("RateLimits.hit")(function*(limit: RateLimit) {
       if (limit.limit <= 0) return
       const now = yield* Clock.currentTimeMillis
       const start = new Date(windowStartOf(now, limit.window))
@@ -31,11 +32,11 @@ export const RateLimitsLive = Layer.effect(
           Effect.catchTag("RateLimited", () => Effect.succeed(false))
         )
 
-    const count = Effect.fn("RateLimits.count")(function*(key: string, window: Duration.Duration, durable = true) {
+    const count = traced("RateLimits.count")(function*(key: string, window: Duration.Duration, durable = true) {
       return yield* repo.countInWindow(key, new Date(windowStartOf(yield* Clock.currentTimeMillis, window)), durable)
     })
 
-    const prune = Effect.fn("RateLimits.prune")(function*(before: Date) {
+    const prune = traced("RateLimits.prune")(function*(before: Date) {
       return yield* repo.deleteWindowsBefore(before)
     })
 

@@ -18,6 +18,7 @@ import { CurrentPrincipal, userPrincipal } from "../Principal.ts"
 import { RateLimits } from "../RateLimits/RateLimits.ts"
 import { newOtp, newRegistrationSecret, otpHash, randomBase62, sameHash, sha256 } from "../Secrets.ts"
 import { Features, HmacKey, PublicBaseUrl } from "../Settings.ts"
+import { spanned, traced } from "../Spans.ts"
 import { Tokens } from "../Tokens/Tokens.ts"
 import {
   AnonymousRegistration,
@@ -249,7 +250,7 @@ export const RegistrationsLive = Layer.effect(
         )
       })
 
-    const register = Effect.fn("Registrations.register")(function*(request: RegistrationRequest, requesterIp: string) {
+    const register = traced("Registrations.register")(function*(request: RegistrationRequest, requesterIp: string) {
       if (request.type === "anonymous") {
         if (!features.anonymousRegistration) {
           return yield* new Forbidden({ message: "Anonymous registration is disabled on this server" })
@@ -471,7 +472,7 @@ export const RegistrationsLive = Layer.effect(
         }
       })
 
-    const claim = Effect.fn("Registrations.claim")(function*(request: ClaimRequest) {
+    const claim = traced("Registrations.claim")(function*(request: ClaimRequest) {
       if ("otp" in request && request.otp !== undefined) {
         return yield* claimComplete(request.claim_token, request.otp.trim())
       }
@@ -486,7 +487,7 @@ export const RegistrationsLive = Layer.effect(
       })
     })
 
-    const list = Effect.fn("Registrations.list")(function*(status?: SandboxStatus) {
+    const list = traced("Registrations.list")(function*(status?: SandboxStatus) {
       const rows = yield* repo.listSandboxes(status)
       return rows.map((row) =>
         new SandboxSummary({
@@ -520,7 +521,7 @@ export const RegistrationsLive = Layer.effect(
           return new SweepResult({ expired: sandboxes(expired), purged: sandboxes(purged) })
         })
       )
-    }).pipe(Effect.withSpan("Registrations.sweep"))
+    }).pipe(spanned("Registrations.sweep"))
 
     return { register, claim, list, sweep }
   })

@@ -18,6 +18,7 @@ import { RateLimits } from "../RateLimits/RateLimits.ts"
 import { OTP_WRONG_TRIES_PER_CODE, OTP_WRONG_TRIES_PER_DAY } from "../Registrations/RegistrationsLive.ts"
 import { newOtp, otpHash, randomBase62, sameHash, sha256 } from "../Secrets.ts"
 import { Features, HmacKey } from "../Settings.ts"
+import { spanned, traced } from "../Spans.ts"
 import type { SignedIn } from "./Session.ts"
 import { Sessions } from "./Sessions.ts"
 import { makeSessionsRepo } from "./SessionsRepo.ts"
@@ -53,7 +54,7 @@ export const SessionsLive = Layer.effect(
     const codeHash = (email: string, code: string) =>
       otpHash(Redacted.value(hmacKey), { purpose: "sign-in", registrationId: "", email, otp: code })
 
-    const requestCode = Effect.fn("Sessions.requestCode")(function*(rawEmail: string, requesterIp: string) {
+    const requestCode = traced("Sessions.requestCode")(function*(rawEmail: string, requesterIp: string) {
       const email = yield* normalizeEmail(rawEmail)
       const mail = yield* transactional(
         sql,
@@ -155,7 +156,7 @@ export const SessionsLive = Layer.effect(
         return signedIn
       })
 
-    const signIn = Effect.fn("Sessions.signIn")(function*(rawEmail: string, rawCode: string, requesterIp: string) {
+    const signIn = traced("Sessions.signIn")(function*(rawEmail: string, rawCode: string, requesterIp: string) {
       const email = yield* normalizeEmail(rawEmail)
       const code = rawCode.trim()
       const outcome = yield* transactional(
@@ -204,7 +205,7 @@ export const SessionsLive = Layer.effect(
       }
     })
 
-    const authenticate = Effect.fn("Sessions.authenticate")(function*(secret: string) {
+    const authenticate = traced("Sessions.authenticate")(function*(secret: string) {
       if (!/^[0-9A-Za-z]{20,64}$/.test(secret)) return Option.none()
       const found = yield* repo.authenticate(sha256(secret), yield* now)
       return Option.map(found, (row) => ({
@@ -216,14 +217,14 @@ export const SessionsLive = Layer.effect(
       }))
     })
 
-    const revoke = Effect.fn("Sessions.revoke")(function*(secret: string) {
+    const revoke = traced("Sessions.revoke")(function*(secret: string) {
       yield* repo.revoke(sha256(secret), yield* now)
     })
 
     const sweep = Effect.gen(function*() {
       const at = yield* now
       return yield* repo.sweep(new Date(at.getTime() - Duration.toMillis(Duration.days(1))))
-    }).pipe(Effect.withSpan("Sessions.sweep"))
+    }).pipe(spanned("Sessions.sweep"))
 
     return { requestCode, signIn, authenticate, revoke, sweep }
   })

@@ -5,6 +5,7 @@
 import { Clock, Duration, Effect } from "effect"
 import { Docks } from "../Docks/Docks.ts"
 import { CurrentPrincipal, userPrincipal } from "../Principal.ts"
+import { traced } from "../Spans.ts"
 import { parseExpiresIn } from "../Tokens/OperatorTokens.ts"
 import type { CreateShareLinkRequest } from "./ShareLink.ts"
 import { ShareLinks } from "./ShareLinks.ts"
@@ -19,7 +20,7 @@ const asOwner = (dockName: string) =>
     return { resolved, principal }
   })
 
-export const createOperatorShareLink = Effect.fn("ShareLinks.createForOperator")(
+export const createOperatorShareLink = traced("ShareLinks.createForOperator")(
   function*(request: CreateShareLinkRequest) {
     const shareLinks = yield* ShareLinks
     const { principal, resolved } = yield* asOwner(request.dock)
@@ -35,7 +36,7 @@ export const createOperatorShareLink = Effect.fn("ShareLinks.createForOperator")
   }
 )
 
-export const listOperatorShareLinks = Effect.fn("ShareLinks.listForOperator")(
+export const listOperatorShareLinks = traced("ShareLinks.listForOperator")(
   function*(dockName: string, page: string | undefined) {
     const shareLinks = yield* ShareLinks
     const { principal, resolved } = yield* asOwner(dockName)

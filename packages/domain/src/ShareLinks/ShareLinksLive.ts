@@ -14,6 +14,7 @@ import { checkPublish } from "../Policy.ts"
 import { anonymousPrincipal, CurrentPrincipal } from "../Principal.ts"
 import { sha256 } from "../Secrets.ts"
 import { PublicBaseUrl } from "../Settings.ts"
+import { traced } from "../Spans.ts"
 import { CreatedShareLink, ShareLink, type ShareLinkId } from "./ShareLink.ts"
 import { ShareLinks } from "./ShareLinks.ts"
 import { makeShareLinksRepo, type ShareLinkRow } from "./ShareLinksRepo.ts"
@@ -72,7 +73,7 @@ export const ShareLinksLive = Layer.effect(
             : Effect.succeed(row)
       )
 
-    const create = Effect.fn("ShareLinks.create")(
+    const create = traced("ShareLinks.create")(
       function*(resolved: ResolvedDock, page: string, expiresAt: Date | null = null) {
         yield* checkShare(resolved)
         const principal = yield* CurrentPrincipal
@@ -103,7 +104,7 @@ export const ShareLinksLive = Layer.effect(
       }
     )
 
-    const list = Effect.fn("ShareLinks.list")(function*(resolved: ResolvedDock, page?: string) {
+    const list = traced("ShareLinks.list")(function*(resolved: ResolvedDock, page?: string) {
       yield* checkShare(resolved)
       const partId = page === undefined ? null : (yield* pageOf(resolved, page)).id
       const now = yield* Clock.currentTimeMillis
@@ -124,7 +125,7 @@ export const ShareLinksLive = Layer.effect(
         return toShareLink(revoked, now)
       })
 
-    const revoke = Effect.fn("ShareLinks.revoke")(function*(id: string) {
+    const revoke = traced("ShareLinks.revoke")(function*(id: string) {
       const row = yield* found(id)
       // Not visible ≡ not existing: a Dock the caller cannot read answers as if the link did not exist.
       const resolved = yield* docks.byId(row.dock_id).pipe(Effect.mapError(noLink))
@@ -132,11 +133,11 @@ export const ShareLinksLive = Layer.effect(
       return yield* revokeRow(row)
     })
 
-    const revokeAsOperator = Effect.fn("ShareLinks.revokeAsOperator")(function*(id: string) {
+    const revokeAsOperator = traced("ShareLinks.revokeAsOperator")(function*(id: string) {
       return yield* revokeRow(yield* found(id))
     })
 
-    const open = Effect.fn("ShareLinks.open")(function*(secret: string) {
+    const open = traced("ShareLinks.open")(function*(secret: string) {
       if (!isWellFormedShareSecret(secret)) return yield* closed()
       const now = yield* Clock.currentTimeMillis
       const partId = yield* repo.livePage(sha256(secret), new Date(now))

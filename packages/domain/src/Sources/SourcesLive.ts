@@ -14,6 +14,7 @@ import { NotFound, TierLimitExceeded } from "../Errors.ts"
 import { isUuid, type SourceId } from "../Ids.ts"
 import { Parts } from "../Parts/Parts.ts"
 import { CurrentPrincipal, type Principal } from "../Principal.ts"
+import { traced } from "../Spans.ts"
 import { type AddSourceRequest, SOURCES_PER_DOCK_MAX } from "./Source.ts"
 import { sourceMediaType, sourceOrigin, sourceTitle } from "./SourceFields.ts"
 import { Sources } from "./Sources.ts"
@@ -40,12 +41,12 @@ export const SourcesLive = Layer.effect(
     const parts = yield* Parts
     const workers = yield* ContentWorkers
 
-    const list = Effect.fn("Sources.list")(function*(target: DockTarget) {
+    const list = traced("Sources.list")(function*(target: DockTarget) {
       const { access, dock } = yield* docks.forRead(target)
       return { dock, sources: yield* repo.listInDock(access.dockId, false) }
     })
 
-    const read = Effect.fn("Sources.read")(function*(target: DockTarget, sourceId: string) {
+    const read = traced("Sources.read")(function*(target: DockTarget, sourceId: string) {
       const { access, dock } = yield* docks.forRead(target)
       const id = sourceId.trim()
       // Another Dock's source, an archived one and an unknown id all read the same.
@@ -59,7 +60,7 @@ export const SourcesLive = Layer.effect(
       return { dock, source }
     })
 
-    const add = Effect.fn("Sources.add")(function*(input: AddSourceRequest) {
+    const add = traced("Sources.add")(function*(input: AddSourceRequest) {
       const dock = yield* docks.forOperator(input.dock)
       const mediaType = yield* sourceMediaType(input.media_type)
       const origin = yield* sourceOrigin(input.origin)
@@ -98,7 +99,7 @@ export const SourcesLive = Layer.effect(
       ).pipe(Effect.provideService(CurrentPrincipal, operatorPrincipal))
     })
 
-    const archive = Effect.fn("Sources.archive")(function*(sourceId: string) {
+    const archive = traced("Sources.archive")(function*(sourceId: string) {
       const id = sourceId.trim()
       const missing = () =>
         new NotFound({ message: `No source "${id.slice(0, 100)}"`, details: { field: "source_id" } })
@@ -124,7 +125,7 @@ export const SourcesLive = Layer.effect(
       ).pipe(Effect.provideService(CurrentPrincipal, operatorPrincipal))
     })
 
-    const listAll = Effect.fn("Sources.listAll")(function*(dockName: string) {
+    const listAll = traced("Sources.listAll")(function*(dockName: string) {
       const dock = yield* docks.forOperator(dockName)
       return yield* repo.listInDock(dock.id, true)
     })

@@ -9,6 +9,7 @@ import { NotFound, ValidationError } from "../Errors.ts"
 import type { UserId } from "../Ids.ts"
 import { checkWrite } from "../Policy.ts"
 import { CurrentPrincipal, userPrincipal } from "../Principal.ts"
+import { traced } from "../Spans.ts"
 import type { CreateTokenRequest } from "./Token.ts"
 import { Tokens } from "./Tokens.ts"
 
@@ -40,13 +41,13 @@ const findUser = (identifier: string) =>
   })
 
 /** `dock tokens list [--user U]`: every token, or one user's, never with secrets. */
-export const listOperatorTokens = Effect.fn("Tokens.listForOperator")(function*(user: string | undefined) {
+export const listOperatorTokens = traced("Tokens.listForOperator")(function*(user: string | undefined) {
   const tokens = yield* Tokens
   if (user === undefined) return yield* tokens.list()
   return yield* tokens.list((yield* findUser(user)).id)
 })
 
-export const issueOperatorToken = Effect.fn("Tokens.issueForOperator")(function*(request: CreateTokenRequest) {
+export const issueOperatorToken = traced("Tokens.issueForOperator")(function*(request: CreateTokenRequest) {
   const docks = yield* Docks
   const tokens = yield* Tokens
   const user = yield* findUser(request.user)

@@ -10,6 +10,7 @@ import { PermissionDenied, Unauthorized, ValidationError } from "../Errors.ts"
 import type { DockId, UserId } from "../Ids.ts"
 import { checkWrite } from "../Policy.ts"
 import { CurrentPrincipal } from "../Principal.ts"
+import { traced } from "../Spans.ts"
 import { Tokens } from "./Tokens.ts"
 
 /** The lifetimes the app offers; `null` is a token that never expires (an operator's token may too). */
@@ -40,13 +41,13 @@ const owner = Effect.gen(function*() {
  * among them: each belongs to a grant, which the person sees and revokes as a connected app, and its client renews
  * it every hour (listing them would fill the list with one row per hour per app).
  */
-export const listOwnTokens = Effect.fn("Tokens.listOwn")(function*() {
+export const listOwnTokens = traced("Tokens.listOwn")(function*() {
   const userId = yield* owner
   const all = yield* Effect.flatMap(Tokens, (tokens) => tokens.list(userId))
   return all.filter((token) => token.kind !== "oauth")
 })
 
-export const issueOwnToken = Effect.fn("Tokens.issueOwn")(function*(input: NewOwnToken) {
+export const issueOwnToken = traced("Tokens.issueOwn")(function*(input: NewOwnToken) {
   const userId = yield* owner
   const principal = yield* CurrentPrincipal
   const docks = yield* Docks
@@ -94,13 +95,13 @@ export const issueOwnToken = Effect.fn("Tokens.issueOwn")(function*(input: NewOw
 })
 
 /** Revokes one of the person's own tokens; another user's is NotFound and stays as it was. */
-export const revokeOwnToken = Effect.fn("Tokens.revokeOwn")(function*(id: string) {
+export const revokeOwnToken = traced("Tokens.revokeOwn")(function*(id: string) {
   const userId = yield* owner
   return yield* Effect.flatMap(Tokens, (tokens) => tokens.revoke(id, userId))
 })
 
 /** A new secret for one of the person's own live tokens; the old secret stops working in the same transaction. */
-export const rotateOwnToken = Effect.fn("Tokens.rotateOwn")(function*(id: string) {
+export const rotateOwnToken = traced("Tokens.rotateOwn")(function*(id: string) {
   const userId = yield* owner
   return yield* Effect.flatMap(Tokens, (tokens) => tokens.rotate(id, userId))
 })

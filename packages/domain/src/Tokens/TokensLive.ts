@@ -7,6 +7,7 @@ import { TokenId, type UserId } from "../Ids.ts"
 import type { Principal, Scope } from "../Principal.ts"
 import { forToken, type PerTokenRate, refusalOf, windowStartOf } from "../RateLimits/RateLimits.ts"
 import { isWellFormedToken, newAccessToken, newToken, sha256 } from "../Secrets.ts"
+import { traced } from "../Spans.ts"
 import { CreatedToken, LABEL_MAX, TokenInfo } from "./Token.ts"
 import { type NewToken, Tokens } from "./Tokens.ts"
 import { makeTokensRepo, type TokenRow } from "./TokensRepo.ts"
@@ -34,7 +35,7 @@ export const TokensLive = Layer.effect(
     const repo = yield* makeTokensRepo
     const sql = yield* SqlClient.SqlClient
 
-    const create = Effect.fn("Tokens.create")(function*(input: NewToken) {
+    const create = traced("Tokens.create")(function*(input: NewToken) {
       const label = input.label?.trim() || null
       if (label !== null && label.length > LABEL_MAX) {
         return yield* new ValidationError({
@@ -73,13 +74,13 @@ export const TokensLive = Layer.effect(
       })
     })
 
-    const list = Effect.fn("Tokens.list")(function*(userId?: UserId) {
+    const list = traced("Tokens.list")(function*(userId?: UserId) {
       return (yield* repo.list(userId)).map(toTokenInfo)
     })
 
     const notFound = () => new NotFound({ message: "Token not found" })
 
-    const revoke = Effect.fn("Tokens.revoke")(function*(id: string, owner?: UserId) {
+    const revoke = traced("Tokens.revoke")(function*(id: string, owner?: UserId) {
       if (!Schema.is(TokenId)(id)) return yield* notFound()
       const now = new Date(yield* Clock.currentTimeMillis)
       const row = yield* repo.revoke(id, now, owner ?? null)
@@ -87,7 +88,7 @@ export const TokensLive = Layer.effect(
       return toTokenInfo(row.value)
     })
 
-    const rotate = Effect.fn("Tokens.rotate")(function*(id: string, owner: UserId) {
+    const rotate = traced("Tokens.rotate")(function*(id: string, owner: UserId) {
       if (!Schema.is(TokenId)(id)) return yield* notFound()
       const now = new Date(yield* Clock.currentTimeMillis)
       return yield* transactional(
@@ -130,7 +131,7 @@ export const TokensLive = Layer.effect(
 
     const invalid = () => new Unauthorized({ message: "The bearer token is invalid, revoked or expired" })
 
-    const authenticate = Effect.fn("Tokens.authenticate")(
+    const authenticate = traced("Tokens.authenticate")(
       function*(secret: string, rate?: PerTokenRate, audience?: string) {
         if (!isWellFormedToken(secret)) return yield* invalid()
         const now = yield* Clock.currentTimeMillis
