@@ -9,13 +9,26 @@
  * `traced(name)` is `Effect.fn(name)` while the running fiber's tracer is enabled and `Effect.fnUntraced` while it
  * is not, decided on each call; `spanned(name)` is `Effect.withSpan(name)` or the effect itself. With a tracer on,
  * the spans are the same names, parents and attributes as before; a span's call-site stack trace then names the
- * traced function rather than its caller.
+ * traced function rather than its caller. With it off, a defect still names the innermost traced method it came
+ * through, as the no-op spans made it do (`namingDefects`).
  */
-import { Effect, FiberRef, type Tracer } from "effect"
+import { Cause, Effect, FiberRef, type Tracer } from "effect"
 
 /** `whenOn()` while the fiber's tracer records spans, else `whenOff()`. */
 const byTracer = <A, E, R>(whenOn: () => Effect.Effect<A, E, R>, whenOff: () => Effect.Effect<A, E, R>) =>
   Effect.withFiberRuntime<A, E, R>((fiber) => fiber.getFiberRef(FiberRef.currentTracerEnabled) ? whenOn() : whenOff())
+
+/**
+ * A defect of `self` raised again inside a span of `name` (a no-op one: the tracer is off), so that a logged defect
+ * still says where it surfaced: Cause.pretty prints the span a defect was raised in ("at Docks.namedAlong"), and an
+ * internal error's log line is the one place that says which service method failed. The span is made on the
+ * failure path alone; a defect that already names one keeps it (Effect never replaces it), so the innermost wins.
+ */
+const namingDefects = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.catchAllCause(
+    self,
+    (cause) => Cause.isDieType(cause) ? Effect.withSpan(Effect.die(cause.defect), name) : Effect.failCause(cause)
+  )
 
 /** `Effect.fn(name, options)`, its span made only while the tracer is on: every public service method's wrapper. */
 export const traced = (name: string, options?: Tracer.SpanOptions): Effect.fn.Gen =>
@@ -26,7 +39,8 @@ export const traced = (name: string, options?: Tracer.SpanOptions): Effect.fn.Ge
     )
     const withoutSpan = (Effect.fnUntraced as (...args: Array<unknown>) => (...args: Array<unknown>) => never)(
       body,
-      ...pipeables
+      ...pipeables,
+      namingDefects(name)
     )
     return function(this: unknown, ...args: Array<unknown>) {
       return byTracer(() => withSpan.apply(this, args), () => withoutSpan.apply(this, args))
@@ -35,4 +49,4 @@ export const traced = (name: string, options?: Tracer.SpanOptions): Effect.fn.Ge
 
 /** `Effect.withSpan(name, options)`, made only while the tracer is on. */
 export const spanned = (name: string, options?: Tracer.SpanOptions) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  byTracer(() => Effect.withSpan(self, name, options), () => self)
+  byTracer(() => Effect.withSpan(self, name, options), () => namingDefects(name)(self))

@@ -1,7 +1,7 @@
 // traced and spanned: Effect.fn's and Effect.withSpan's named spans while a tracer records them, none while the
 // tracer is off (the server without OTEL_EXPORTER_OTLP_ENDPOINT), the same results and failures either way.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Option, Tracer } from "effect"
+import { Cause, Effect, Exit, Option, Tracer } from "effect"
 import { spanned, traced } from "../src/index.ts"
 
 /** The default tracer, with the name of every span it is asked for kept in `names`. */
@@ -60,6 +60,21 @@ describe("Spans", () => {
       expect(yield* off(find(7).pipe(spanned("Outer")))).toEqual({ id: 7, span: Option.none() })
       expect(yield* Effect.exit(off(find(-1)))).toEqual(Exit.fail("no thing -1"))
       expect(yield* off(currentSpanName.pipe(spanned("Outer")))).toEqual(Option.none())
+      expect(names).toEqual([])
+
+      // A defect still names the innermost traced method it came through (Cause.pretty prints its span), as the
+      // no-op spans made it do; a failure stays as it was.
+      const broken = traced("Things.broken")(function*() {
+        return yield* Effect.die(new Error("the table is gone"))
+      })
+      const caller = traced("Things.caller")(function*() {
+        return yield* broken()
+      })
+      const died = yield* Effect.exit(off(caller().pipe(spanned("Outer"))))
+      expect(Exit.isFailure(died) && Cause.pretty(died.cause)).toMatch(/the table is gone[\s\S]*at Things\.broken/)
+      expect(Exit.isFailure(died) && Cause.pretty(died.cause)).not.toMatch(/Things\.caller|Outer/)
+      const spannedDefect = yield* Effect.exit(off(Effect.die(new Error("lost")).pipe(spanned("Outer"))))
+      expect(Exit.isFailure(spannedDefect) && Cause.pretty(spannedDefect.cause)).toMatch(/lost[\s\S]*at Outer/)
       expect(names).toEqual([])
 
       // What Effect.fn and Effect.withSpan do with the tracer off: a no-op span the body runs in.
