@@ -18,15 +18,19 @@
  * or `provideService`, a `WithRuntime (fiber) => { const span …` per span). Asserts nothing.
  */
 import { Effect, Layer, RuntimeFlags, Supervisor } from "effect"
+import {
+  bearer,
+  fetchReply,
+  jsonRpcAnswer,
+  MCP_HEADERS,
+  postJson,
+  rawToolCall,
+  type Reply
+} from "../packages/server/test/support/Http.ts"
 import { startTestServer } from "../packages/server/test/support/TestServer.ts"
-import { loadAverage, machine } from "./support/Bench.ts"
+import { loadAverage, machine, number } from "./support/Bench.ts"
 
 const verbose = process.argv.includes("--verbose")
-const positive = (name: string, fallback: number) => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number above 0`)
-  return value
-}
 
 /** Counts the operations and fibers started while `counting`; with `verbose`, the operations by what they run. */
 class OpCounter extends Supervisor.AbstractSupervisor<void> {
@@ -74,11 +78,9 @@ class OpCounter extends Supervisor.AbstractSupervisor<void> {
   }
 }
 
-const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" }
-
 const main = Effect.gen(function*() {
-  const warmup = positive("BENCH_WARMUP", 20)
-  const runs = positive("BENCH_RUNS", 200)
+  const warmup = number("BENCH_WARMUP", 20)
+  const runs = number("BENCH_RUNS", 200)
   const counter = new OpCounter()
   const server = yield* startTestServer({
     // Counted, never refused: the count is part of every call, as in production.
@@ -86,32 +88,20 @@ const main = Effect.gen(function*() {
     DOCK_TOKEN_WRITES_PER_MINUTE: "100000000"
   }).pipe(Effect.provide(Layer.mergeAll(RuntimeFlags.enableOpSupervision, Supervisor.addSupervisor(counter))))
 
-  const post = (path: string, body: unknown, headers: Record<string, string>) =>
-    Effect.promise(async () => {
-      const response = await fetch(`${server.url}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...headers },
-        body: JSON.stringify(body)
-      })
-      return { status: response.status, text: await response.text() }
-    })
   const admin = (path: string, body: unknown) =>
-    Effect.map(post(path, body, { authorization: `Bearer ${server.adminToken}` }), (reply) => JSON.parse(reply.text))
+    Effect.map(postJson(`${server.url}${path}`, body, bearer(server.adminToken)), (reply) => reply.json)
   const user = yield* admin("/admin/users", { email: "ops@example.com" })
   const { token } = yield* admin("/admin/tokens", { user: user.email, scopes: ["mcp:write"] })
-  const mcp = { ...MCP_HEADERS, authorization: `Bearer ${token}` }
-  const rpc = (method: string, params: unknown) => ({ jsonrpc: "2.0", id: 1, method, params })
+  /** A tool call that must succeed: the bench measures calls that do their work. */
   const toolCall = (name: string, args: Record<string, unknown>) =>
-    Effect.map(post("/mcp", rpc("tools/call", { name, arguments: args }), mcp), (reply) => {
-      if (reply.status !== 200 || reply.text.includes("\"isError\":true")) {
+    Effect.map(rawToolCall(server.url, token, name, args), (reply: Reply) => {
+      if (reply.status !== 200 || jsonRpcAnswer(reply).result?.isError === true) {
         throw new Error(`${name}: ${reply.status} ${reply.text.slice(0, 300)}`)
       }
-      return reply
+      return jsonRpcAnswer(reply).result.structuredContent
     })
 
-  const dock = JSON.parse(
-    /data: (.*)/.exec((yield* toolCall("create_bucket", { title: "Ops bench", slug: "ops-bench" })).text)?.[1] ?? "{}"
-  ).result.structuredContent.bucket
+  const { bucket: dock } = yield* toolCall("create_bucket", { title: "Ops bench", slug: "ops-bench" })
   const bucket = `${dock.owner.username}/${dock.slug}`
   const html = `<h1>Page</h1>\n${
     Array.from({ length: 12 }, (_, i) =>
@@ -130,11 +120,14 @@ const main = Effect.gen(function*() {
     }\n`
 
   const requests: ReadonlyArray<{ readonly label: string; readonly send: Effect.Effect<unknown> }> = [
+    { label: "GET /healthz", send: fetchReply(`${server.url}/healthz`) },
     {
-      label: "GET /healthz",
-      send: Effect.promise(() => fetch(`${server.url}/healthz`).then((response) => response.text()))
+      label: "MCP ping",
+      send: postJson(`${server.url}/mcp`, { jsonrpc: "2.0", id: 1, method: "ping" }, {
+        ...MCP_HEADERS,
+        ...bearer(token)
+      })
     },
-    { label: "MCP ping", send: post("/mcp", rpc("ping", {}), mcp) },
     { label: "get_web_page", send: toolCall("get_web_page", { bucket, page_slug: "page" }) },
     { label: "get_bucket", send: toolCall("get_bucket", { bucket }) },
     { label: "list_web_pages", send: toolCall("list_web_pages", { bucket }) },
@@ -160,7 +153,7 @@ const main = Effect.gen(function*() {
       label: request.label,
       ops: counter.ops / runs,
       fibers: counter.fibers / runs,
-      kinds: [...counter.kinds].sort((a, b) => b[1] - a[1]).slice(0, positive("BENCH_TOP", 25))
+      kinds: [...counter.kinds].sort((a, b) => b[1] - a[1]).slice(0, number("BENCH_TOP", 25))
     }
     figures.push(figure)
     console.log(

@@ -34,17 +34,17 @@ const namingDefects = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>):
 /** `Effect.fn(name, options)`, its span made only while the tracer is on: every public service method's wrapper. */
 export const traced = (name: string, options?: Tracer.SpanOptions): Effect.fn.Gen =>
   ((body: (...args: Array<unknown>) => Generator, ...pipeables: Array<(...args: Array<unknown>) => unknown>) => {
-    const withSpan = (Effect.fn(name, options) as (...args: Array<unknown>) => (...args: Array<unknown>) => never)(
+    const spanning = (Effect.fn(name, options) as (...args: Array<unknown>) => (...args: Array<unknown>) => never)(
       body,
       ...pipeables
     )
-    const withoutSpan = (Effect.fnUntraced as (...args: Array<unknown>) => (...args: Array<unknown>) => never)(
+    const plain = (Effect.fnUntraced as (...args: Array<unknown>) => (...args: Array<unknown>) => never)(
       body,
       ...pipeables,
       namingDefects(name)
     )
     return function(this: unknown, ...args: Array<unknown>) {
-      return byTracer(() => withSpan.apply(this, args), () => withoutSpan.apply(this, args))
+      return byTracer(() => spanning.apply(this, args), () => plain.apply(this, args))
     }
   }) as Effect.fn.Gen
 
