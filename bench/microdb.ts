@@ -14,7 +14,9 @@
  *    ones, each call with a different value so no two calls are the same query: a typed two-condition filter
  *    plus a sort (eq on select + range on number, sorted by number; range on date, sorted by text), no filter
  *    sorted by date, eq+eq without a sort (the GIN index), the default order with no filter (the first index),
- *    a deep offset, and get_micro_db_row by id. Then the first shape with BENCH_CLIENTS concurrent clients.
+ *    a deep offset, and get_micro_db_row by id. Then the first shape with BENCH_CLIENTS concurrent clients. Each
+ *    shape also prints the CPU a call of the server process and of the database's backends, over its recorded calls
+ *    (where a call's time goes: the server's CPU is the reference for what the query itself costs).
  *
  * After the build the bench runs `vacuum analyze` over the database, what autovacuum would do after so many inserts
  * (the CI machine's PostgreSQL has autovacuum off): the planner knows the tables' sizes and values, and index-only
@@ -34,12 +36,15 @@
 import type { Client } from "@modelcontextprotocol/client"
 import {
   connectMcp,
+  cpuBetween,
+  type CpuReading,
   loadAverage,
   machine,
   mcpEra,
   mulberry32,
   number,
   percentile,
+  readCpu,
   withFreshServer
 } from "./support/Bench.ts"
 
@@ -352,7 +357,9 @@ const main = async () => {
       const latencies: Array<number> = []
       const totals: Array<number> = []
       let withoutTotal = 0
+      let cpuBefore: CpuReading | undefined
       for (let i = 0; i < queryWarmup + queryRuns; i++) {
+        if (i === queryWarmup) cpuBefore = await readCpu(dock.child.pid, psql)
         const { ms, value } = await timed(() =>
           call(client, "query_micro_db_rows", { bucket, table, limit: queryLimit, ...shape.args() })
         )
@@ -363,12 +370,16 @@ const main = async () => {
         }
       }
       totals.sort((a, b) => a - b)
+      const used = cpuBetween(cpuBefore!, await readCpu(dock.child.pid, psql))
       const figure = figureOf(
         shape.label,
         latencies,
         [
           ...(totals.length > 0 ? [`median total ${percentile(totals, 0.5)}`] : []),
-          ...(withoutTotal > 0 ? [`no total (a full page) on ${withoutTotal}`] : [])
+          ...(withoutTotal > 0 ? [`no total (a full page) on ${withoutTotal}`] : []),
+          `CPU a call: server ${(used.process / queryRuns).toFixed(1)} ms, PostgreSQL ${
+            (used.database / queryRuns).toFixed(1)
+          } ms`
         ].join(", ")
       )
       show(figure)

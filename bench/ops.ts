@@ -119,6 +119,31 @@ const main = Effect.gen(function*() {
         .join("\n")
     }\n`
 
+  // A Micro DB table of typed columns with 500 rows: one query of a page of 50 and one row by id.
+  const { table } = yield* toolCall("create_micro_db_table", {
+    bucket,
+    name: "Tasks",
+    slug: "tasks",
+    columns: [
+      { name: "Code", slug: "code", type: "text", required: true },
+      { name: "Status", slug: "status", type: "select", options: ["todo", "doing", "done"] },
+      { name: "Price", slug: "price", type: "number" },
+      { name: "Due", slug: "due", type: "date" },
+      { name: "Done", slug: "done", type: "boolean" }
+    ]
+  })
+  const { rows } = yield* toolCall("insert_micro_db_rows", {
+    bucket,
+    table: table.id,
+    rows: Array.from({ length: 500 }, (_, i) => ({
+      code: `R${i}`,
+      status: ["todo", "doing", "done"][i % 3],
+      price: (i * 37) % 1000,
+      due: `2026-${String(1 + (i % 12)).padStart(2, "0")}-${String(1 + (i % 28)).padStart(2, "0")}`,
+      done: i % 4 === 0
+    }))
+  })
+
   const requests: ReadonlyArray<{ readonly label: string; readonly send: Effect.Effect<unknown> }> = [
     { label: "GET /healthz", send: fetchReply(`${server.url}/healthz`) },
     {
@@ -131,6 +156,17 @@ const main = Effect.gen(function*() {
     { label: "get_web_page", send: toolCall("get_web_page", { bucket, page_slug: "page" }) },
     { label: "get_bucket", send: toolCall("get_bucket", { bucket }) },
     { label: "list_web_pages", send: toolCall("list_web_pages", { bucket }) },
+    {
+      label: "query_micro_db_rows (50 of 500)",
+      send: toolCall("query_micro_db_rows", {
+        bucket,
+        table: table.id,
+        filter: [{ column: "status", op: "eq", value: "todo" }, { column: "price", op: "gte", value: 100 }],
+        sort: [{ column: "price", direction: "desc" }],
+        limit: 50
+      })
+    },
+    { label: "get_micro_db_row", send: toolCall("get_micro_db_row", { bucket, table: table.id, row_id: rows[0].id }) },
     {
       label: "push_web_page (Markdown, 4 KB)",
       send: Effect.suspend(() =>
