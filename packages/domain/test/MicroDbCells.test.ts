@@ -406,8 +406,9 @@ layer(DomainTest)("MicroDb cells", (it) => {
           limit: 100,
           offset: 0
         },
-        // walks of w that meet HASH_AFTER rows before the page is full: from there the first narrow filter (n's
-        // 960 cells here) is tested against a hash of its cells, the others looked up
+        // walks of w that meet HASH_SAMPLE rows before the page is full: from there the first filter narrow enough
+        // (n's 960 cells here; "x" alone would be too many for a page of 50) is tested against a hash of its cells,
+        // the others looked up
         {
           filter: [{ column: "n", op: "gte", value: 50 }, { column: "n", op: "lt", value: 60 }, {
             column: "tag",
@@ -418,12 +419,35 @@ layer(DomainTest)("MicroDb cells", (it) => {
           limit: 50,
           offset: 0
         },
-        // the first filter matches more than HASH_CELLS cells (10,197 of "x" or "y"): the next one (n's 600) is hashed
+        // the first filter matches too many cells to be worth hashing (10,197 of "x" or "y"): the next one (n's 600)
+        // is hashed
         {
           filter: [{ column: "tag", op: "in", value: ["x", "y"] }, { column: "n", op: "gte", value: 100 }],
           sort: [{ column: "w", direction: "desc" }, { column: "n", direction: "asc" }],
           limit: 30,
           offset: 20
+        },
+        // deep pages at one row in four: the walk's sample says "x" (~2,550 cells) costs less hashed than the
+        // ~2,800 lookups left; on a text sort (rows without a value last), and on two keys with the first filtered
+        {
+          filter: [{ column: "tag", op: "eq", value: "x" }],
+          sort: [{ column: "w", direction: "desc" }],
+          limit: 40,
+          offset: 700
+        },
+        {
+          filter: [{ column: "tag", op: "in", value: ["x", "rare"] }, { column: "n", op: "lt", value: 100 }],
+          sort: [{ column: "n", direction: "desc" }, { column: "w", direction: "asc" }],
+          limit: 60,
+          offset: 2_000
+        },
+        // a walk that the sample sends on with lookups: "y" matches three rows in four, and past the sample a page
+        // of 700 is still short, but its 7,647 cells cost more than the lookups left
+        {
+          filter: [{ column: "tag", op: "eq", value: "y" }],
+          sort: [{ column: "w", direction: "asc" }],
+          limit: 100,
+          offset: 600
         },
         // no filter, insertion order: a deep offset, and one past the end
         { filter: [], sort: [], limit: 50, offset: 6_000 },

@@ -45,14 +45,37 @@ export interface RowsPlan {
   readonly keys: ReadonlyArray<SortKey>
 }
 
-/** The most matching cells a walk tests a filter against as a hash (MicroDbRepo `query`): ~5 ms of reading them. */
-export const HASH_CELLS = 10_000
+/**
+ * The most matching cells a walk tests a filter against as a hash (MicroDbRepo `query`): a bound on its memory
+ * (~10 MB) and its time (~50 ms). The database's own settings bound it further (`hashCellsOf`).
+ */
+const HASH_CELLS_MAX = 200_000
+
+/**
+ * The cells a hash may hold on a database whose hash memory (work_mem × hash_mem_multiplier, 4 MB × 2 by default
+ * since PostgreSQL 15) is `bytes`: half of what the planner lets a hashed subquery have at 32 bytes a row (131,072
+ * by default). It hashes a subquery only when its rows fit; one that did not would be scanned for each row instead.
+ */
+export const hashCellsOf = (bytes: number) => Math.min(HASH_CELLS_MAX, Math.floor(bytes / 64))
+
+/** The rows a walk meets, without filling its page, before it decides whether to hash a filter (see `query`). */
+export const HASH_SAMPLE = 200
+
+/**
+ * What a lookup of a row's cell costs in cells counted and hashed: ~2.4 µs against ~0.1 µs to count a matching cell
+ * and ~0.25 µs to hash it (PostgreSQL 15, 106,500 rows, docs/decisions.md "A hash chosen by a sample").
+ */
+const LOOKUP_CELLS = 7
 
 /** With more filters on other columns than this, a walk looks every one up (each hash choice is a branch of SQL). */
 const HASH_FILTERS_MAX = 4
 
 export const makeMicroDbRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
+  // Read once: the server's settings when the service starts (a `set` in a session does not reach this pool's).
+  const [memory] = yield* sql<{ bytes: string }>`select (pg_size_bytes(current_setting('work_mem')) *
+    coalesce(current_setting('hash_mem_multiplier', true)::float8, 1))::bigint::text as bytes`.pipe(Effect.orDie)
+  const hashCells = hashCellsOf(Number(memory!.bytes))
   const decodeTables = rowsOf(TableRow)
   const tableColumnNames = [
     "id",
@@ -306,13 +329,6 @@ export const makeMicroDbRepo = Effect.gen(function*() {
   const walkLength = (want: number) => Math.max(10_000, 4 * want)
 
   /**
-   * After how many rows met without filling the page a walk tests one of the other filters against a hash of its
-   * matching cells (see `query`): past the walks of a common filter (a page of 50 rows at one row in five meets
-   * ~250), so that those never count a filter's cells.
-   */
-  const hashAfter = (want: number) => Math.max(500, 10 * want)
-
-  /**
    * One page of a table's rows matching the plan, in its order, and `inPage`, the matches up to the page's end: all
    * of them when it is smaller than that. Matches past the page's end are never counted (counting them would read
    * every one; docs/decisions.md "No count past the page, each Dock from its own index").
@@ -422,39 +438,59 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     // The other filters' columns: each row the walk meets is tested against their cells, in the filters' order.
     // A test looks the row's cell up by the primary key (no other index can answer a lookup without a value: none
     // is taken for one); `offset 0` keeps PostgreSQL from turning it into a hash of every matching cell of the
-    // column, whatever their number, on its estimates. A walk that has met HASH_AFTER rows without filling the page
-    // meets a narrow filter: from there the first of these filters whose matching cells number HASH_CELLS at most
-    // is tested against a hash of them instead (read once, ~0.5 µs a cell, against ~4 µs a lookup), its count
-    // capped so that a filter matching most rows costs at most HASH_CELLS index entries to rule out. The tests run
-    // in a CASE so that they run in this order (PostgreSQL orders a WHERE's tests by its own estimates).
+    // column, whatever their number, on its estimates. The tests run in a CASE so that they run in this order
+    // (PostgreSQL orders a WHERE's tests by its own estimates).
+    //
+    // A walk that meets HASH_SAMPLE rows without filling its page meets a narrow filter, and may do better from
+    // there to test one filter against a hash of its matching cells (each hashed once, ~0.25 µs, against ~2.4 µs a
+    // lookup). Which one, if any, is decided once, then, from those first rows (the sample, looked up again, one
+    // lookup a filter a row): the walk still to go is about `want` rows at the sample's rate of matches, and the
+    // first filter whose cells, estimated at its own rate in the sample, cost less than LOOKUP_CELLS a lookup left
+    // is hashed. A table of more than `hashCells` rows has its filter's cells counted first, up to that cost: a
+    // hash must hold them all, and a wrong estimate then costs at most the count. A deep page is where this pays
+    // (offset 1,000 at one row in five: ~5,300 lookups against ~21,000 cells hashed); a walk whose sample sends it
+    // on with lookups pays for the sample (~0.5 ms) and the walk's count of its rows.
     const cellsOf = ([other, tests]: readonly [string, Tests], alias: string) =>
       sql`micro_db_cells ${sql(alias)} where ${sql(alias)}.table_id = ${tableId} and ${sql(alias)}.slug = ${other}
         and ${tested(alias, tests)}`
     const lookedUp = (group: readonly [string, Tests]) =>
       sql`exists (select from ${cellsOf(group, "c")} and c.row_seq = k.row_seq offset 0)`
-    const hashable = others.length > 0 && others.length <= HASH_FILTERS_MAX && hashAfter(want) < walkLength(want)
-    const cap = sql.literal(String(HASH_CELLS))
-    // Which filter is hashed, chosen once, when the walk first needs it: a CASE counts a filter's cells only when
-    // the filters before it matched too many.
-    const hashed = hashable
-      ? sql`hashed as materialized (select case ${
-        sql.join(" ", false)(others.map((group, index) =>
-          sql`when (select count(*) from (select from ${cellsOf(group, "h")}
-            limit ${sql.literal(String(HASH_CELLS + 1))}) h) <= ${cap} then ${sql.literal(String(index))}`
-        ))
-      } end as filter),`
-      : sql``
     const allLookedUp = and(others.map(lookedUp))
+    const hashable = others.length > 0 && others.length <= HASH_FILTERS_MAX && HASH_SAMPLE < walkLength(want)
+    const literal = (n: number) => sql.literal(String(n))
+    const hashed = hashable
+      ? sql`sample as materialized (
+          select count(*) as seen, count(*) filter (where ${
+        and(others.map((_, index) => sql`k.${sql(`met${index}`)}`))
+      }) as met,
+            ${
+        sql.csv(others.map((_, index) => sql`count(*) filter (where ${sql(`met${index}`)}) as ${sql(`met${index}`)}`))
+      }
+          from (select ${sql.csv(others.map((group, index) => sql`${lookedUp(group)} as ${sql(`met${index}`)}`))}
+            from (select w.row_seq from (select k.row_seq from ${keyCells}) w limit ${literal(HASH_SAMPLE)}) k
+            offset 0) k),
+        worth as materialized (
+          select s.*, t.row_count, greatest(0, least(${literal(hashCells)}, ${literal(LOOKUP_CELLS)} * least(
+            ${literal(walkLength(want) - HASH_SAMPLE)}, ${
+        literal(want)
+      } * s.seen / greatest(s.met, 1) - s.seen))) as cap
+          from sample s, micro_db_tables t where t.id = ${tableId}),
+        hashed as materialized (select case ${
+        sql.join(" ", false)(others.map((group, index) =>
+          sql`when w.row_count * w.${sql(`met${index}`)} <= w.cap * w.seen and (w.row_count <= ${literal(hashCells)}
+              or (select count(*) from (select from ${cellsOf(group, "h")} limit w.cap + 1) h) <= w.cap)
+            then ${literal(index)}`
+        ))
+      } else -1 end as filter from worth w),`
+      : sql``
     const othersPass = !hashable ?
       allLookedUp :
       sql`case ${
         sql.join(" ", false)(others.map((_, index) =>
-          sql`when k.walk_index > ${sql.literal(String(hashAfter(want)))} and (select filter from hashed) = ${
-            sql.literal(String(index))
-          } then ${
+          sql`when k.walk_index > ${literal(HASH_SAMPLE)} and (select filter from hashed) = ${literal(index)} then ${
             and(others.map((group, other) =>
               other === index
-                ? sql`k.row_seq in (select h.row_seq from ${cellsOf(group, "h")} limit ${cap})`
+                ? sql`k.row_seq in (select h.row_seq from ${cellsOf(group, "h")} limit ${literal(hashCells)})`
                 : lookedUp(group)
             ))
           }`
