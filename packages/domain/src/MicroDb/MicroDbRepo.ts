@@ -67,6 +67,12 @@ export const HASH_SAMPLE = 200
  */
 const LOOKUP_CELLS = 7
 
+/**
+ * Cells few enough to hash whatever the sample says (~2.5 ms at most): a sample taken at the head of a sort can
+ * overrate a filter (13 matches in 200 where the table has 1 in 37), and the lookups that follow cost far more.
+ */
+const HASH_CELLS_CHEAP = 10_000
+
 /** With more filters on other columns than this, a walk looks every one up (each hash choice is a branch of SQL). */
 const HASH_FILTERS_MAX = 4
 
@@ -444,11 +450,11 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     // there to test one filter against a hash of its matching cells (each hashed once, ~0.25 µs, against ~2.4 µs a
     // lookup). Which one, if any, is decided once, then, from those first rows (the sample, looked up again, one
     // lookup a filter a row): the walk still to go is about `want` rows at the sample's rate of matches, and the
-    // first filter whose cells, estimated at its own rate in the sample, cost less than LOOKUP_CELLS a lookup left
-    // is hashed. A table of more than `hashCells` rows has its filter's cells counted first, up to that cost: a
-    // hash must hold them all, and a wrong estimate then costs at most the count. A deep page is where this pays
-    // (offset 1,000 at one row in five: ~5,300 lookups against ~21,000 cells hashed); a walk whose sample sends it
-    // on with lookups pays for the sample (~0.5 ms) and the walk's count of its rows.
+    // first filter whose cells, estimated at its own rate in the sample, cost less than LOOKUP_CELLS a lookup left,
+    // or number HASH_CELLS_CHEAP at most, is hashed. A table of more than `hashCells` rows has that filter's cells
+    // counted first, up to the same bound: a hash must hold them all, and a wrong estimate then costs at most the
+    // count. A deep page is where this pays (offset 1,000 at one row in five: ~5,300 lookups against ~21,000 cells
+    // hashed); a walk whose sample sends it on with lookups pays for the sample (~0.5 ms) and for numbering its rows.
     const cellsOf = ([other, tests]: readonly [string, Tests], alias: string) =>
       sql`micro_db_cells ${sql(alias)} where ${sql(alias)}.table_id = ${tableId} and ${sql(alias)}.slug = ${other}
         and ${tested(alias, tests)}`
@@ -462,6 +468,9 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     const allLookedUp = inOrder(others.map(lookedUp))
     const hashable = others.length > 0 && others.length <= HASH_FILTERS_MAX && HASH_SAMPLE < walkLength(want)
     const literal = (n: number) => sql.literal(String(n))
+    // The rows the walk has still to meet to fill its page at the sample's rate, at most the rest of its cells.
+    const walkLeft = sql`least(${literal(walkLength(want) - HASH_SAMPLE)},
+      ${literal(want)} * s.seen / greatest(s.met, 1) - s.seen)`
     const hashed = hashable
       ? sql`sample as materialized (
           select count(*) as seen, count(*) filter (where ${
@@ -474,10 +483,10 @@ export const makeMicroDbRepo = Effect.gen(function*() {
             from (select w.row_seq from (select k.row_seq from ${keyCells}) w limit ${literal(HASH_SAMPLE)}) k
             offset 0) k),
         worth as materialized (
-          select s.*, t.row_count, greatest(0, least(${literal(hashCells)}, ${literal(LOOKUP_CELLS)} * least(
-            ${literal(walkLength(want) - HASH_SAMPLE)}, ${
-        literal(want)
-      } * s.seen / greatest(s.met, 1) - s.seen))) as cap
+          select s.*, t.row_count,
+            least(${literal(hashCells)}, greatest(${literal(HASH_CELLS_CHEAP)}, ${
+        literal(LOOKUP_CELLS)
+      } * ${walkLeft})) as cap
           from sample s, micro_db_tables t where t.id = ${tableId}),
         hashed as materialized (select case ${
         sql.join(" ", false)(others.map((group, index) =>
