@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Data, Effect } from "effect"
 import { CELL_TEXT_CHARS, Docks, MicroDb, type MicroDbFilter, type MicroDbSort, userPrincipal } from "../src/index.ts"
-import { hashCellsOf } from "../src/MicroDb/MicroDbRepo.ts"
+import { hashCellsOf, hashMemoryBytes } from "../src/MicroDb/MicroDbRepo.ts"
 import { DomainTest } from "../src/testing.ts"
 import { as, createDock, newUser } from "./support/Fixtures.ts"
 
@@ -341,11 +341,9 @@ layer(DomainTest)("MicroDb cells", (it) => {
 
   it.effect("a walk's hash holds at most half of what the database's hash memory lets the planner hash", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const [memory] = yield* sql<{ bytes: string }>`select (pg_size_bytes(current_setting('work_mem')) *
-        coalesce(current_setting('hash_mem_multiplier', true)::float8, 1))::bigint::text as bytes`
+      const bytes = yield* hashMemoryBytes(yield* SqlClient.SqlClient)
       // the planner hashes a subquery whose rows, at 32 bytes each, fit its hash memory: twice these
-      expect(hashCellsOf(Number(memory!.bytes)) * 64).toBeLessThanOrEqual(Number(memory!.bytes))
+      expect(hashCellsOf(bytes) * 64).toBeLessThanOrEqual(bytes)
       expect(hashCellsOf(4 * 1024 * 1024 * 2)).toBe(131_072)
       expect(hashCellsOf(64 * 1024)).toBe(1_024)
       expect(hashCellsOf(1024 * 1024 * 1024)).toBe(200_000)

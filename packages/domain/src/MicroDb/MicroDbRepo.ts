@@ -1,5 +1,5 @@
 /** Micro DB tables and rows: SQL in, typed rows out. SqlError is a defect here. */
-import type { Statement } from "@effect/sql"
+import type { SqlClient, Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Schema } from "effect"
 import { rowsOf } from "../Database/Rows.ts"
@@ -58,6 +58,13 @@ const HASH_CELLS_MAX = 200_000
  */
 export const hashCellsOf = (bytes: number) => Math.min(HASH_CELLS_MAX, Math.floor(bytes / 64))
 
+/** The database's hash memory in bytes: work_mem × hash_mem_multiplier (the multiplier is 1 before PostgreSQL 13). */
+export const hashMemoryBytes = (sql: SqlClient.SqlClient) =>
+  sql<{ bytes: string }>`select (pg_size_bytes(current_setting('work_mem')) *
+    coalesce(current_setting('hash_mem_multiplier', true)::float8, 1))::bigint::text as bytes`.pipe(
+    Effect.map(([memory]) => Number(memory!.bytes))
+  )
+
 /** The rows a walk meets, without filling its page, before it decides whether to hash a filter (see `query`). */
 export const HASH_SAMPLE = 200
 
@@ -79,9 +86,7 @@ const HASH_FILTERS_MAX = 4
 export const makeMicroDbRepo = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
   // Read once: the server's settings when the service starts (a `set` in a session does not reach this pool's).
-  const [memory] = yield* sql<{ bytes: string }>`select (pg_size_bytes(current_setting('work_mem')) *
-    coalesce(current_setting('hash_mem_multiplier', true)::float8, 1))::bigint::text as bytes`.pipe(Effect.orDie)
-  const hashCells = hashCellsOf(Number(memory!.bytes))
+  const hashCells = hashCellsOf(yield* hashMemoryBytes(sql).pipe(Effect.orDie))
   const decodeTables = rowsOf(TableRow)
   const tableColumnNames = [
     "id",
@@ -468,29 +473,28 @@ export const makeMicroDbRepo = Effect.gen(function*() {
     const allLookedUp = inOrder(others.map(lookedUp))
     const hashable = others.length > 0 && others.length <= HASH_FILTERS_MAX && HASH_SAMPLE < walkLength(want)
     const literal = (n: number) => sql.literal(String(n))
-    // The rows the walk has still to meet to fill its page at the sample's rate, at most the rest of its cells.
+    /** The sample's column of whether a row passed the `index`th other filter, then of how many did. */
+    const met = (index: number) => sql(`met${index}`)
+    // The rows the walk has still to meet to fill its page at the sample's rate, at most the rest of its cells; the
+    // most cells worth hashing for them, or HASH_CELLS_CHEAP, within what a hash may hold.
     const walkLeft = sql`least(${literal(walkLength(want) - HASH_SAMPLE)},
       ${literal(want)} * s.seen / greatest(s.met, 1) - s.seen)`
+    const cap = sql`least(${literal(hashCells)}, greatest(${literal(HASH_CELLS_CHEAP)},
+      ${literal(LOOKUP_CELLS)} * ${walkLeft}))`
+    const sampled = sql`select ${sql.csv(others.map((group, index) => sql`${lookedUp(group)} as ${met(index)}`))}
+      from (select w.row_seq from (select k.row_seq from ${keyCells}) w limit ${literal(HASH_SAMPLE)}) k offset 0`
     const hashed = hashable
       ? sql`sample as materialized (
           select count(*) as seen, count(*) filter (where ${
-        and(others.map((_, index) => sql`k.${sql(`met${index}`)}`))
+        and(others.map((_, index) => sql`k.${met(index)}`))
       }) as met,
-            ${
-        sql.csv(others.map((_, index) => sql`count(*) filter (where ${sql(`met${index}`)}) as ${sql(`met${index}`)}`))
-      }
-          from (select ${sql.csv(others.map((group, index) => sql`${lookedUp(group)} as ${sql(`met${index}`)}`))}
-            from (select w.row_seq from (select k.row_seq from ${keyCells}) w limit ${literal(HASH_SAMPLE)}) k
-            offset 0) k),
+            ${sql.csv(others.map((_, index) => sql`count(*) filter (where ${met(index)}) as ${met(index)}`))}
+          from (${sampled}) k),
         worth as materialized (
-          select s.*, t.row_count,
-            least(${literal(hashCells)}, greatest(${literal(HASH_CELLS_CHEAP)}, ${
-        literal(LOOKUP_CELLS)
-      } * ${walkLeft})) as cap
-          from sample s, micro_db_tables t where t.id = ${tableId}),
+          select s.*, t.row_count, ${cap} as cap from sample s, micro_db_tables t where t.id = ${tableId}),
         hashed as materialized (select case ${
         sql.join(" ", false)(others.map((group, index) =>
-          sql`when w.row_count * w.${sql(`met${index}`)} <= w.cap * w.seen and (w.row_count <= ${literal(hashCells)}
+          sql`when w.row_count * w.${met(index)} <= w.cap * w.seen and (w.row_count <= ${literal(hashCells)}
               or (select count(*) from (select from ${cellsOf(group, "h")} limit w.cap + 1) h) <= w.cap)
             then ${literal(index)}`
         ))
